@@ -1,0 +1,239 @@
+/**
+ * The whole configuration surface of CONTRACT §3, §7 and §8 as one strict schema.
+ * Every object is strict: an unknown key is an error, because a typo must never
+ * silently disable a security setting.
+ */
+import { z } from 'zod';
+
+export const CHANNEL_IDS = [
+  'whatsapp',
+  'telegram',
+  'discord',
+  'slack',
+  'mattermost',
+  'signal',
+  'imessage',
+  'msteams',
+] as const;
+export type ChannelId = (typeof CHANNEL_IDS)[number];
+
+export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
+export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
+export const PROVIDER_APIS = ['openai-chat', 'anthropic-messages', 'command', 'echo'] as const;
+export const PRESETS = ['gmail'] as const;
+export const VERIFY_KINDS = ['github', 'stripe', 'slack', 'standard-webhooks'] as const;
+
+const nonEmpty = z.string().min(1, 'must not be empty');
+const port = z.number().int().min(0).max(65535);
+/** "30m", "1h", "90s", "500ms", "2d", or "0" (off). */
+export const DURATION_PATTERN = /^(0|\d+(\.\d+)?(ms|s|m|h|d))$/;
+const duration = z.string().regex(DURATION_PATTERN, 'must be a duration like "30m", "1h", "45s" or "0"');
+
+const gatewaySchema = z.strictObject({
+  bind: nonEmpty.default('127.0.0.1'),
+  port: port.default(18790),
+  auth: z.strictObject({ token: nonEmpty.optional() }).default({}),
+  /** CIDRs (or single addresses) whose X-Forwarded-For header is believed. */
+  trustedProxies: z.array(nonEmpty).default([]),
+});
+
+const storeSchema = z.discriminatedUnion('driver', [
+  z.strictObject({
+    driver: z.literal('sqlite'),
+    path: nonEmpty.default('{config_dir}/state/agentgate.db'),
+    /**
+     * "normal" (default): a commit survives the process being killed (the WAL write
+     * reaches the OS before the answer). "full": it also survives power loss, at the
+     * price of an fsync per commit.
+     */
+    synchronous: z.enum(['normal', 'full']).default('normal'),
+  }),
+  z.strictObject({ driver: z.literal('postgres'), url: nonEmpty }),
+]);
+
+const mappingSchema = z.strictObject({
+  id: nonEmpty.optional(),
+  match: z.strictObject({ path: nonEmpty.optional(), source: nonEmpty.optional() }).optional(),
+  action: z.enum(['agent', 'wake']).default('agent'),
+  name: z.string().optional(),
+  messageTemplate: z.string().optional(),
+  textTemplate: z.string().optional(),
+  wakeMode: z.enum(WAKE_MODES).optional(),
+  agentId: nonEmpty.optional(),
+  sessionKey: nonEmpty.optional(),
+  deliver: z.boolean().optional(),
+  channel: z.enum(['last', ...CHANNEL_IDS]).optional(),
+  to: nonEmpty.optional(),
+  model: nonEmpty.optional(),
+  thinking: z.enum(THINKING_LEVELS).optional(),
+  timeoutSeconds: z.number().positive().max(86_400).optional(),
+  maxBodyBytes: z.number().int().positive().optional(),
+  allowUnsafeExternalContent: z.boolean().default(false),
+  forEach: nonEmpty.optional(),
+  transform: z.strictObject({ module: nonEmpty, export: nonEmpty.optional() }).optional(),
+  verify: z.strictObject({ kind: z.enum(VERIFY_KINDS), secret: nonEmpty }).optional(),
+});
+
+const gmailSchema = z.strictObject({
+  account: nonEmpty.optional(),
+  label: nonEmpty.default('INBOX'),
+  project: nonEmpty.optional(),
+  topic: nonEmpty.optional(),
+  subscription: nonEmpty.optional(),
+  pushToken: nonEmpty.optional(),
+  hookUrl: nonEmpty.optional(),
+  includeBody: z.boolean().default(true),
+  maxBytes: z.number().int().positive().default(20_000),
+  renewEveryMinutes: z.number().positive().default(720),
+  serve: z
+    .strictObject({
+      bind: nonEmpty.default('127.0.0.1'),
+      port: port.default(8788),
+      path: nonEmpty.default('/gmail-pubsub'),
+    })
+    .default({ bind: '127.0.0.1', port: 8788, path: '/gmail-pubsub' }),
+  credentialsFile: nonEmpty.default('{config_dir}/credentials/gmail.json'),
+  oidc: z.strictObject({ audience: nonEmpty.optional(), email: nonEmpty.optional() }).optional(),
+  endpoints: z
+    .strictObject({
+      oauthToken: nonEmpty.default('https://oauth2.googleapis.com/token'),
+      gmail: nonEmpty.default('https://gmail.googleapis.com'),
+      pubsub: nonEmpty.default('https://pubsub.googleapis.com'),
+      serviceUsage: nonEmpty.default('https://serviceusage.googleapis.com'),
+    })
+    .default({
+      oauthToken: 'https://oauth2.googleapis.com/token',
+      gmail: 'https://gmail.googleapis.com',
+      pubsub: 'https://pubsub.googleapis.com',
+      serviceUsage: 'https://serviceusage.googleapis.com',
+    }),
+});
+
+const hooksSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  token: nonEmpty.optional(),
+  path: nonEmpty.default('/hooks'),
+  maxBodyBytes: z.number().int().positive().default(262_144),
+  allowedAgentIds: z.array(nonEmpty).optional(),
+  defaultSessionKey: nonEmpty.optional(),
+  allowRequestSessionKey: z.boolean().default(false),
+  allowedSessionKeyPrefixes: z.array(nonEmpty).optional(),
+  presets: z.array(z.enum(PRESETS)).default([]),
+  mappings: z.array(mappingSchema).default([]),
+  transformsDir: nonEmpty.optional(),
+  gmail: gmailSchema.optional(),
+});
+
+const providerSchema = z.discriminatedUnion('api', [
+  z.strictObject({
+    api: z.literal('openai-chat'),
+    baseUrl: nonEmpty.default('https://api.openai.com/v1'),
+    apiKey: nonEmpty.optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+  z.strictObject({
+    api: z.literal('anthropic-messages'),
+    baseUrl: nonEmpty.default('https://api.anthropic.com'),
+    apiKey: nonEmpty.optional(),
+    maxTokens: z.number().int().positive().default(4096),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+  z.strictObject({
+    api: z.literal('command'),
+    /** argv of the local agent CLI; the prompt goes to its stdin, the reply comes from stdout. */
+    command: z.array(nonEmpty).min(1, 'must name the program to run'),
+    cwd: nonEmpty.optional(),
+    env: z.record(z.string(), z.string()).optional(),
+  }),
+  z.strictObject({ api: z.literal('echo') }),
+]);
+
+const modelEntrySchema = z.union([nonEmpty, z.strictObject({ id: nonEmpty, alias: nonEmpty.optional() })]);
+
+const heartbeatSchema = z.strictObject({ every: duration.default('30m') });
+
+const agentSchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "-" or "_"'),
+  default: z.boolean().default(false),
+  name: nonEmpty.optional(),
+  workspace: nonEmpty.optional(),
+  model: nonEmpty.optional(),
+  heartbeat: heartbeatSchema.optional(),
+});
+
+const agentsSchema = z.strictObject({
+  defaults: z
+    .strictObject({
+      model: nonEmpty.optional(),
+      models: z.array(modelEntrySchema).optional(),
+      timeoutSeconds: z.number().positive().max(86_400).default(600),
+      maxConcurrent: z.number().int().positive().max(256).default(4),
+      heartbeat: heartbeatSchema.default({ every: '30m' }),
+    })
+    .default({ timeoutSeconds: 600, maxConcurrent: 4, heartbeat: { every: '30m' } }),
+  list: z.array(agentSchema).default([]),
+});
+
+const channelsSchema = z.strictObject({
+  whatsapp: z
+    .strictObject({
+      phoneNumberId: nonEmpty,
+      accessToken: nonEmpty,
+      apiBaseUrl: nonEmpty.default('https://graph.facebook.com/v21.0'),
+    })
+    .optional(),
+  telegram: z
+    .strictObject({ botToken: nonEmpty, apiBaseUrl: nonEmpty.default('https://api.telegram.org') })
+    .optional(),
+  discord: z
+    .strictObject({ botToken: nonEmpty, apiBaseUrl: nonEmpty.default('https://discord.com/api/v10') })
+    .optional(),
+  slack: z
+    .strictObject({ botToken: nonEmpty, apiBaseUrl: nonEmpty.default('https://slack.com/api') })
+    .optional(),
+  mattermost: z.strictObject({ baseUrl: nonEmpty, token: nonEmpty }).optional(),
+  signal: z.strictObject({ rpcUrl: nonEmpty, account: nonEmpty }).optional(),
+  imessage: z.strictObject({ serverUrl: nonEmpty, password: nonEmpty }).optional(),
+  msteams: z
+    .strictObject({
+      appId: nonEmpty,
+      appPassword: nonEmpty,
+      tenantId: nonEmpty.optional(),
+      tokenUrl: nonEmpty.optional(),
+      serviceUrl: nonEmpty,
+    })
+    .optional(),
+});
+
+export const configSchema = z.strictObject({
+  gateway: gatewaySchema.default({ bind: '127.0.0.1', port: 18790, auth: {}, trustedProxies: [] }),
+  store: storeSchema.default({
+    driver: 'sqlite',
+    path: '{config_dir}/state/agentgate.db',
+    synchronous: 'normal',
+  }),
+  hooks: hooksSchema.default({
+    enabled: false,
+    path: '/hooks',
+    maxBodyBytes: 262_144,
+    allowRequestSessionKey: false,
+    presets: [],
+    mappings: [],
+  }),
+  models: z
+    .strictObject({ providers: z.record(z.string(), providerSchema).default({}) })
+    .default({ providers: {} }),
+  agents: agentsSchema.default({
+    defaults: { timeoutSeconds: 600, maxConcurrent: 4, heartbeat: { every: '30m' } },
+    list: [],
+  }),
+  channels: channelsSchema.default({}),
+});
+
+/** The configuration as written by the user, after defaults. */
+export type RawConfig = z.infer<typeof configSchema>;
+export type HooksConfig = RawConfig['hooks'];
+export type MappingConfig = HooksConfig['mappings'][number];
+export type ProviderConfig = RawConfig['models']['providers'][string];
+export type ChannelsConfig = RawConfig['channels'];
+export type AgentConfig = z.infer<typeof agentSchema>;

@@ -1,0 +1,190 @@
+/**
+ * Cross-field rules the schema cannot express (CONTRACT §3 "Startup refuses"),
+ * plus resolution of paths, agents and the model policy.
+ */
+import { existsSync, realpathSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { isInside } from './paths.js';
+import { mainSessionKeyOf, type ResolvedAgent, type ResolvedConfig } from './resolved.js';
+import type { RawConfig } from './schema.js';
+
+export const MIN_HOOK_TOKEN_LENGTH = 16;
+export const RECOMMENDED_TOKEN_LENGTH = 32;
+const RESERVED_PATHS = ['/api', '/healthz'];
+
+interface Context {
+  configPath: string;
+  configDir: string;
+  resolvePath: (value: string) => string;
+}
+
+export function checkConfig(
+  raw: RawConfig,
+  ctx: Context,
+): { config: ResolvedConfig; problems: string[]; warnings: string[] } {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const { hooks, gateway } = raw;
+
+  // --- hooks: token ---------------------------------------------------------
+  if (hooks.enabled && !hooks.token) problems.push('hooks.token: required when hooks.enabled is true');
+  if (hooks.token !== undefined) {
+    if (hooks.token.length < MIN_HOOK_TOKEN_LENGTH) {
+      problems.push(`hooks.token: must be at least ${MIN_HOOK_TOKEN_LENGTH} characters`);
+    } else if (hooks.token.length < RECOMMENDED_TOKEN_LENGTH) {
+      warnings.push(
+        `hooks.token: shorter than ${RECOMMENDED_TOKEN_LENGTH} characters; use a longer random token`,
+      );
+    }
+    if (gateway.auth.token !== undefined && hooks.token === gateway.auth.token) {
+      problems.push('hooks.token: must differ from gateway.auth.token (the hook token must be dedicated)');
+    }
+  }
+  if (gateway.auth.token !== undefined && gateway.auth.token.length < MIN_HOOK_TOKEN_LENGTH) {
+    warnings.push(`gateway.auth.token: shorter than ${MIN_HOOK_TOKEN_LENGTH} characters`);
+  }
+
+  // --- hooks: path ------------------------------------------------------------
+  const hooksPath = normaliseHooksPath(hooks.path);
+  if (!hooks.path.startsWith('/')) problems.push('hooks.path: must start with "/"');
+  else if (hooksPath === '') problems.push('hooks.path: must not be "/"');
+  else if (/[?#\s]/.test(hooksPath)) problems.push('hooks.path: must not contain "?", "#" or spaces');
+  else if (RESERVED_PATHS.some((r) => hooksPath === r || hooksPath.startsWith(`${r}/`))) {
+    problems.push(
+      `hooks.path: must not be under ${RESERVED_PATHS.join(' or ')} (used by the gateway itself)`,
+    );
+  }
+
+  // --- hooks: session keys ----------------------------------------------------
+  const prefixes = hooks.allowedSessionKeyPrefixes;
+  if (hooks.defaultSessionKey !== undefined && prefixes !== undefined) {
+    if (!prefixes.some((p) => hooks.defaultSessionKey?.startsWith(p))) {
+      problems.push(
+        `hooks.defaultSessionKey: "${hooks.defaultSessionKey}" is outside hooks.allowedSessionKeyPrefixes (${prefixes.join(', ') || 'none'})`,
+      );
+    }
+  }
+
+  // --- hooks: transforms containment -----------------------------------------
+  const transformsRoot = join(ctx.configDir, 'hooks', 'transforms');
+  const transformsDir = hooks.transformsDir ? ctx.resolvePath(hooks.transformsDir) : transformsRoot;
+  if (!isContained(transformsRoot, transformsDir)) {
+    problems.push(`hooks.transformsDir: must stay inside the transforms root ${transformsRoot}`);
+  }
+  hooks.mappings.forEach((mapping, index) => {
+    const module = mapping.transform?.module;
+    if (module === undefined) return;
+    const at = `hooks.mappings[${index}].transform.module`;
+    if (isAbsolute(module) || module.split(/[\\/]/).includes('..')) {
+      problems.push(`${at}: must be a path relative to the transforms directory, without ".."`);
+      return;
+    }
+    const target = resolve(transformsDir, module);
+    if (!isContained(transformsDir, target) || !isContained(transformsRoot, target)) {
+      problems.push(`${at}: resolves outside the transforms directory ${transformsDir}`);
+    } else if (!existsSync(target)) {
+      problems.push(`${at}: file not found: ${target}`);
+    }
+  });
+
+  // --- agents -------------------------------------------------------------------
+  const agents = resolveAgents(raw, ctx, problems);
+  const defaultAgentId = agents.find((a) => a.default)?.id ?? agents[0]?.id ?? 'main';
+  if (hooks.allowedAgentIds) {
+    for (const id of hooks.allowedAgentIds) {
+      if (id !== '*' && !agents.some((a) => a.id === id)) {
+        warnings.push(`hooks.allowedAgentIds: "${id}" is not in agents.list`);
+      }
+    }
+  }
+
+  // --- models -------------------------------------------------------------------
+  const providers = new Map(Object.entries(raw.models.providers));
+  const checkModelRef = (ref: string, at: string) => {
+    const slash = ref.indexOf('/');
+    if (slash <= 0 || slash === ref.length - 1) {
+      problems.push(`${at}: "${ref}" must be "<provider>/<model>"`);
+    } else if (!providers.has(ref.slice(0, slash))) {
+      problems.push(`${at}: provider "${ref.slice(0, slash)}" is not configured in models.providers`);
+    }
+  };
+  const aliases = new Map<string, string>();
+  let allowed: Set<string> | undefined;
+  const entries = raw.agents.defaults.models;
+  if (entries) {
+    allowed = new Set();
+    entries.forEach((entry, index) => {
+      const id = typeof entry === 'string' ? entry : entry.id;
+      checkModelRef(id, `agents.defaults.models[${index}]`);
+      allowed?.add(id);
+      if (typeof entry !== 'string' && entry.alias) {
+        if (aliases.has(entry.alias)) {
+          problems.push(`agents.defaults.models[${index}].alias: "${entry.alias}" is used twice`);
+        }
+        aliases.set(entry.alias, id);
+      }
+    });
+  }
+  const resolveAlias = (ref: string) => aliases.get(ref) ?? ref;
+  if (raw.agents.defaults.model)
+    checkModelRef(resolveAlias(raw.agents.defaults.model), 'agents.defaults.model');
+  for (const [index, agent] of agents.entries()) {
+    if (agent.model) checkModelRef(resolveAlias(agent.model), `agents.list[${index}].model`);
+  }
+
+  // --- store ----------------------------------------------------------------------
+  const store =
+    raw.store.driver === 'sqlite'
+      ? {
+          driver: 'sqlite' as const,
+          path: ctx.resolvePath(raw.store.path),
+          synchronous: raw.store.synchronous,
+        }
+      : raw.store;
+
+  const config: ResolvedConfig = {
+    configPath: ctx.configPath,
+    configDir: ctx.configDir,
+    gateway: raw.gateway,
+    store,
+    hooks: { ...hooks, path: hooksPath, transformsRoot, transformsDir },
+    models: raw.models,
+    agents: { defaults: raw.agents.defaults, list: agents, defaultAgentId },
+    modelPolicy: { allowed, aliases, providers },
+    channels: raw.channels,
+  };
+  return { config, problems, warnings };
+}
+
+function normaliseHooksPath(path: string): string {
+  return path.replace(/\/+$/, '');
+}
+
+/** Lexical containment, and — when the path exists — containment after following symlinks. */
+function isContained(root: string, candidate: string): boolean {
+  if (!isInside(root, candidate)) return false;
+  if (!existsSync(candidate)) return true;
+  const realRoot = existsSync(root) ? realpathSync(root) : root;
+  return isInside(realRoot, realpathSync(candidate));
+}
+
+function resolveAgents(raw: RawConfig, ctx: Context, problems: string[]): ResolvedAgent[] {
+  const list = raw.agents.list.length > 0 ? raw.agents.list : [{ id: 'main', default: true }];
+  const seen = new Set<string>();
+  const defaults = list.filter((a) => a.default);
+  if (defaults.length > 1) problems.push('agents.list: only one agent may have default: true');
+  const defaultId = defaults[0]?.id ?? list[0]?.id;
+  return list.map((agent, index) => {
+    if (seen.has(agent.id)) problems.push(`agents.list[${index}].id: "${agent.id}" is used twice`);
+    seen.add(agent.id);
+    const isDefault = agent.id === defaultId;
+    const workspace = ctx.resolvePath(
+      'workspace' in agent && agent.workspace
+        ? agent.workspace
+        : isDefault
+          ? '{config_dir}/workspace'
+          : `{config_dir}/workspace-${agent.id}`,
+    );
+    return { ...agent, default: isDefault, workspace, mainSessionKey: mainSessionKeyOf(agent.id) };
+  });
+}

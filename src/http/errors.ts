@@ -1,0 +1,45 @@
+/**
+ * The one error type every HTTP answer of the gateway is built from:
+ * `{"ok":false,"error":"<human sentence>","code":"<code>"}` (CONTRACT §4).
+ */
+export type ErrorCode =
+  | 'token_in_query'
+  | 'method_not_allowed'
+  | 'rate_limited'
+  | 'unauthorized'
+  | 'not_found'
+  | 'payload_too_large'
+  | 'request_timeout'
+  | 'invalid_json'
+  | 'invalid_payload'
+  | 'session_key_not_allowed'
+  | 'agent_not_allowed'
+  | 'model_not_allowed'
+  | 'channel_not_configured'
+  | 'idempotency_conflict'
+  | 'mapping_failed'
+  | 'unavailable'
+  | 'internal_error';
+
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    /** For `invalid_payload`: the offending field, also named in the message. */
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+
+  toJSON(): Record<string, unknown> {
+    const body: Record<string, unknown> = { ok: false, error: this.message, code: this.code };
+    if (this.field !== undefined) body.field = this.field;
+    return body;
+  }
+}
+
+export const invalidPayload = (field: string, problem: string) =>
+  new HttpError(400, 'invalid_payload', `${field}: ${problem}`, {}, field);

@@ -1,0 +1,86 @@
+/**
+ * Turns validated wake/agent requests into store actions, and store commits
+ * into the HTTP answers of CONTRACT §4.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Action, Committed, NewRun, StoredAnswer } from '../store/types.js';
+import type { AgentRequest, WakeRequest } from './payload.js';
+import type { HookPolicy } from './policy.js';
+
+export interface ActionContext {
+  policy: HookPolicy;
+  defaultTimeoutSeconds: number;
+  now: number;
+  /** e.g. "hook:wake", "hook:agent", "hook:github" */
+  source: string;
+}
+
+export function wakeAction(request: WakeRequest, ctx: ActionContext): Action {
+  return {
+    kind: 'wake',
+    event: {
+      id: `evt_${randomUUID()}`,
+      sessionKey: ctx.policy.defaultAgentOf.mainSessionKey,
+      text: request.text,
+      source: ctx.source,
+      wakeMode: request.mode ?? 'now',
+      ts: ctx.now,
+    },
+  };
+}
+
+export interface AgentDefaults {
+  /** Session key a mapping supplies when the request gives none. */
+  sessionKey?: string;
+  allowUnsafeExternalContent?: boolean;
+}
+
+export function agentAction(request: AgentRequest, ctx: ActionContext, defaults: AgentDefaults = {}): Action {
+  const { policy } = ctx;
+  const agent = policy.resolveAgent(request.agentId);
+  const sessionKey = policy.resolveSessionKey(request.sessionKey, defaults.sessionKey);
+  const model = policy.resolveModel(request.model);
+  const deliver = request.deliver ?? true;
+  const channel = request.channel ?? 'last';
+  policy.checkChannel(channel, deliver);
+  const run: NewRun = {
+    id: `run_${randomUUID()}`,
+    agentId: agent.id,
+    sessionKey,
+    mainSessionKey: agent.mainSessionKey,
+    name: request.name ?? null,
+    message: request.message,
+    model,
+    thinking: request.thinking ?? null,
+    timeoutSeconds: request.timeoutSeconds ?? ctx.defaultTimeoutSeconds,
+    wakeMode: request.wakeMode ?? 'now',
+    deliver,
+    channel,
+    to: request.to ?? null,
+    allowUnsafeExternalContent: defaults.allowUnsafeExternalContent ?? false,
+    source: ctx.source,
+    createdAt: ctx.now,
+  };
+  return { kind: 'agent', run };
+}
+
+/** The success answer for what was committed (CONTRACT §4); `committed[i]` belongs to `actions[i]`. */
+export function renderAnswer(actions: readonly Action[], committed: readonly Committed[]): StoredAnswer {
+  const [first] = committed;
+  const [action] = actions;
+  if (committed.length === 1 && first?.kind === 'wake' && action?.kind === 'wake') {
+    const body = {
+      ok: true,
+      mode: action.event.wakeMode,
+      eventId: first.eventId,
+      eventOutcome: first.outcome,
+    };
+    return { status: 200, body: JSON.stringify(body) };
+  }
+  if (committed.length === 1 && first?.kind === 'agent') {
+    return { status: 202, body: JSON.stringify({ ok: true, runId: first.runId }) };
+  }
+  const runIds = committed.flatMap((c) => (c.kind === 'agent' ? [c.runId] : []));
+  const eventIds = committed.flatMap((c) => (c.kind === 'wake' ? [c.eventId] : []));
+  return { status: runIds.length > 0 ? 202 : 200, body: JSON.stringify({ ok: true, runIds, eventIds }) };
+}

@@ -1,0 +1,75 @@
+/**
+ * The wake and agent request bodies of spec §2. A value of the wrong type or
+ * outside its allowed set is a 400 naming the field — never silently replaced.
+ * Unknown fields are ignored (CONTRACT §4).
+ */
+import { z } from 'zod';
+import { CHANNEL_IDS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
+import { HttpError, invalidPayload } from '../http/errors.js';
+
+const MAX_TIMEOUT_SECONDS = 86_400;
+
+const quoted = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
+
+const text = (maxLength?: number) => {
+  const schema = z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+    .refine((value) => value.trim().length > 0, 'must not be empty');
+  return maxLength === undefined
+    ? schema
+    : schema.refine((value) => value.length <= maxLength, `must be at most ${maxLength} characters`);
+};
+
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${quoted(values)}` });
+
+export const wakeRequestSchema = z.object({
+  text: text(),
+  mode: oneOf(WAKE_MODES).optional(),
+});
+
+export const agentRequestSchema = z.object({
+  message: text(),
+  name: text(200).optional(),
+  agentId: text(64).optional(),
+  sessionKey: text(512).optional(),
+  wakeMode: oneOf(WAKE_MODES).optional(),
+  deliver: z.boolean({ error: 'must be true or false' }).optional(),
+  channel: oneOf(['last', ...CHANNEL_IDS]).optional(),
+  to: text(256).optional(),
+  model: text(200).optional(),
+  thinking: oneOf(THINKING_LEVELS).optional(),
+  timeoutSeconds: z
+    .number({ error: 'must be a number of seconds' })
+    .refine((value) => value > 0 && value <= MAX_TIMEOUT_SECONDS, `must be > 0 and <= ${MAX_TIMEOUT_SECONDS}`)
+    .optional(),
+});
+
+export type WakeRequest = z.infer<typeof wakeRequestSchema>;
+export type AgentRequest = z.infer<typeof agentRequestSchema>;
+
+/** Parses a JSON body into an object, or fails with `invalid_json`. */
+export function parseJsonObject(body: Buffer | undefined): Record<string, unknown> {
+  if (body === undefined || body.length === 0) {
+    throw new HttpError(400, 'invalid_json', 'request body is empty; send a JSON object');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new HttpError(400, 'invalid_json', 'request body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Validates against a schema; the first problem becomes an `invalid_payload` naming its field. */
+export function validatePayload<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.map(String).join('.') || '(body)';
+  throw invalidPayload(field, issue?.message ?? 'is invalid');
+}

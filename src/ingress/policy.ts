@@ -1,0 +1,136 @@
+/**
+ * The routing and security policies applied to a validated hook action:
+ * agent ids, session keys, models and delivery channels (spec §2, §4.2, §7;
+ * CONTRACT §4, §5).
+ */
+import { randomUUID } from 'node:crypto';
+import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
+import type { ChannelId } from '../config/schema.js';
+import { HttpError } from '../http/errors.js';
+
+/** Session keys of this form belong to agents' main sessions, never to hook runs. */
+const MAIN_SESSION_PREFIX = 'agent:';
+
+export class HookPolicy {
+  private readonly agentsById: Map<string, ResolvedAgent>;
+  private readonly defaultAgent: ResolvedAgent;
+  private readonly allowAnyAgent: boolean;
+  private readonly allowedAgentIds: ReadonlySet<string>;
+
+  constructor(private readonly config: ResolvedConfig) {
+    this.agentsById = new Map(config.agents.list.map((agent) => [agent.id, agent]));
+    this.defaultAgent = this.agentsById.get(config.agents.defaultAgentId) as ResolvedAgent;
+    const allowed = config.hooks.allowedAgentIds;
+    this.allowAnyAgent = allowed === undefined || allowed.includes('*');
+    this.allowedAgentIds = new Set(allowed ?? []);
+  }
+
+  get defaultAgentOf(): ResolvedAgent {
+    return this.defaultAgent;
+  }
+
+  /** An explicit `agentId` must pass `hooks.allowedAgentIds`; an unknown one falls back to the default agent. */
+  resolveAgent(requested: string | undefined): ResolvedAgent {
+    if (requested === undefined) return this.defaultAgent;
+    if (!this.allowAnyAgent && !this.allowedAgentIds.has(requested)) {
+      throw new HttpError(
+        400,
+        'agent_not_allowed',
+        `agentId: "${requested}" is not allowed by hooks.allowedAgentIds`,
+      );
+    }
+    return this.agentsById.get(requested) ?? this.defaultAgent;
+  }
+
+  /**
+   * Session key of an agent run: the request's (when policy allows), else the
+   * mapping's, else `hooks.defaultSessionKey`, else a fresh `hook:<uuid>`.
+   */
+  resolveSessionKey(fromRequest: string | undefined, fromMapping?: string): string {
+    const { hooks } = this.config;
+    if (fromRequest !== undefined) {
+      if (!hooks.allowRequestSessionKey) {
+        throw new HttpError(
+          400,
+          'session_key_not_allowed',
+          'sessionKey: not accepted from requests (hooks.allowRequestSessionKey is false)',
+        );
+      }
+      this.checkPrefixes(fromRequest);
+      return fromRequest;
+    }
+    if (fromMapping !== undefined) {
+      this.checkPrefixes(fromMapping);
+      return fromMapping;
+    }
+    return hooks.defaultSessionKey ?? `hook:${randomUUID()}`;
+  }
+
+  private checkPrefixes(key: string): void {
+    const prefixes = this.config.hooks.allowedSessionKeyPrefixes;
+    if (key.startsWith(MAIN_SESSION_PREFIX)) {
+      throw new HttpError(
+        400,
+        'session_key_not_allowed',
+        `sessionKey: keys starting with "${MAIN_SESSION_PREFIX}" are reserved for agents' main sessions`,
+      );
+    }
+    if (prefixes !== undefined && !prefixes.some((prefix) => key.startsWith(prefix))) {
+      throw new HttpError(
+        400,
+        'session_key_not_allowed',
+        `sessionKey: must start with one of hooks.allowedSessionKeyPrefixes (${prefixes.join(', ') || 'none'})`,
+      );
+    }
+  }
+
+  /** A model override, as an alias or `<provider>/<model>`; returns the resolved reference. */
+  resolveModel(requested: string | undefined): string | null {
+    if (requested === undefined) return null;
+    const { allowed, aliases, providers } = this.config.modelPolicy;
+    const model = aliases.get(requested) ?? requested;
+    if (allowed !== undefined) {
+      if (!allowed.has(model)) {
+        throw new HttpError(
+          400,
+          'model_not_allowed',
+          `model: "${requested}" is not in agents.defaults.models`,
+        );
+      }
+      return model;
+    }
+    const slash = model.indexOf('/');
+    if (slash <= 0 || slash === model.length - 1) {
+      throw new HttpError(
+        400,
+        'invalid_payload',
+        'model: must be "<provider>/<model>" or an alias',
+        {},
+        'model',
+      );
+    }
+    const provider = model.slice(0, slash);
+    if (!providers.has(provider)) {
+      throw new HttpError(
+        400,
+        'invalid_payload',
+        `model: provider "${provider}" is not configured in models.providers`,
+        {},
+        'model',
+      );
+    }
+    return model;
+  }
+
+  /** With `deliver` true, a named channel must be configured; `last` is resolved at delivery time. */
+  checkChannel(channel: 'last' | ChannelId, deliver: boolean): void {
+    if (!deliver || channel === 'last') return;
+    if (this.config.channels[channel] === undefined) {
+      throw new HttpError(
+        400,
+        'channel_not_configured',
+        `channel: "${channel}" is not configured (add it under channels.${channel})`,
+      );
+    }
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The operators' API (CONTRACT §6): health, runs, session events. Every /api
+ * route takes only `Authorization: Bearer <gateway.auth.token>`; failures count
+ * toward the same per-address lockout as the hooks.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ResolvedConfig } from '../config/resolved.js';
+import { HttpError, invalidPayload } from '../http/errors.js';
+import type { AuthFailureLimiter } from '../ingress/auth-limiter.js';
+import { clientAddress, rejectQueryToken } from '../ingress/guards.js';
+import { tokenMatcher } from '../ingress/token.js';
+import type { Store } from '../store/types.js';
+
+export const DEFAULT_EVENT_LIMIT = 1000;
+const MAX_EVENT_LIMIT = 10_000;
+
+export interface AdminDeps {
+  config: ResolvedConfig;
+  store: Store;
+  limiter: AuthFailureLimiter;
+}
+
+export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
+  const { store, limiter } = deps;
+  const adminToken = deps.config.gateway.auth.token;
+  const tokenIsValid = adminToken ? tokenMatcher(adminToken) : () => false;
+
+  app.get('/healthz', async (_request, reply) => reply.send({ ok: true }));
+
+  const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    rejectQueryToken(request);
+    const address = clientAddress(request);
+    const lock = limiter.check(address);
+    if (lock.locked) {
+      throw new HttpError(429, 'rate_limited', 'too many failed authentication attempts; retry later', {
+        'retry-after': String(lock.retryAfterSeconds),
+      });
+    }
+    if (!adminToken) {
+      throw new HttpError(401, 'unauthorized', 'the admin API is disabled: set gateway.auth.token');
+    }
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.authorization ?? '');
+    if (!tokenIsValid(match?.[1])) {
+      limiter.fail(address);
+      throw new HttpError(401, 'unauthorized', 'missing or invalid gateway token');
+    }
+    limiter.succeed(address);
+    done();
+  };
+
+  app.register(async (api) => {
+    api.addHook('onRequest', authenticate);
+
+    api.get('/api/runs/:runId', async (request) => {
+      const { runId } = request.params as { runId: string };
+      const run = await store.getRun(runId);
+      if (!run) throw new HttpError(404, 'not_found', `no run with id "${runId}"`);
+      return run;
+    });
+
+    api.get('/api/sessions/:sessionKey/events', async (request) => {
+      const { sessionKey } = request.params as { sessionKey: string };
+      const query = request.query as { limit?: string; after?: string };
+      const limit = parseLimit(query.limit);
+      const events = await store.listEvents(sessionKey, { limit, after: query.after });
+      if (events === undefined)
+        throw invalidPayload('after', `no event "${query.after}" in session "${sessionKey}"`);
+      return { events };
+    });
+  });
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_EVENT_LIMIT;
+  const limit = Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_EVENT_LIMIT) {
+    throw invalidPayload('limit', `must be an integer from 1 to ${MAX_EVENT_LIMIT}`);
+  }
+  return limit;
+}
