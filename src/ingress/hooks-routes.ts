@@ -27,6 +27,8 @@ export interface IngressDeps {
   /** Told about every commit, after it is durable (wakes the workers). */
   onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
   now?: () => number;
+  /** Deadline for receiving a body (CONTRACT §4: 30 s); shorter only in tests. */
+  bodyTimeoutMs?: number;
 }
 
 const targetOf = new WeakMap<FastifyRequest, HookTarget>();
@@ -39,6 +41,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
   const policy = new HookPolicy(config);
   const tokenIsValid = tokenMatcher(config.hooks.token as string);
   const defaultTimeoutSeconds = config.agents.defaults.timeoutSeconds;
+  const bodyTimeoutMs = deps.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
 
   const guard = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     rejectQueryToken(request);
@@ -99,7 +102,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (request, payload, done) => {
       const target = targetOf.get(request) as HookTarget;
-      readBody(payload, request.headers['content-length'], target.maxBodyBytes, BODY_TIMEOUT_MS, done);
+      readBody(payload, request.headers['content-length'], target.maxBodyBytes, bodyTimeoutMs, done);
     });
     for (const url of [hooksPath, `${hooksPath}/*`]) {
       scope.route({

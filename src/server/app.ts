@@ -23,6 +23,7 @@ export interface AppDeps {
   limiter: AuthFailureLimiter;
   log: Logger;
   onCommitted?: IngressDeps['onCommitted'];
+  bodyTimeoutMs?: number;
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {

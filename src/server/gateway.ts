@@ -14,6 +14,8 @@ import { buildApp } from './app.js';
 export interface ListenOptions {
   port?: number;
   bind?: string;
+  /** Test hook: a shorter body deadline than CONTRACT §4's 30 s. */
+  bodyTimeoutMs?: number;
 }
 
 export interface RunningGateway {
@@ -34,7 +36,7 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const store = openStore(config.store);
   const limiter = new AuthFailureLimiter();
-  const app = buildApp({ config, store, limiter, log });
+  const app = buildApp({ config, store, limiter, log, bodyTimeoutMs: options.bodyTimeoutMs });
 
   const prune = () =>
     store.pruneIdempotency(Date.now() - IDEMPOTENCY_TTL_MS).catch((error) => {

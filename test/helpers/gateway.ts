@@ -1,0 +1,128 @@
+/**
+ * Starts a real gateway in this process, on a random loopback port, with its own
+ * temporary config directory and SQLite store. Requests go over real HTTP.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfigFile } from '../../src/config/load.js';
+import type { ResolvedConfig } from '../../src/config/resolved.js';
+import { createLogger } from '../../src/log.js';
+import { type RunningGateway, startGateway } from '../../src/server/gateway.js';
+
+export const HOOK_TOKEN = 'hook-token-0123456789abcdef0123456789';
+export const ADMIN_TOKEN = 'admin-token-0123456789abcdef012345678';
+
+/** Deep-merges `override` into `base` (arrays and scalars replace). */
+export function merge(
+  base: Record<string, unknown>,
+  override: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    const current = out[key];
+    out[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object'
+        ? merge(current as Record<string, unknown>, value as Record<string, unknown>)
+        : value;
+  }
+  return out;
+}
+
+export function baseConfig(): Record<string, unknown> {
+  return {
+    gateway: { bind: '127.0.0.1', port: 0, auth: { token: ADMIN_TOKEN } },
+    hooks: { enabled: true, token: HOOK_TOKEN },
+    models: { providers: { echo: { api: 'echo' } } },
+    agents: { defaults: { model: 'echo/echo' } },
+  };
+}
+
+export function tempDir(prefix = 'agentgate-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Writes `config` (merged over `baseConfig()`) to `<dir>/agentgate.json5`; returns the path. */
+export function writeConfig(dir: string, override: Record<string, unknown> = {}, raw = false): string {
+  const path = join(dir, 'agentgate.json5');
+  writeFileSync(path, JSON.stringify(raw ? override : merge(baseConfig(), override), null, 2), {
+    mode: 0o600,
+  });
+  return path;
+}
+
+export interface TestGateway {
+  url: string;
+  dir: string;
+  config: ResolvedConfig;
+  gateway: RunningGateway;
+  /** POST JSON (or a raw string) to `{hooks_path}/<name>` with the hook token unless headers say otherwise. */
+  hook(name: string, body: unknown, headers?: Record<string, string>): Promise<Answer>;
+  /** GET an admin API path with the gateway token. */
+  admin(path: string, headers?: Record<string, string>): Promise<Answer>;
+  stop(): Promise<void>;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function readAnswer(response: Response): Promise<Answer> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, body, text };
+}
+
+export interface StartOptions {
+  dir?: string;
+  bodyTimeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function startTestGateway(
+  override: Record<string, unknown> = {},
+  options: StartOptions = {},
+): Promise<TestGateway> {
+  const dir = options.dir ?? tempDir();
+  const path = writeConfig(dir, override);
+  const loaded = loadConfigFile(path, options.env ?? process.env);
+  if (!loaded.ok) throw new Error(`test config invalid:\n${loaded.problems.join('\n')}`);
+  const gateway = await startGateway(loaded.config, createLogger('silent'), {
+    port: 0,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+  });
+  const hooksPath = loaded.config.hooks.path;
+  const url = gateway.url;
+  return {
+    url,
+    dir,
+    config: loaded.config,
+    gateway,
+    async hook(name, body, headers = {}) {
+      const response = await fetch(`${url}${hooksPath}/${name}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${HOOK_TOKEN}`, 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return readAnswer(response);
+    },
+    async admin(path, headers = {}) {
+      const response = await fetch(`${url}${path}`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers },
+      });
+      return readAnswer(response);
+    },
+    async stop() {
+      await gateway.stop();
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
