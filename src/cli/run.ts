@@ -41,7 +41,6 @@ export async function runCommand(options: RunOptions): Promise<void> {
     );
     process.exit(1);
   }
-  console.log(`agentgate listening on ${gateway.url}`);
 
   const shutdown = (signal: string) => {
     log.info({ signal }, 'stopping: no new requests; finishing in-flight work');
@@ -60,4 +59,6 @@ export async function runCommand(options: RunOptions): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  // Only now: a supervisor may send SIGTERM as soon as it reads this line.
+  console.log(`agentgate listening on ${gateway.url}`);
 }

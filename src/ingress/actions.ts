@@ -2,7 +2,7 @@
  * Turns validated wake/agent requests into store actions, and store commits
  * into the HTTP answers of CONTRACT §4.
  */
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../util/ids.js';
 import type { Action, Committed, NewRun, StoredAnswer } from '../store/types.js';
 import type { AgentRequest, WakeRequest } from './payload.js';
 import type { HookPolicy } from './policy.js';
@@ -19,7 +19,7 @@ export function wakeAction(request: WakeRequest, ctx: ActionContext): Action {
   return {
     kind: 'wake',
     event: {
-      id: `evt_${randomUUID()}`,
+      id: `evt_${uuidv7(ctx.now)}`,
       sessionKey: ctx.policy.defaultAgentOf.mainSessionKey,
       text: request.text,
       source: ctx.source,
@@ -37,14 +37,15 @@ export interface AgentDefaults {
 
 export function agentAction(request: AgentRequest, ctx: ActionContext, defaults: AgentDefaults = {}): Action {
   const { policy } = ctx;
-  const agent = policy.resolveAgent(request.agentId);
+  // Policy checks in CONTRACT §4 order: session key, agent, model, channel.
   const sessionKey = policy.resolveSessionKey(request.sessionKey, defaults.sessionKey);
+  const agent = policy.resolveAgent(request.agentId);
   const model = policy.resolveModel(request.model);
   const deliver = request.deliver ?? true;
   const channel = request.channel ?? 'last';
   policy.checkChannel(channel, deliver);
   const run: NewRun = {
-    id: `run_${randomUUID()}`,
+    id: `run_${uuidv7(ctx.now)}`,
     agentId: agent.id,
     sessionKey,
     mainSessionKey: agent.mainSessionKey,

@@ -12,6 +12,7 @@ import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError } from '../http/errors.js';
 import type { AuthFailureLimiter } from '../ingress/auth-limiter.js';
 import { lingeringClose } from '../ingress/body.js';
+import { rejectQueryToken } from '../ingress/guards.js';
 import { type IngressDeps, registerHookRoutes } from '../ingress/hooks-routes.js';
 import type { Logger } from '../log.js';
 import { type Store, StoreUnavailableError } from '../store/types.js';
@@ -47,6 +48,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.setNotFoundHandler((request, reply) => {
     const inHooks = config.hooks.enabled && request.url.startsWith(`${config.hooks.path}/`);
+    // Methods without a hook route land here: the query-token check still comes first (CONTRACT §4).
+    if (inHooks) rejectQueryToken(request);
     const error = inHooks
       ? new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use POST`, {
           allow: 'POST',

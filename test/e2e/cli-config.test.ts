@@ -1,0 +1,373 @@
+/**
+ * The real `agentgate` CLI (CONTRACT §2, §3): `config check`, `run` refusing an
+ * invalid config before listening, `--help`, where the config file is looked
+ * for, the starter config and a clean SIGTERM/SIGINT exit.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import JSON5 from 'json5';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
+import { ADMIN_TOKEN, baseConfig, HOOK_TOKEN, merge, readAnswer, tempDir } from '../helpers/gateway.js';
+
+let dir: string;
+let running: RunningCli[];
+
+/** Keeps the child from reading the developer's own config or API keys. */
+let isolated: NodeJS.ProcessEnv;
+
+beforeEach(() => {
+  dir = tempDir('agentgate-cli-');
+  running = [];
+  isolated = {
+    AGENTGATE_CONFIG: '',
+    AGENTGATE_HOME: '',
+    HOME: join(dir, 'home'),
+    OPENAI_API_KEY: '',
+    ANTHROPIC_API_KEY: '',
+    AGENTGATE_LOG_LEVEL: 'warn',
+  };
+});
+
+afterEach(async () => {
+  for (const cli of running) {
+    if (cli.child.exitCode === null && cli.child.signalCode === null) await cli.kill('SIGKILL');
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunningCli> {
+  const cli = await startCli(args, { ...isolated, ...env });
+  running.push(cli);
+  return cli;
+}
+
+/** Writes a config (merged over the helpers' base config unless `raw`) into `folder`. */
+function writeConfigIn(folder: string, override: Record<string, unknown> = {}, raw = false, name = 'agentgate.json5') {
+  mkdirSync(folder, { recursive: true });
+  const path = join(folder, name);
+  writeFileSync(path, JSON.stringify(raw ? override : merge(baseConfig(), override), null, 2), { mode: 0o600 });
+  return path;
+}
+
+function post(url: string, path: string, token: string, body: unknown) {
+  return fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then(readAnswer);
+}
+
+const lines = (text: string) => text.split('\n').map((line) => line.trimEnd());
+
+describe('agentgate --help', () => {
+  it('lists the run and config commands', async () => {
+    const result = await runCli(['--help'], isolated);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^\s+run\b/m);
+    expect(result.stdout).toMatch(/^\s+config\b/m);
+  });
+
+  it('config --help lists check', async () => {
+    const result = await runCli(['config', '--help'], isolated);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^\s+check\b/m);
+  });
+});
+
+describe('agentgate config check', () => {
+  it('exits 0 and prints ok for a valid file', async () => {
+    const file = writeConfigIn(dir);
+    const result = await runCli(['config', 'check', '--config', file], isolated);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe(`${file}: ok`);
+    expect(result.stderr).toBe('');
+  });
+
+  it('exits 1 with every problem on stderr, one per line', async () => {
+    const file = writeConfigIn(dir, {
+      gateway: { bind: '127.0.0.1', port: 0, auth: { token: ADMIN_TOKEN } },
+      hooks: { enabled: true, path: '/', defaultSessionKey: 'x', allowedSessionKeyPrefixes: ['hook:'] },
+    }, true);
+    const result = await runCli(['config', 'check', '--config', file], isolated);
+    expect(result.code).toBe(1);
+    const errors = lines(result.stderr);
+    expect(errors).toContain('hooks.token: required when hooks.enabled is true');
+    expect(errors).toContain('hooks.path: must not be "/"');
+    expect(errors.some((l) => l.startsWith('hooks.defaultSessionKey: "x" is outside'))).toBe(true);
+    expect(result.stdout).not.toMatch(/\bok\b/);
+  });
+
+  it('exits 1 naming the key path of an unknown key and a missing variable', async () => {
+    const file = writeConfigIn(dir, { hooks: { tokn: 'x', token: '${AGENTGATE_TEST_UNSET}' } });
+    const result = await runCli(['config', 'check', '--config', file], { ...isolated, AGENTGATE_TEST_UNSET: undefined });
+    expect(result.code).toBe(1);
+    const errors = lines(result.stderr);
+    expect(errors).toContain('hooks.tokn: unknown key');
+    expect(errors).toContain('hooks.token: environment variable AGENTGATE_TEST_UNSET is not set');
+  });
+
+  it('substitutes ${ENV} from its environment', async () => {
+    const file = writeConfigIn(dir, { hooks: { token: '${AGENTGATE_TEST_HOOK}' } });
+    const unset = await runCli(['config', 'check', '--config', file], isolated);
+    expect(unset.code).toBe(1);
+    const set = await runCli(['config', 'check', '--config', file], { ...isolated, AGENTGATE_TEST_HOOK: HOOK_TOKEN });
+    expect(set.code).toBe(0);
+  });
+
+  it('exits 0 with a warning for a hook token under 32 characters', async () => {
+    const file = writeConfigIn(dir, { hooks: { token: 'h'.repeat(20) } });
+    const result = await runCli(['config', 'check', '--config', file], isolated);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^warning: hooks\.token: shorter than 32 characters/m);
+  });
+
+  it('exits 1 for a file that does not exist, and does not create it', async () => {
+    const file = join(dir, 'missing.json5');
+    const result = await runCli(['config', 'check', '--config', file], isolated);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(file);
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe('agentgate run with an invalid config', () => {
+  it('exits non-zero before listening, with the key-path messages', async () => {
+    const file = writeConfigIn(dir, { hooks: { enabled: true, token: undefined, path: '/' } });
+    const result = await runCli(['run', '--config', file, '--port', '0'], isolated, 15_000);
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/listening/);
+    const errors = lines(result.stderr);
+    expect(errors).toContain('hooks.token: required when hooks.enabled is true');
+    expect(errors).toContain('hooks.path: must not be "/"');
+    // Nothing was opened: the store does not exist.
+    expect(existsSync(join(dir, 'state'))).toBe(false);
+  });
+
+  type Refusal = [string, (folder: string) => Record<string, unknown>, string];
+  const refusals: Refusal[] = [
+    ['hooks.enabled without hooks.token', () => ({ hooks: { enabled: true, token: undefined } }), 'hooks.token: required when hooks.enabled is true'],
+    ['a hook token under 16 characters', () => ({ hooks: { token: 'short-token' } }), 'hooks.token: must be at least 16 characters'],
+    ['hooks.token equal to gateway.auth.token', () => ({ hooks: { token: ADMIN_TOKEN } }), 'hooks.token: must differ from gateway.auth.token'],
+    ['hooks.path of /', () => ({ hooks: { path: '/' } }), 'hooks.path: must not be "/"'],
+    [
+      'a defaultSessionKey outside allowedSessionKeyPrefixes',
+      () => ({ hooks: { defaultSessionKey: 'ingress', allowedSessionKeyPrefixes: ['hook:'] } }),
+      'hooks.defaultSessionKey: "ingress" is outside hooks.allowedSessionKeyPrefixes',
+    ],
+    [
+      'a transformsDir outside the transforms root',
+      (folder) => ({ hooks: { transformsDir: join(folder, 'elsewhere') } }),
+      'hooks.transformsDir: must stay inside the transforms root',
+    ],
+    [
+      'a mapping transform with ../',
+      () => ({ hooks: { mappings: [{ match: { path: 'x' }, transform: { module: '../x.js' } }] } }),
+      'hooks.mappings[0].transform.module: must be a path relative to the transforms directory',
+    ],
+    [
+      'a mapping transform with an absolute path',
+      (folder) => ({ hooks: { mappings: [{ match: { path: 'x' }, transform: { module: join(folder, 'x.mjs') } }] } }),
+      'hooks.mappings[0].transform.module: must be a path relative to the transforms directory',
+    ],
+    [
+      'a mapping transform that is a symlink out of the transforms root',
+      () => ({ hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'escape.mjs' } }] } }),
+      'hooks.mappings[0].transform.module: resolves outside the transforms directory',
+    ],
+  ];
+
+  it.each(refusals)('refuses %s', async (_label, override, expected) => {
+    const folder = join(dir, 'conf');
+    const transforms = join(folder, 'hooks', 'transforms');
+    mkdirSync(transforms, { recursive: true });
+    writeFileSync(join(dir, 'x.mjs'), 'export default () => null;\n');
+    symlinkSync(join(dir, 'x.mjs'), join(transforms, 'escape.mjs'));
+    const file = writeConfigIn(folder, override(folder));
+
+    const result = await runCli(['run', '--config', file, '--port', '0'], isolated, 15_000);
+    expect(result.code, result.stdout + result.stderr).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/listening/);
+    expect(lines(result.stderr).some((l) => l.startsWith(expected)), result.stderr).toBe(true);
+    expect(existsSync(join(folder, 'state'))).toBe(false);
+
+    // `config check` reports the same problem.
+    const check = await runCli(['config', 'check', '--config', file], isolated);
+    expect(check.code).toBe(1);
+    expect(lines(check.stderr).some((l) => l.startsWith(expected))).toBe(true);
+  });
+});
+
+describe('config file location', () => {
+  // Each candidate file gets its own hooks.path, so the answer tells which one is in use.
+  function candidate(name: string, folder = join(dir, name)) {
+    return writeConfigIn(folder, { hooks: { path: `/${name}` } });
+  }
+  const broken = (folder: string) => writeConfigIn(folder, { hooks: { bogusKey: true } });
+
+  it('--config wins over $AGENTGATE_CONFIG and $AGENTGATE_HOME', async () => {
+    const a = candidate('a');
+    const b = broken(join(dir, 'b'));
+    broken(join(dir, 'c'));
+    const result = await runCli(['config', 'check', '--config', a], {
+      ...isolated,
+      AGENTGATE_CONFIG: b,
+      AGENTGATE_HOME: join(dir, 'c'),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe(`${a}: ok`);
+  });
+
+  it('$AGENTGATE_CONFIG wins over $AGENTGATE_HOME', async () => {
+    const b = candidate('b', join(dir, 'b'));
+    broken(join(dir, 'c'));
+    const result = await runCli(['config', 'check'], {
+      ...isolated,
+      AGENTGATE_CONFIG: b,
+      AGENTGATE_HOME: join(dir, 'c'),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe(`${b}: ok`);
+  });
+
+  it('$AGENTGATE_HOME/agentgate.json5 wins over ~/.agentgate', async () => {
+    const c = candidate('c');
+    broken(join(dir, 'home', '.agentgate'));
+    const result = await runCli(['config', 'check'], { ...isolated, AGENTGATE_HOME: join(dir, 'c') });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe(`${c}: ok`);
+  });
+
+  it('falls back to ~/.agentgate/agentgate.json5', async () => {
+    const d = candidate('d', join(dir, 'home', '.agentgate'));
+    const result = await runCli(['config', 'check'], isolated);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe(`${d}: ok`);
+  });
+
+  it('run uses the same order: --config, else $AGENTGATE_CONFIG, else $AGENTGATE_HOME', async () => {
+    const a = candidate('a');
+    const b = candidate('b');
+    candidate('c');
+    const env = { AGENTGATE_CONFIG: b, AGENTGATE_HOME: join(dir, 'c') };
+    const expectServing = async (cli: RunningCli, served: string, notServed: string[]) => {
+      expect((await post(cli.url, `/${served}/wake`, HOOK_TOKEN, { text: 'x' })).status).toBe(200);
+      for (const other of notServed) {
+        expect((await post(cli.url, `/${other}/wake`, HOOK_TOKEN, { text: 'x' })).status).toBe(404);
+      }
+    };
+
+    const withFlag = await start(['--config', a, '--port', '0'], env);
+    await expectServing(withFlag, 'a', ['b', 'c']);
+    expect((await withFlag.kill('SIGTERM')).code).toBe(0);
+
+    const withEnv = await start(['--port', '0'], env);
+    await expectServing(withEnv, 'b', ['a', 'c']);
+    expect((await withEnv.kill('SIGTERM')).code).toBe(0);
+
+    const withHome = await start(['--port', '0'], { AGENTGATE_HOME: join(dir, 'c') });
+    await expectServing(withHome, 'c', ['a', 'b']);
+    expect((await withHome.kill('SIGTERM')).code).toBe(0);
+  });
+});
+
+describe('starter config', () => {
+  it('is written with mode 0600 and random tokens, and the gateway serves with it', async () => {
+    const home = join(dir, 'fresh');
+    mkdirSync(home);
+    const cli = await start(['--port', '0'], { AGENTGATE_HOME: home });
+    const file = join(home, 'agentgate.json5');
+
+    expect(existsSync(file)).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(cli.output()).toContain(file);
+    expect(cli.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    const written = JSON5.parse(readFileSync(file, 'utf8'));
+    const hookToken: unknown = written.hooks?.token;
+    const gatewayToken: unknown = written.gateway?.auth?.token;
+    expect(typeof hookToken).toBe('string');
+    expect(typeof gatewayToken).toBe('string');
+    expect((hookToken as string).length).toBeGreaterThanOrEqual(32);
+    expect((gatewayToken as string).length).toBeGreaterThanOrEqual(32);
+    expect(hookToken).not.toBe(gatewayToken);
+    expect(written.hooks.enabled).toBe(true);
+    expect(written.gateway.bind).toBe('127.0.0.1');
+    expect(written.store).toMatchObject({ driver: 'sqlite' });
+
+    const accepted = await post(cli.url, '/hooks/wake', hookToken as string, { text: 'hello from the starter' });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toMatchObject({ ok: true, eventOutcome: 'queued' });
+    const agentRun = await post(cli.url, '/hooks/agent', hookToken as string, { message: 'hi', deliver: false });
+    expect(agentRun.status).toBe(202);
+
+    // The gateway token is not a hook token, and the admin API takes the gateway token.
+    expect((await post(cli.url, '/hooks/wake', gatewayToken as string, { text: 'x' })).status).toBe(401);
+    const events = await fetch(`${cli.url}/api/sessions/agent:main:main/events`, {
+      headers: { authorization: `Bearer ${gatewayToken}` },
+    }).then(readAnswer);
+    expect(events.status).toBe(200);
+    expect(events.body.events.map((e: { id: string }) => e.id)).toContain(accepted.body.eventId);
+
+    // The state lives next to the config.
+    expect(existsSync(join(home, 'state', 'agentgate.db'))).toBe(true);
+
+    expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+
+    // The written file is itself valid.
+    const check = await runCli(['config', 'check'], { ...isolated, AGENTGATE_HOME: home });
+    expect(check.code).toBe(0);
+  });
+
+  it('creates a missing config folder, and is not rewritten on the next start', async () => {
+    const home = join(dir, 'not', 'there', 'yet');
+    const first = await start(['--port', '0'], { AGENTGATE_HOME: home });
+    const file = join(home, 'agentgate.json5');
+    const text = readFileSync(file, 'utf8');
+    expect((await first.kill('SIGTERM')).code).toBe(0);
+
+    const second = await start(['--port', '0'], { AGENTGATE_HOME: home });
+    expect(second.output()).not.toContain('starter');
+    expect(readFileSync(file, 'utf8')).toBe(text);
+    expect((await second.kill('SIGTERM')).code).toBe(0);
+  });
+
+  it('two starter configs get different tokens', async () => {
+    const tokens = [];
+    for (const name of ['one', 'two']) {
+      const home = join(dir, name);
+      const cli = await start(['--port', '0'], { AGENTGATE_HOME: home });
+      await cli.kill('SIGTERM');
+      const written = JSON5.parse(readFileSync(join(home, 'agentgate.json5'), 'utf8'));
+      tokens.push(written.hooks.token, written.gateway.auth.token);
+    }
+    expect(new Set(tokens).size).toBe(4);
+  });
+});
+
+describe('signals', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('%s makes run exit with code 0', async (signal) => {
+    const file = writeConfigIn(dir);
+    const cli = await start(['--config', file, '--port', '0']);
+    expect((await post(cli.url, '/hooks/wake', HOOK_TOKEN, { text: 'before stop' })).status).toBe(200);
+    expect(await cli.kill(signal)).toEqual({ code: 0, signal: null });
+  });
+
+  it('SIGTERM sent the moment the listening line appears still exits 0', async () => {
+    const file = writeConfigIn(dir);
+    for (let i = 0; i < 5; i++) {
+      const cli = await start(['--config', file, '--port', '0']);
+      expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  });
+
+  it('--bind and --port override the config', async () => {
+    const file = writeConfigIn(dir, { gateway: { bind: '0.0.0.0', port: 1 } });
+    const cli = await start(['--config', file, '--port', '0', '--bind', '127.0.0.1']);
+    expect(cli.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(cli.url).not.toMatch(/:1$/);
+    expect((await fetch(`${cli.url}/healthz`).then(readAnswer)).body).toEqual({ ok: true });
+  });
+});
