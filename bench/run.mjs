@@ -42,13 +42,22 @@ function realisticText(id) {
   return text.padEnd(900, ' .');
 }
 const VARIANTS = 4096;
-const bodies = (make) => Array.from({ length: VARIANTS }, (_, i) => JSON.stringify(make(`${Date.now()}-${i}`)));
+const bodies = (make) =>
+  Array.from({ length: VARIANTS }, (_, i) => JSON.stringify(make(`${Date.now()}-${i}`)));
 const wakeBodies = bodies((id) => ({ text: realisticText(id), mode: 'now' }));
-const agentBodies = bodies((id) => ({ message: realisticText(id), name: 'CI', wakeMode: 'next-heartbeat', deliver: false }));
+const agentBodies = bodies((id) => ({
+  message: realisticText(id),
+  name: 'CI',
+  wakeMode: 'next-heartbeat',
+  deliver: false,
+}));
 
 function start(command, args, env, pattern) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const onData = (chunk) => {
       output += chunk;
@@ -107,7 +116,12 @@ writeFileSync(
   configPath,
   JSON.stringify({
     gateway: { bind: '127.0.0.1', port: 0, auth: { token: `bench-admin-${'y'.repeat(40)}` } },
-    hooks: { enabled: true, token: HOOK_TOKEN, defaultSessionKey: 'hook:bench', allowedSessionKeyPrefixes: ['hook:'] },
+    hooks: {
+      enabled: true,
+      token: HOOK_TOKEN,
+      defaultSessionKey: 'hook:bench',
+      allowedSessionKeyPrefixes: ['hook:'],
+    },
     models: { providers: { echo: { api: 'echo' } } },
     agents: { defaults: { model: 'echo/echo' } },
   }),
@@ -137,11 +151,15 @@ try {
 
   const base = results[0].rps;
   const row = (cells) => `| ${cells.join(' | ')} |`;
-  console.log(`\n${connections} connections, ${duration} s per target (after ${warmup} s warm-up), ~1 KB JSON bodies, bearer token\n`);
+  console.log(
+    `\n${connections} connections, ${duration} s per target (after ${warmup} s warm-up), ~1 KB JSON bodies, bearer token\n`,
+  );
   console.log(row(['target', 'requests/s', 'p50 ms', 'p99 ms', 'ratio to baseline', '2xx', 'other']));
   console.log(row(['---', '---:', '---:', '---:', '---:', '---:', '---:']));
   for (const r of results) {
-    console.log(row([r.label, r.rps.toFixed(0), r.p50, r.p99, `${(r.rps / base).toFixed(2)}×`, r.ok, r.other]));
+    console.log(
+      row([r.label, r.rps.toFixed(0), r.p50, r.p99, `${(r.rps / base).toFixed(2)}×`, r.ok, r.other]),
+    );
   }
   const wakeOk = results.filter((r) => r.label.includes('wake') && r.label.startsWith('gateway'));
   console.log(

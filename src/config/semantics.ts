@@ -57,6 +57,11 @@ export function checkConfig(
 
   // --- hooks: session keys ----------------------------------------------------
   const prefixes = hooks.allowedSessionKeyPrefixes;
+  if (hooks.defaultSessionKey?.startsWith('agent:')) {
+    problems.push(
+      'hooks.defaultSessionKey: keys starting with "agent:" are reserved for agents\' main sessions',
+    );
+  }
   if (hooks.defaultSessionKey !== undefined && prefixes !== undefined) {
     if (!prefixes.some((p) => hooks.defaultSessionKey?.startsWith(p))) {
       problems.push(

@@ -2,8 +2,9 @@
  * Turns validated wake/agent requests into store actions, and store commits
  * into the HTTP answers of CONTRACT §4.
  */
-import { uuidv7 } from '../util/ids.js';
+
 import type { Action, Committed, NewRun, StoredAnswer } from '../store/types.js';
+import { uuidv7 } from '../util/ids.js';
 import type { AgentRequest, WakeRequest } from './payload.js';
 import type { HookPolicy } from './policy.js';
 
@@ -40,7 +41,7 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
   // Policy checks in CONTRACT §4 order: session key, agent, model, channel.
   const sessionKey = policy.resolveSessionKey(request.sessionKey, defaults.sessionKey);
   const agent = policy.resolveAgent(request.agentId);
-  const model = policy.resolveModel(request.model);
+  const model = policy.resolveModel(request.model, agent);
   const deliver = request.deliver ?? true;
   const channel = request.channel ?? 'last';
   policy.checkChannel(channel, deliver);

@@ -83,7 +83,11 @@ export function lingeringClose(socket: Socket): void {
     const destroy = () => this.destroy();
     const timer = setTimeout(destroy, LINGER_MS);
     timer.unref();
-    this.on('data', ignore);
+    // No 'data' listener here: on a socket the HTTP parser consumes natively, adding
+    // one unconsumes it, and if the parser had paused reading (request backpressure)
+    // reading never restarts, so the client's unread data ends in a reset. The
+    // parser keeps draining the (resumed or dumped) request; resume() restarts
+    // reading if it was paused.
     this.resume();
     this.once('end', destroy);
     this.once('close', () => clearTimeout(timer));

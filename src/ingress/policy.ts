@@ -84,10 +84,17 @@ export class HookPolicy {
     }
   }
 
-  /** A model override, as an alias or `<provider>/<model>`; returns the resolved reference. */
-  resolveModel(requested: string | undefined): string | null {
-    if (requested === undefined) return null;
+  /**
+   * The model a run will use: the override (an alias or `<provider>/<model>`,
+   * checked against the allowlist), else the agent's, else `agents.defaults.model`.
+   * Resolved at accept time so the run record shows it.
+   */
+  resolveModel(requested: string | undefined, agent: ResolvedAgent): string | null {
     const { allowed, aliases, providers } = this.config.modelPolicy;
+    if (requested === undefined) {
+      const fallback = agent.model ?? this.config.agents.defaults.model;
+      return fallback === undefined ? null : (aliases.get(fallback) ?? fallback);
+    }
     const model = aliases.get(requested) ?? requested;
     if (allowed !== undefined) {
       if (!allowed.has(model)) {

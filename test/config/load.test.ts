@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
  * `loadConfigFile` / `parseConfigText` (CONTRACT §3): `${ENV}` substitution,
  * strictness (unknown keys), type errors by key path, defaults and path resolution.
@@ -5,7 +6,12 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConfigFileMissing, type LoadResult, loadConfigFile, parseConfigText } from '../../src/config/load.js';
+import {
+  ConfigFileMissing,
+  type LoadResult,
+  loadConfigFile,
+  parseConfigText,
+} from '../../src/config/load.js';
 import type { ResolvedConfig } from '../../src/config/resolved.js';
 import { tempDir } from '../helpers/gateway.js';
 
@@ -177,7 +183,10 @@ describe('unknown keys', () => {
     [{ gateway: { auth: { tokenn: ADMIN } } }, 'gateway.auth.tokenn: unknown key'],
     [{ gateway: { prot: 1 } }, 'gateway.prot: unknown key'],
     [{ hook: { enabled: true } }, 'hook: unknown key'],
-    [{ hooks: { mappings: [{ match: { path: 'x' }, actoin: 'wake' }] } }, 'hooks.mappings[0].actoin: unknown key'],
+    [
+      { hooks: { mappings: [{ match: { path: 'x' }, actoin: 'wake' }] } },
+      'hooks.mappings[0].actoin: unknown key',
+    ],
     [{ hooks: { mappings: [{ match: { pth: 'x' } }] } }, 'hooks.mappings[0].match.pth: unknown key'],
     [
       { hooks: { mappings: [{ transform: { module: 'x.mjs', exprt: 'default' } }] } },
@@ -185,7 +194,10 @@ describe('unknown keys', () => {
     ],
     [{ hooks: { gmail: { serve: { prt: 1 } } } }, 'hooks.gmail.serve.prt: unknown key'],
     [{ store: { driver: 'sqlite', pth: 'x.db' } }, 'store.pth: unknown key'],
-    [{ models: { providers: { e: { api: 'echo', baseUrl: 'x' } } } }, 'models.providers.e.baseUrl: unknown key'],
+    [
+      { models: { providers: { e: { api: 'echo', baseUrl: 'x' } } } },
+      'models.providers.e.baseUrl: unknown key',
+    ],
     [{ agents: { defaults: { timeout: 5 } } }, 'agents.defaults.timeout: unknown key'],
     [{ agents: { list: [{ id: 'main', workspce: 'w' }] } }, 'agents.list[0].workspce: unknown key'],
     [
@@ -199,7 +211,9 @@ describe('unknown keys', () => {
   });
 
   it('reports every unknown key at once', () => {
-    const problems = problemsOf(load({ foo: 1, hooks: { tokn: 'x', pth: '/x' }, gateway: { auth: { t: 1 } } }));
+    const problems = problemsOf(
+      load({ foo: 1, hooks: { tokn: 'x', pth: '/x' }, gateway: { auth: { t: 1 } } }),
+    );
     expect(problems).toEqual(
       expect.arrayContaining([
         'foo: unknown key',
@@ -229,7 +243,10 @@ describe('wrong types and values', () => {
     [{ agents: { list: [{ id: 'has space' }] } }, 'agents.list[0].id:'],
   ])('%j is a problem starting with "%s"', (config, prefix) => {
     const problems = problemsOf(load(config));
-    expect(problems.some((p) => p.startsWith(prefix)), problems.join('\n')).toBe(true);
+    expect(
+      problems.some((p) => p.startsWith(prefix)),
+      problems.join('\n'),
+    ).toBe(true);
   });
 
   it('names the file for text that is not JSON5, or a top level that is not an object', () => {

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
  * Every startup refusal of CONTRACT §3, and the extra cross-field checks of
  * src/config/semantics.ts, each reported by key path; several at once are all reported.
@@ -118,7 +119,9 @@ describe('CONTRACT §3 startup refusals', () => {
       }),
     );
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^hooks\.defaultSessionKey: "ingress" is outside hooks\.allowedSessionKeyPrefixes/);
+    expect(problems[0]).toMatch(
+      /^hooks\.defaultSessionKey: "ingress" is outside hooks\.allowedSessionKeyPrefixes/,
+    );
   });
 
   it('a defaultSessionKey inside allowedSessionKeyPrefixes is fine', () => {
@@ -138,6 +141,13 @@ describe('CONTRACT §3 startup refusals', () => {
     expect(problems[0]).toMatch(/^hooks\.defaultSessionKey:/);
   });
 
+  it('a defaultSessionKey naming a main session ("agent:…") is refused even without prefixes', () => {
+    const problems = problemsOf(load({ enabled: true, token: HOOK, defaultSessionKey: 'agent:main:main' }));
+    expect(problems).toEqual([
+      'hooks.defaultSessionKey: keys starting with "agent:" are reserved for agents\' main sessions',
+    ]);
+  });
+
   describe('transformsDir', () => {
     it.each([
       ['an absolute path elsewhere', () => outside],
@@ -152,7 +162,9 @@ describe('CONTRACT §3 startup refusals', () => {
 
     it('a symlink inside the root that points outside it', () => {
       symlinkSync(outside, join(transforms, 'escape'));
-      const problems = problemsOf(load({ enabled: true, token: HOOK, transformsDir: 'hooks/transforms/escape' }));
+      const problems = problemsOf(
+        load({ enabled: true, token: HOOK, transformsDir: 'hooks/transforms/escape' }),
+      );
       expect(problems[0]).toMatch(/^hooks\.transformsDir:/);
     });
 
@@ -176,11 +188,14 @@ describe('CONTRACT §3 startup refusals', () => {
       }
     });
 
-    it.each(['../x.js', '../../outside/evil.mjs', 'sub/../../x.js', '..\\x.js'])('%j is refused', (module) => {
-      const problems = problemsOf(load(withTransform(module)));
-      expect(problems).toHaveLength(1);
-      expect(problems[0]?.startsWith(at)).toBe(true);
-    });
+    it.each(['../x.js', '../../outside/evil.mjs', 'sub/../../x.js', '..\\x.js'])(
+      '%j is refused',
+      (module) => {
+        const problems = problemsOf(load(withTransform(module)));
+        expect(problems).toHaveLength(1);
+        expect(problems[0]?.startsWith(at)).toBe(true);
+      },
+    );
 
     it('a symlinked file inside the transforms dir that points outside it', () => {
       symlinkSync(join(outside, 'evil.mjs'), join(transforms, 'evil.mjs'));
@@ -347,7 +362,10 @@ describe('several problems at once', () => {
 
   it('reports short-token and same-token problems together', () => {
     const path = join(dir, 'agentgate.json5');
-    writeFileSync(path, JSON.stringify({ gateway: { auth: { token: 'short' } }, hooks: { enabled: true, token: 'short' } }));
+    writeFileSync(
+      path,
+      JSON.stringify({ gateway: { auth: { token: 'short' } }, hooks: { enabled: true, token: 'short' } }),
+    );
     const problems = problemsOf(loadConfigFile(path, {}));
     expect(problems).toEqual([
       'hooks.token: must be at least 16 characters',
@@ -358,7 +376,10 @@ describe('several problems at once', () => {
   it('reports substitution and schema problems together', () => {
     const problems = problemsOf(load({ enabled: true, token: '${NOT_THERE}', tokn: 'x' }));
     expect(problems).toEqual(
-      expect.arrayContaining(['hooks.token: environment variable NOT_THERE is not set', 'hooks.tokn: unknown key']),
+      expect.arrayContaining([
+        'hooks.token: environment variable NOT_THERE is not set',
+        'hooks.tokn: unknown key',
+      ]),
     );
   });
 });

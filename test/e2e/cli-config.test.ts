@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
  * The real `agentgate` CLI (CONTRACT §2, §3): `config check`, `run` refusing an
  * invalid config before listening, `--help`, where the config file is looked
@@ -43,10 +44,17 @@ async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Runni
 }
 
 /** Writes a config (merged over the helpers' base config unless `raw`) into `folder`. */
-function writeConfigIn(folder: string, override: Record<string, unknown> = {}, raw = false, name = 'agentgate.json5') {
+function writeConfigIn(
+  folder: string,
+  override: Record<string, unknown> = {},
+  raw = false,
+  name = 'agentgate.json5',
+) {
   mkdirSync(folder, { recursive: true });
   const path = join(folder, name);
-  writeFileSync(path, JSON.stringify(raw ? override : merge(baseConfig(), override), null, 2), { mode: 0o600 });
+  writeFileSync(path, JSON.stringify(raw ? override : merge(baseConfig(), override), null, 2), {
+    mode: 0o600,
+  });
   return path;
 }
 
@@ -85,10 +93,14 @@ describe('agentgate config check', () => {
   });
 
   it('exits 1 with every problem on stderr, one per line', async () => {
-    const file = writeConfigIn(dir, {
-      gateway: { bind: '127.0.0.1', port: 0, auth: { token: ADMIN_TOKEN } },
-      hooks: { enabled: true, path: '/', defaultSessionKey: 'x', allowedSessionKeyPrefixes: ['hook:'] },
-    }, true);
+    const file = writeConfigIn(
+      dir,
+      {
+        gateway: { bind: '127.0.0.1', port: 0, auth: { token: ADMIN_TOKEN } },
+        hooks: { enabled: true, path: '/', defaultSessionKey: 'x', allowedSessionKeyPrefixes: ['hook:'] },
+      },
+      true,
+    );
     const result = await runCli(['config', 'check', '--config', file], isolated);
     expect(result.code).toBe(1);
     const errors = lines(result.stderr);
@@ -100,7 +112,10 @@ describe('agentgate config check', () => {
 
   it('exits 1 naming the key path of an unknown key and a missing variable', async () => {
     const file = writeConfigIn(dir, { hooks: { tokn: 'x', token: '${AGENTGATE_TEST_UNSET}' } });
-    const result = await runCli(['config', 'check', '--config', file], { ...isolated, AGENTGATE_TEST_UNSET: undefined });
+    const result = await runCli(['config', 'check', '--config', file], {
+      ...isolated,
+      AGENTGATE_TEST_UNSET: undefined,
+    });
     expect(result.code).toBe(1);
     const errors = lines(result.stderr);
     expect(errors).toContain('hooks.tokn: unknown key');
@@ -111,7 +126,10 @@ describe('agentgate config check', () => {
     const file = writeConfigIn(dir, { hooks: { token: '${AGENTGATE_TEST_HOOK}' } });
     const unset = await runCli(['config', 'check', '--config', file], isolated);
     expect(unset.code).toBe(1);
-    const set = await runCli(['config', 'check', '--config', file], { ...isolated, AGENTGATE_TEST_HOOK: HOOK_TOKEN });
+    const set = await runCli(['config', 'check', '--config', file], {
+      ...isolated,
+      AGENTGATE_TEST_HOOK: HOOK_TOKEN,
+    });
     expect(set.code).toBe(0);
   });
 
@@ -147,9 +165,21 @@ describe('agentgate run with an invalid config', () => {
 
   type Refusal = [string, (folder: string) => Record<string, unknown>, string];
   const refusals: Refusal[] = [
-    ['hooks.enabled without hooks.token', () => ({ hooks: { enabled: true, token: undefined } }), 'hooks.token: required when hooks.enabled is true'],
-    ['a hook token under 16 characters', () => ({ hooks: { token: 'short-token' } }), 'hooks.token: must be at least 16 characters'],
-    ['hooks.token equal to gateway.auth.token', () => ({ hooks: { token: ADMIN_TOKEN } }), 'hooks.token: must differ from gateway.auth.token'],
+    [
+      'hooks.enabled without hooks.token',
+      () => ({ hooks: { enabled: true, token: undefined } }),
+      'hooks.token: required when hooks.enabled is true',
+    ],
+    [
+      'a hook token under 16 characters',
+      () => ({ hooks: { token: 'short-token' } }),
+      'hooks.token: must be at least 16 characters',
+    ],
+    [
+      'hooks.token equal to gateway.auth.token',
+      () => ({ hooks: { token: ADMIN_TOKEN } }),
+      'hooks.token: must differ from gateway.auth.token',
+    ],
     ['hooks.path of /', () => ({ hooks: { path: '/' } }), 'hooks.path: must not be "/"'],
     [
       'a defaultSessionKey outside allowedSessionKeyPrefixes',
@@ -168,7 +198,9 @@ describe('agentgate run with an invalid config', () => {
     ],
     [
       'a mapping transform with an absolute path',
-      (folder) => ({ hooks: { mappings: [{ match: { path: 'x' }, transform: { module: join(folder, 'x.mjs') } }] } }),
+      (folder) => ({
+        hooks: { mappings: [{ match: { path: 'x' }, transform: { module: join(folder, 'x.mjs') } }] },
+      }),
       'hooks.mappings[0].transform.module: must be a path relative to the transforms directory',
     ],
     [
@@ -190,7 +222,10 @@ describe('agentgate run with an invalid config', () => {
     expect(result.code, result.stdout + result.stderr).not.toBe(0);
     expect(result.code).not.toBeNull();
     expect(`${result.stdout}${result.stderr}`).not.toMatch(/listening/);
-    expect(lines(result.stderr).some((l) => l.startsWith(expected)), result.stderr).toBe(true);
+    expect(
+      lines(result.stderr).some((l) => l.startsWith(expected)),
+      result.stderr,
+    ).toBe(true);
     expect(existsSync(join(folder, 'state'))).toBe(false);
 
     // `config check` reports the same problem.
@@ -297,10 +332,15 @@ describe('starter config', () => {
     expect(written.gateway.bind).toBe('127.0.0.1');
     expect(written.store).toMatchObject({ driver: 'sqlite' });
 
-    const accepted = await post(cli.url, '/hooks/wake', hookToken as string, { text: 'hello from the starter' });
+    const accepted = await post(cli.url, '/hooks/wake', hookToken as string, {
+      text: 'hello from the starter',
+    });
     expect(accepted.status).toBe(200);
     expect(accepted.body).toMatchObject({ ok: true, eventOutcome: 'queued' });
-    const agentRun = await post(cli.url, '/hooks/agent', hookToken as string, { message: 'hi', deliver: false });
+    const agentRun = await post(cli.url, '/hooks/agent', hookToken as string, {
+      message: 'hi',
+      deliver: false,
+    });
     expect(agentRun.status).toBe(202);
 
     // The gateway token is not a hook token, and the admin API takes the gateway token.

@@ -3,13 +3,21 @@
  * answered before a SIGKILL is in the store after a restart; idempotency keys
  * survive a restart too. Also: a port already in use stops `run` with a clear message.
  */
-import { createServer, type Server } from 'node:net';
+
 import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
-import { ADMIN_TOKEN, type Answer, HOOK_TOKEN, readAnswer, tempDir, writeConfig } from '../helpers/gateway.js';
+import {
+  ADMIN_TOKEN,
+  type Answer,
+  HOOK_TOKEN,
+  readAnswer,
+  tempDir,
+  writeConfig,
+} from '../helpers/gateway.js';
 
 const MAIN_EVENTS = '/api/sessions/agent:main:main/events';
 
@@ -39,7 +47,12 @@ async function start(): Promise<RunningCli> {
   return cli;
 }
 
-function hook(url: string, name: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+function hook(
+  url: string,
+  name: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   return fetch(`${url}/hooks/${name}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${HOOK_TOKEN}`, 'content-type': 'application/json', ...headers },
@@ -66,7 +79,12 @@ async function send(url: string, i: number): Promise<Sent> {
     return { kind: 'wake', text, id: answer.body.eventId };
   }
   const text = `agent message ${i}`;
-  const answer = await hook(url, 'agent', { message: text, name: `n${i}`, deliver: false, wakeMode: 'next-heartbeat' });
+  const answer = await hook(url, 'agent', {
+    message: text,
+    name: `n${i}`,
+    deliver: false,
+    wakeMode: 'next-heartbeat',
+  });
   expect(answer.status, answer.text).toBe(202);
   return { kind: 'agent', text, id: answer.body.runId };
 }
@@ -109,7 +127,9 @@ describe('accepted means durable', () => {
 
     const runs = sent.filter((s) => s.kind === 'agent');
     const answers = await Promise.all(runs.map((r) => admin(second.url, `/api/runs/${r.id}`)));
-    const missingRuns = runs.filter((r, index) => answers[index]?.status !== 200 || answers[index]?.body.runId !== r.id);
+    const missingRuns = runs.filter(
+      (r, index) => answers[index]?.status !== 200 || answers[index]?.body.runId !== r.id,
+    );
     expect(missingRuns).toEqual([]);
     for (const answer of answers) {
       expect(answer.body).toMatchObject({ agentId: 'main', delivery: { status: 'none' } });
@@ -148,12 +168,22 @@ describe('idempotency across a restart', () => {
     expect(replay.body).toEqual({ ok: true, runId });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
 
-    const wakeReplay = await hook(second.url, 'wake', { text: 'standard webhook' }, { 'webhook-id': 'msg_1' });
+    const wakeReplay = await hook(
+      second.url,
+      'wake',
+      { text: 'standard webhook' },
+      { 'webhook-id': 'msg_1' },
+    );
     expect(wakeReplay.status).toBe(200);
     expect(wakeReplay.body).toEqual(wake.body);
     expect(wakeReplay.headers.get('idempotent-replayed')).toBe('true');
 
-    const conflict = await hook(second.url, 'agent', { ...body, message: 'deploy v9' }, { 'Idempotency-Key': 'k1' });
+    const conflict = await hook(
+      second.url,
+      'agent',
+      { ...body, message: 'deploy v9' },
+      { 'Idempotency-Key': 'k1' },
+    );
     expect(conflict.status).toBe(409);
     expect(conflict.body).toMatchObject({ ok: false, code: 'idempotency_conflict' });
     expect(conflict.headers.get('idempotent-replayed')).toBeNull();
@@ -170,7 +200,9 @@ describe('idempotency across a restart', () => {
     const db = new Database(join(dir, 'state', 'agentgate.db'), { readonly: true });
     try {
       expect(db.prepare('SELECT id FROM runs').all()).toEqual([{ id: runId }]);
-      expect(db.prepare(`SELECT count(*) AS n FROM events WHERE text = 'standard webhook'`).get()).toEqual({ n: 1 });
+      expect(db.prepare(`SELECT count(*) AS n FROM events WHERE text = 'standard webhook'`).get()).toEqual({
+        n: 1,
+      });
     } finally {
       db.close();
     }

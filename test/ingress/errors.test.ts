@@ -59,7 +59,10 @@ describe('ingress errors (CONTRACT §4)', () => {
     });
 
     it('precedes 405 for an unusual method too', async () => {
-      const answer = await send(gw, `/hooks/wake?token=${HOOK_TOKEN}`, { method: 'PROPFIND', headers: BEARER });
+      const answer = await send(gw, `/hooks/wake?token=${HOOK_TOKEN}`, {
+        method: 'PROPFIND',
+        headers: BEARER,
+      });
       expectError(answer, 400, 'token_in_query');
     });
 
@@ -70,15 +73,18 @@ describe('ingress errors (CONTRACT §4)', () => {
   });
 
   describe('405 method_not_allowed', () => {
-    it.each(['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('answers %s with 405 and Allow: POST', async (method) => {
-      const answer = await send(gw, '/hooks/wake', {
-        method,
-        headers: BEARER,
-        body: method === 'GET' ? undefined : JSON.stringify({ text: 'x' }),
-      });
-      expectError(answer, 405, 'method_not_allowed');
-      expect(answer.headers.get('allow')).toBe('POST');
-    });
+    it.each(['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])(
+      'answers %s with 405 and Allow: POST',
+      async (method) => {
+        const answer = await send(gw, '/hooks/wake', {
+          method,
+          headers: BEARER,
+          body: method === 'GET' ? undefined : JSON.stringify({ text: 'x' }),
+        });
+        expectError(answer, 405, 'method_not_allowed');
+        expect(answer.headers.get('allow')).toBe('POST');
+      },
+    );
 
     it('answers HEAD with 405 and Allow: POST (no body)', async () => {
       const answer = await send(gw, '/hooks/wake', { method: 'HEAD', headers: BEARER });
@@ -105,7 +111,10 @@ describe('ingress errors (CONTRACT §4)', () => {
 
     it('does not count toward the auth-failure lockout', async () => {
       for (let i = 0; i < 25; i++) {
-        const answer = await send(gw, '/hooks/wake', { method: 'GET', headers: { authorization: 'Bearer wrong' } });
+        const answer = await send(gw, '/hooks/wake', {
+          method: 'GET',
+          headers: { authorization: 'Bearer wrong' },
+        });
         expect(answer.status).toBe(405);
       }
       const ok = await gw.hook('wake', { text: 'after many 405s' });
@@ -145,7 +154,12 @@ describe('ingress errors (CONTRACT §4)', () => {
     });
 
     it('precedes 413: an oversized body with a bad token is 401', async () => {
-      const answer = await postHook(gw, 'wake', { text: 'x'.repeat(LIMIT * 4) }, { authorization: 'Bearer wrong' });
+      const answer = await postHook(
+        gw,
+        'wake',
+        { text: 'x'.repeat(LIMIT * 4) },
+        { authorization: 'Bearer wrong' },
+      );
       expectError(answer, 401, 'unauthorized');
     });
 
@@ -172,14 +186,29 @@ describe('ingress errors (CONTRACT §4)', () => {
     });
 
     it('accepts x-agentgate-token', async () => {
-      const answer = await postHook(gw, 'wake', { text: 'via x-agentgate-token' }, { 'x-agentgate-token': HOOK_TOKEN });
+      const answer = await postHook(
+        gw,
+        'wake',
+        { text: 'via x-agentgate-token' },
+        { 'x-agentgate-token': HOOK_TOKEN },
+      );
       expect(answer.status).toBe(200);
-      const agent = await postHook(gw, 'agent', { message: 'via header' }, { 'x-agentgate-token': HOOK_TOKEN });
+      const agent = await postHook(
+        gw,
+        'agent',
+        { message: 'via header' },
+        { 'x-agentgate-token': HOOK_TOKEN },
+      );
       expect(agent.status).toBe(202);
     });
 
     it('accepts the Bearer scheme case-insensitively', async () => {
-      const answer = await postHook(gw, 'wake', { text: 'via lower-case bearer' }, { authorization: `bearer ${HOOK_TOKEN}` });
+      const answer = await postHook(
+        gw,
+        'wake',
+        { text: 'via lower-case bearer' },
+        { authorization: `bearer ${HOOK_TOKEN}` },
+      );
       expect(answer.status).toBe(200);
     });
 
@@ -324,11 +353,21 @@ describe('ingress errors (CONTRACT §4)', () => {
         sessionKey: 'agent:main:main',
       });
       expect(answer.status, answer.text).toBe(200);
-      expect(answer.body).toEqual({ ok: true, mode: 'now', eventId: expect.any(String), eventOutcome: 'queued' });
+      expect(answer.body).toEqual({
+        ok: true,
+        mode: 'now',
+        eventId: expect.any(String),
+        eventOutcome: 'queued',
+      });
     });
 
     it('accepts an agent request with extra fields', async () => {
-      const answer = await gw.hook('agent', { message: 'with extras', foo: 'bar', priority: 9, labels: ['x'] });
+      const answer = await gw.hook('agent', {
+        message: 'with extras',
+        foo: 'bar',
+        priority: 9,
+        labels: ['x'],
+      });
       expect(answer.status, answer.text).toBe(202);
       expect(answer.body).toEqual({ ok: true, runId: expect.any(String) });
     });

@@ -5,7 +5,13 @@
  * trusted proxy — the first untrusted X-Forwarded-For hop read right to left.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Answer, ADMIN_TOKEN, HOOK_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import {
+  ADMIN_TOKEN,
+  type Answer,
+  HOOK_TOKEN,
+  startTestGateway,
+  type TestGateway,
+} from '../helpers/gateway.js';
 import { BEARER, expectError, listEvents, postHook, requestFrom, send } from './support.js';
 
 const MAX_FAILURES = 20;
@@ -50,7 +56,12 @@ describe('lockout behind a trusted proxy (X-Forwarded-For believed from 127.0.0.
     await fail(gw, client, MAX_FAILURES);
     expectLockedOut(await postHook(gw, 'wake', { text: 'valid during lockout' }, asClient(client)));
     expectLockedOut(
-      await postHook(gw, 'agent', { message: 'valid during lockout' }, asClient(client, { 'x-agentgate-token': HOOK_TOKEN })),
+      await postHook(
+        gw,
+        'agent',
+        { message: 'valid during lockout' },
+        asClient(client, { 'x-agentgate-token': HOOK_TOKEN }),
+      ),
     );
     expectLockedOut(
       await send(gw, '/api/runs/x', {
@@ -97,7 +108,10 @@ describe('lockout behind a trusted proxy (X-Forwarded-For believed from 127.0.0.
   it('does not count query-string tokens (400)', async () => {
     const client = '198.51.100.7';
     for (let i = 0; i < 30; i++) {
-      const answer = await send(gw, '/hooks/wake?token=wrong', { headers: asClient(client, BAD), body: '{"text":"x"}' });
+      const answer = await send(gw, '/hooks/wake?token=wrong', {
+        headers: asClient(client, BAD),
+        body: '{"text":"x"}',
+      });
       expectError(answer, 400, 'token_in_query');
     }
     await fail(gw, client, MAX_FAILURES - 1);
@@ -142,7 +156,12 @@ describe('lockout behind a trusted proxy (X-Forwarded-For believed from 127.0.0.
     const client = '203.0.113.7';
     for (let i = 0; i < MAX_FAILURES; i++) {
       // Whatever the client writes on the left, the proxy appends the real address on the right.
-      const answer = await postHook(gw, 'wake', { text: 'x' }, { ...BAD, 'x-forwarded-for': `10.0.0.${i}, ${client}` });
+      const answer = await postHook(
+        gw,
+        'wake',
+        { text: 'x' },
+        { ...BAD, 'x-forwarded-for': `10.0.0.${i}, ${client}` },
+      );
       expectError(answer, 401, 'unauthorized');
     }
     expectLockedOut(await postHook(gw, 'wake', { text: 'x' }, asClient(client)));
@@ -185,19 +204,32 @@ describe('lockout without trusted proxies (X-Forwarded-For ignored)', () => {
 
   it('counts every request for the socket peer, whatever X-Forwarded-For says', async () => {
     for (let i = 0; i < MAX_FAILURES; i++) {
-      const answer = await postHook(gw, 'wake', { text: 'x' }, { ...BAD, 'x-forwarded-for': `203.0.113.${i}` });
+      const answer = await postHook(
+        gw,
+        'wake',
+        { text: 'x' },
+        { ...BAD, 'x-forwarded-for': `203.0.113.${i}` },
+      );
       expectError(answer, 401, 'unauthorized');
     }
-    expectLockedOut(await postHook(gw, 'wake', { text: 'x' }, { ...BEARER, 'x-forwarded-for': '198.51.100.77' }));
+    expectLockedOut(
+      await postHook(gw, 'wake', { text: 'x' }, { ...BEARER, 'x-forwarded-for': '198.51.100.77' }),
+    );
     expectLockedOut(await postHook(gw, 'wake', { text: 'x' }, BEARER));
   });
 
   it('does not affect a second socket address', async () => {
     for (let i = 0; i < MAX_FAILURES; i++) {
-      const answer = await requestFrom(gw, '127.0.0.4', '/hooks/wake', { headers: BAD, body: '{"text":"x"}' });
+      const answer = await requestFrom(gw, '127.0.0.4', '/hooks/wake', {
+        headers: BAD,
+        body: '{"text":"x"}',
+      });
       expect(answer.status).toBe(401);
     }
-    const locked = await requestFrom(gw, '127.0.0.4', '/hooks/wake', { headers: BEARER, body: '{"text":"x"}' });
+    const locked = await requestFrom(gw, '127.0.0.4', '/hooks/wake', {
+      headers: BEARER,
+      body: '{"text":"x"}',
+    });
     expect(locked.status).toBe(429);
     const other = await requestFrom(gw, '127.0.0.2', '/hooks/wake', {
       headers: { ...BEARER, 'content-type': 'application/json' },

@@ -27,10 +27,13 @@ async function runOf(gw: TestGateway, payload: Record<string, unknown>) {
 describe('session keys: allowRequestSessionKey false (default)', () => {
   const g = gatewayFor({});
 
-  it.each(['hook:mine', 'anything', 'agent:main:main'])('rejects a request sessionKey %j', async (sessionKey) => {
-    const answer = await g.gw.hook('agent', { message: 'hi', sessionKey });
-    expectError(answer, 400, 'session_key_not_allowed');
-  });
+  it.each(['hook:mine', 'anything', 'agent:main:main'])(
+    'rejects a request sessionKey %j',
+    async (sessionKey) => {
+      const answer = await g.gw.hook('agent', { message: 'hi', sessionKey });
+      expectError(answer, 400, 'session_key_not_allowed');
+    },
+  );
 
   it('generates hook:<uuid> without hooks.defaultSessionKey', async () => {
     const run = await runOf(g.gw, { message: 'no key' });
@@ -70,10 +73,13 @@ describe('session keys: allowRequestSessionKey true with prefixes', () => {
     expect(run.sessionKey).toBe(sessionKey);
   });
 
-  it.each(['other:1', 'Hook:x', 'xhook:1', ' hook:1', 'ci', 'main'])('rejects %j outside the prefixes', async (sessionKey) => {
-    const answer = await g.gw.hook('agent', { message: 'keyed', sessionKey });
-    expectError(answer, 400, 'session_key_not_allowed');
-  });
+  it.each(['other:1', 'Hook:x', 'xhook:1', ' hook:1', 'ci', 'main'])(
+    'rejects %j outside the prefixes',
+    async (sessionKey) => {
+      const answer = await g.gw.hook('agent', { message: 'keyed', sessionKey });
+      expectError(answer, 400, 'session_key_not_allowed');
+    },
+  );
 
   it('falls back to hooks.defaultSessionKey without a request key', async () => {
     const run = await runOf(g.gw, { message: 'unkeyed' });
@@ -107,7 +113,9 @@ describe('session keys: allowRequestSessionKey true without prefixes', () => {
 });
 
 describe('session keys: agent: rejected even when a prefix would allow it', () => {
-  const g = gatewayFor({ hooks: { allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['agent:', 'hook:'] } });
+  const g = gatewayFor({
+    hooks: { allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['agent:', 'hook:'] },
+  });
 
   it('rejects agent:main:main', async () => {
     const answer = await g.gw.hook('agent', { message: 'hijack', sessionKey: 'agent:main:main' });
@@ -213,11 +221,14 @@ describe('models with an enforced list', () => {
     expect((await runOf(g.gw, { message: 'listed', model })).model).toBe(model);
   });
 
-  it.each(['echo/c', 'echo/echo', 'a', 'BEE', 'other/b'])('rejects %j with model_not_allowed', async (model) => {
-    const answer = await g.gw.hook('agent', { message: 'unlisted', model });
-    expectError(answer, 400, 'model_not_allowed');
-    expect(answer.body.error).toContain('model');
-  });
+  it.each(['echo/c', 'echo/echo', 'a', 'BEE', 'other/b'])(
+    'rejects %j with model_not_allowed',
+    async (model) => {
+      const answer = await g.gw.hook('agent', { message: 'unlisted', model });
+      expectError(answer, 400, 'model_not_allowed');
+      expect(answer.body.error).toContain('model');
+    },
+  );
 });
 
 describe('models without a list', () => {
@@ -235,10 +246,13 @@ describe('models without a list', () => {
     },
   );
 
-  it.each(['noslash', '/x', 'echo/'])('rejects malformed %j as invalid_payload naming model', async (model) => {
-    const answer = await g.gw.hook('agent', { message: 'm', model });
-    expectInvalidPayload(answer, 'model');
-  });
+  it.each(['noslash', '/x', 'echo/'])(
+    'rejects malformed %j as invalid_payload naming model',
+    async (model) => {
+      const answer = await g.gw.hook('agent', { message: 'm', model });
+      expectInvalidPayload(answer, 'model');
+    },
+  );
 });
 
 describe('channels: none configured', () => {
@@ -303,17 +317,32 @@ describe('policy checks in CONTRACT §4 order', () => {
   });
 
   it('agent_not_allowed before model_not_allowed', async () => {
-    const answer = await g.gw.hook('agent', { message: 'm', agentId: 'main', model: 'echo/z', channel: 'telegram' });
+    const answer = await g.gw.hook('agent', {
+      message: 'm',
+      agentId: 'main',
+      model: 'echo/z',
+      channel: 'telegram',
+    });
     expectError(answer, 400, 'agent_not_allowed');
   });
 
   it('model_not_allowed before channel_not_configured', async () => {
-    const answer = await g.gw.hook('agent', { message: 'm', agentId: 'ops', model: 'echo/z', channel: 'telegram' });
+    const answer = await g.gw.hook('agent', {
+      message: 'm',
+      agentId: 'ops',
+      model: 'echo/z',
+      channel: 'telegram',
+    });
     expectError(answer, 400, 'model_not_allowed');
   });
 
   it('channel_not_configured last', async () => {
-    const answer = await g.gw.hook('agent', { message: 'm', agentId: 'ops', model: 'echo/a', channel: 'telegram' });
+    const answer = await g.gw.hook('agent', {
+      message: 'm',
+      agentId: 'ops',
+      model: 'echo/a',
+      channel: 'telegram',
+    });
     expectError(answer, 400, 'channel_not_configured');
   });
 

@@ -21,7 +21,12 @@ describe('wake answers', () => {
     const answer = await gw.hook('wake', { text: 'deploy finished' });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(answer.body).toEqual({ ok: true, mode: 'now', eventId: expect.any(String), eventOutcome: 'queued' });
+    expect(answer.body).toEqual({
+      ok: true,
+      mode: 'now',
+      eventId: expect.any(String),
+      eventOutcome: 'queued',
+    });
     expect(answer.body.eventId.length).toBeGreaterThan(0);
 
     const events = await listEvents(gw);
@@ -74,7 +79,12 @@ describe('wake answers', () => {
     expect(first.body.eventOutcome).toBe('queued');
     const second = await gw.hook('wake', { text: 'disk almost full' });
     expect(second.status).toBe(200);
-    expect(second.body).toEqual({ ok: true, mode: 'now', eventId: first.body.eventId, eventOutcome: 'coalesced' });
+    expect(second.body).toEqual({
+      ok: true,
+      mode: 'now',
+      eventId: first.body.eventId,
+      eventOutcome: 'coalesced',
+    });
     const third = await gw.hook('wake', { text: 'disk almost full', mode: 'next-heartbeat' });
     expect(third.body).toMatchObject({ eventId: first.body.eventId, eventOutcome: 'coalesced' });
 
@@ -97,7 +107,11 @@ describe('wake answers', () => {
     const a = await gw.hook('wake', { text: 'Queue backed up' });
     const b = await gw.hook('wake', { text: 'queue backed up' });
     const c = await gw.hook('wake', { text: 'queue backed up ' });
-    expect([a.body.eventOutcome, b.body.eventOutcome, c.body.eventOutcome]).toEqual(['queued', 'queued', 'queued']);
+    expect([a.body.eventOutcome, b.body.eventOutcome, c.body.eventOutcome]).toEqual([
+      'queued',
+      'queued',
+      'queued',
+    ]);
     expect(new Set([a.body.eventId, b.body.eventId, c.body.eventId]).size).toBe(3);
   });
 });
@@ -239,7 +253,12 @@ describe('agent answers and stored runs', () => {
   });
 
   it('stores delivery status "none" with deliver false', async () => {
-    const answer = await gw.hook('agent', { message: 'quiet run', deliver: false, channel: 'telegram', to: '42' });
+    const answer = await gw.hook('agent', {
+      message: 'quiet run',
+      deliver: false,
+      channel: 'telegram',
+      to: '42',
+    });
     expect(answer.status, answer.text).toBe(202);
     const run = await getRun(gw, answer.body.runId);
     expect(run.status).toBe('queued');

@@ -42,7 +42,7 @@ export async function send(gw: TestGateway, path: string, options: SendOptions =
   const response = await fetch(`${gw.url}${path}`, {
     method: options.method ?? 'POST',
     headers: options.headers ?? {},
-    body: options.body === undefined ? undefined : (options.body as BodyInit),
+    body: options.body === undefined ? undefined : (options.body as RequestInit['body']),
   });
   return readAnswer(response);
 }
@@ -81,7 +81,7 @@ export function requestFrom(
   localAddress: string,
   path: string,
   options: { method?: string; headers?: OutgoingHttpHeaders; body?: string } = {},
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Json }> {
   const url = new URL(path, gw.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -99,7 +99,11 @@ export function requestFrom(
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : undefined });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: text ? JSON.parse(text) : undefined,
+          });
         });
         res.on('error', reject);
       },
@@ -109,12 +113,15 @@ export function requestFrom(
   });
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON answers are inspected freely in tests
+export type Json = any;
+
 export interface RawResponse {
   statusLine: string;
   status: number;
   headers: Record<string, string>;
   body: string;
-  json: any;
+  json: Json;
 }
 
 /** Parses one HTTP/1.1 response (Content-Length framed) out of `data`, or returns undefined if incomplete. */
@@ -169,7 +176,8 @@ export class RawClient {
   static open(gw: TestGateway): Promise<RawClient> {
     const { hostname, port } = new URL(gw.url);
     return new Promise((resolve, reject) => {
-      const socket = connect({ host: hostname, port: Number(port) }, () => {
+      // allowHalfOpen: like a plain blocking client, keep sending after the server's FIN.
+      const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true }, () => {
         socket.off('error', reject);
         resolve(new RawClient(socket));
       });
@@ -205,7 +213,9 @@ export class RawClient {
   response(timeoutMs = 10_000): Promise<RawResponse> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new Error(`no complete response within ${timeoutMs} ms; got: ${this.data.toString('latin1')}`));
+        reject(
+          new Error(`no complete response within ${timeoutMs} ms; got: ${this.data.toString('latin1')}`),
+        );
       }, timeoutMs);
       const check = () => {
         const parsed = parseResponse(this.data);

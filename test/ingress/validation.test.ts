@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { expectInvalidPayload, getRun, listEvents, postHook, BEARER } from './support.js';
+import { BEARER, expectInvalidPayload, getRun, listEvents, postHook } from './support.js';
 
 const CHANNELS = ['whatsapp', 'telegram', 'discord', 'slack', 'mattermost', 'signal', 'imessage', 'msteams'];
 const LONG = 'x'.repeat(10_000);

@@ -32,7 +32,7 @@ beforeEach(() => {
   open = [];
 });
 afterEach(async () => {
-  for (const store of open) await store.close();
+  for (const store of open) await closeStore(store);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -40,6 +40,12 @@ function openStore(): SqliteStore {
   const store = new SqliteStore({ path });
   open.push(store);
   return store;
+}
+
+/** Closes a store opened by `openStore` (each store is closed once). */
+async function closeStore(store: SqliteStore): Promise<void> {
+  open = open.filter((s) => s !== store);
+  await store.close();
 }
 
 let counter = 0;
@@ -93,7 +99,10 @@ async function committedOf(store: SqliteStore, actions: Action[], idem?: Idempot
 describe('accept', () => {
   it('commits wake events and runs in one call and shows them afterwards', async () => {
     const store = openStore();
-    const actions = [wake('disk full', MAIN, T0), agent({ name: null, deliver: true, to: '+1555', model: 'echo/echo' })];
+    const actions = [
+      wake('disk full', MAIN, T0),
+      agent({ name: null, deliver: true, to: '+1555', model: 'echo/echo' }),
+    ];
     const result = await committedOf(store, actions);
     const eventId = (actions[0] as Extract<Action, { kind: 'wake' }>).event.id;
     const runId = (actions[1] as Extract<Action, { kind: 'agent' }>).run.id;
@@ -104,7 +113,13 @@ describe('accept', () => {
     expect(result.answer).toEqual({ status: 200, body: JSON.stringify(result.committed) });
 
     expect(await store.listEvents(MAIN, { limit: 10 })).toEqual([
-      { id: eventId, ts: new Date(T0).toISOString(), text: 'disk full', source: 'hook:wake', status: 'pending' },
+      {
+        id: eventId,
+        ts: new Date(T0).toISOString(),
+        text: 'disk full',
+        source: 'hook:wake',
+        status: 'pending',
+      },
     ]);
     expect(await store.getRun(runId)).toEqual({
       runId,
@@ -158,9 +173,16 @@ describe('accept', () => {
     expect(retry.kind).toBe('committed');
   });
 
+  it('close can be called more than once', async () => {
+    const store = openStore();
+    await committedOf(store, [wake('x')]);
+    await closeStore(store);
+    await expect(store.close()).resolves.toBeUndefined();
+  });
+
   it('fails with StoreUnavailableError once closed', async () => {
     const store = openStore();
-    await store.close();
+    await closeStore(store);
     await expect(store.accept([wake('late')], render)).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 });
@@ -205,11 +227,16 @@ describe('coalescing of wake events', () => {
     const store = openStore();
     const first = await committedOf(store, [wake('again')]);
     const raw = new Database(path);
-    raw.prepare(`UPDATE events SET status = 'consumed' WHERE id = ?`).run((first.committed[0] as { eventId: string }).eventId);
+    raw
+      .prepare(`UPDATE events SET status = 'consumed' WHERE id = ?`)
+      .run((first.committed[0] as { eventId: string }).eventId);
     raw.close();
     const second = await committedOf(store, [wake('again')]);
     expect(second.committed[0]).toMatchObject({ outcome: 'queued' });
-    expect((await store.listEvents(MAIN, { limit: 10 }))?.map((e) => e.status)).toEqual(['consumed', 'pending']);
+    expect((await store.listEvents(MAIN, { limit: 10 }))?.map((e) => e.status)).toEqual([
+      'consumed',
+      'pending',
+    ]);
   });
 });
 
@@ -234,7 +261,10 @@ describe('idempotency', () => {
   it('scopes keys by hook path', async () => {
     const store = openStore();
     await committedOf(store, [wake('one')], claim('k1', 'hash-a'));
-    const other = await store.accept([wake('two')], render, { ...claim('k1', 'hash-b'), scope: '/hooks/wake' });
+    const other = await store.accept([wake('two')], render, {
+      ...claim('k1', 'hash-b'),
+      scope: '/hooks/wake',
+    });
     expect(other.kind).toBe('committed');
   });
 
@@ -305,7 +335,7 @@ describe('the database file', () => {
     const wakeAction = wake('survives');
     const runAction = agent();
     await committedOf(first, [wakeAction, runAction], claim('k1', 'hash-a'));
-    await first.close();
+    await closeStore(first);
     expect(existsSync(path)).toBe(true);
 
     const second = openStore();
@@ -316,16 +346,18 @@ describe('the database file', () => {
     ]);
     expect((await second.getRun(runId))?.status).toBe('queued');
     expect((await second.accept([agent()], render, claim('k1', 'hash-a'))).kind).toBe('replay');
-    await second.close();
+    await closeStore(second);
 
     const third = openStore();
     expect((await third.getRun(runId))?.runId).toBe(runId);
-    await third.close();
+    await closeStore(third);
 
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma('user_version', { simple: true })).toBe(1);
     const tables = raw
-      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+      .prepare(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+      )
       .all();
     expect(tables).toEqual([{ name: 'events' }, { name: 'idempotency' }, { name: 'runs' }]);
     raw.close();

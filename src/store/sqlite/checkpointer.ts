@@ -42,17 +42,25 @@ export function startCheckpointer(
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, intervalMs, driver } });
   worker.unref();
   let stopped = false;
+  let exited = false;
+  let stopping: Promise<void> | undefined;
   worker.on('message', (message: string) => onFailure(`checkpoint failed: ${message}`));
   worker.on('error', (error) => onFailure(`checkpoint worker crashed: ${error.message}`));
   worker.on('exit', (code) => {
+    exited = true;
     if (!stopped) onFailure(`checkpoint worker exited (${code})`);
   });
   return {
+    // Idempotent; resolves at once when the worker is already gone.
     stop: () =>
-      new Promise<void>((resolve) => {
+      (stopping ??= new Promise<void>((resolve) => {
         stopped = true;
+        if (exited) return resolve();
         worker.once('exit', () => resolve());
+        // Keep the process alive until the worker has exited, or a caller awaiting
+        // this (e.g. `run` failing to listen) sees the event loop drain first.
+        worker.ref();
         worker.postMessage('stop');
-      }),
+      })),
   };
 }

@@ -126,7 +126,7 @@ export class SqliteStore implements Store {
            delivery_status, delivery_channel, delivery_to)
          VALUES (@id, @agentId, @sessionKey, @mainSessionKey, @name, @message, @model, @thinking,
            @timeoutSeconds, @wakeMode, @deliver, @channel, @to, @allowUnsafe, @source, @createdAt,
-           @deliveryStatus, @deliveryChannel, @to)`,
+           @deliveryStatus, @deliveryChannel, @deliveryTo)`,
       ),
       getRun: db.prepare<[string], RunRow>(
         `SELECT id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
@@ -198,6 +198,7 @@ export class SqliteStore implements Store {
         allowUnsafe: run.allowUnsafeExternalContent ? 1 : 0,
         deliveryStatus: run.deliver ? 'pending' : 'none',
         deliveryChannel: run.deliver ? run.channel : null,
+        deliveryTo: run.deliver ? run.to : null,
         to: run.to,
       });
       return { kind: 'agent', runId: run.id };
@@ -231,7 +232,10 @@ export class SqliteStore implements Store {
     const batch = this.pending;
     this.pending = [];
     try {
-      this.commitBatch(batch);
+      // BEGIN IMMEDIATE: take the write lock first, so a lock held elsewhere is waited
+      // out (busy_timeout). A deferred transaction that reads first fails at once with
+      // SQLITE_BUSY when it then tries to write: SQLite skips the busy handler there.
+      this.commitBatch.immediate(batch);
     } catch (error) {
       // The commit itself failed: nothing of the batch was written.
       for (const item of batch) item.reject(new StoreUnavailableError(error));
