@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 export const TOKEN_HEADER = 'x-agentgate-token';
@@ -14,7 +14,7 @@ export function presentedToken(headers: IncomingHttpHeaders): string | undefined
   return typeof header === 'string' && header.length > 0 ? header : undefined;
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
+const digest = (value: string) => hash('sha256', value, 'buffer') as unknown as Buffer;
 
 /**
  * Constant-time comparison that does not leak the expected token's length:

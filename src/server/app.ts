@@ -34,6 +34,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     loggerInstance: log as FastifyBaseLogger,
     // Requests are not logged one by one: at thousands per second that is the bottleneck.
     logController: new LogController({ disableRequestLogging: true }),
+    // No per-request child logger: with redaction configured, creating one per
+    // request costs more than everything the ingress itself does.
+    childLoggerFactory: (logger) => logger,
     trustProxy: trusted.length > 0 ? trusted : false,
     return503OnClosing: true,
     keepAliveTimeout: 72_000,

@@ -107,6 +107,8 @@ export interface Store {
   getRun(runId: string): Promise<RunView | undefined>;
   /** Oldest first; `undefined` when `after` names no event of that session. */
   listEvents(sessionKey: string, options: ListEventsOptions): Promise<EventView[] | undefined>;
+  /** Marks these pending events of a session consumed (a heartbeat turn saw them); returns how many changed. */
+  consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number>;
   pruneIdempotency(olderThan: number): Promise<number>;
   close(): Promise<void>;
 }

@@ -226,11 +226,9 @@ describe('coalescing of wake events', () => {
   it('does not coalesce with a consumed event', async () => {
     const store = openStore();
     const first = await committedOf(store, [wake('again')]);
-    const raw = new Database(path);
-    raw
-      .prepare(`UPDATE events SET status = 'consumed' WHERE id = ?`)
-      .run((first.committed[0] as { eventId: string }).eventId);
-    raw.close();
+    const firstId = (first.committed[0] as { eventId: string }).eventId;
+    expect(await store.consumeEvents(MAIN, [firstId], T0 + 1)).toBe(1);
+    expect(await store.consumeEvents(MAIN, [firstId], T0 + 2)).toBe(0); // already consumed
     const second = await committedOf(store, [wake('again')]);
     expect(second.committed[0]).toMatchObject({ outcome: 'queued' });
     expect((await store.listEvents(MAIN, { limit: 10 }))?.map((e) => e.status)).toEqual([

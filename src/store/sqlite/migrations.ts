@@ -5,7 +5,7 @@
 export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE events (
-    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq         INTEGER PRIMARY KEY,
     id          TEXT NOT NULL UNIQUE,
     session_key TEXT NOT NULL,
     ts          INTEGER NOT NULL,
@@ -16,10 +16,10 @@ export const MIGRATIONS: readonly string[] = [
     consumed_at INTEGER
   );
   CREATE INDEX events_by_session ON events (session_key, seq);
-  CREATE INDEX events_pending ON events (session_key, status, seq);
+  CREATE INDEX events_pending ON events (session_key, seq) WHERE status = 'pending';
 
   CREATE TABLE runs (
-    seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq              INTEGER PRIMARY KEY,
     id               TEXT NOT NULL UNIQUE,
     status           TEXT NOT NULL DEFAULT 'queued',
     agent_id         TEXT NOT NULL,
@@ -49,7 +49,7 @@ export const MIGRATIONS: readonly string[] = [
     delivery_to      TEXT,
     delivery_reason  TEXT
   );
-  CREATE INDEX runs_by_status ON runs (status, seq);
+  CREATE INDEX runs_active ON runs (status, seq) WHERE status IN ('queued', 'running');
 
   CREATE TABLE idempotency (
     scope      TEXT NOT NULL,

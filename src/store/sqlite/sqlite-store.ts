@@ -7,10 +7,14 @@
  * also fsyncs each commit, so it survives power loss.
  *
  * Group commit: accepts that arrive in the same event-loop turn are committed
- * together in one transaction (each in its own savepoint, so one failing accept
- * does not undo the others). Under load this turns hundreds of commits per
- * second into a few dozen, which is where the time went; an idle gateway still
- * commits each request on its own within the same turn.
+ * together in one transaction, which is where the time went with one commit
+ * per request. Should any accept of a batch fail, the whole batch is rolled
+ * back and replayed one accept per transaction, so a failing accept never
+ * leaves anything half-written and never takes the others down with it.
+ *
+ * WAL checkpoints run every `CHECKPOINT_PAGES` pages instead of SQLite's 1000:
+ * pages rewritten many times between checkpoints (index tails, the last table
+ * pages) are then copied once, and the fsyncs a checkpoint does are rarer.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -27,7 +31,6 @@ import {
   type StoredAnswer,
   StoreUnavailableError,
 } from '../types.js';
-import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { MIGRATIONS } from './migrations.js';
 
 export interface SqliteStoreOptions {
@@ -35,10 +38,6 @@ export interface SqliteStoreOptions {
   synchronous?: 'normal' | 'full';
   /** How long a write waits for a lock held by another process before giving up (ms). */
   busyTimeoutMs?: number;
-  /** Checkpoint the WAL from a worker thread this often (ms); 0 leaves it to SQLite on the writer. */
-  checkpointIntervalMs?: number;
-  /** Told when background checkpointing fails and the writer takes it over. */
-  onWarning?: (message: string) => void;
 }
 
 interface PendingAccept {
@@ -47,8 +46,6 @@ interface PendingAccept {
   idempotency: IdempotencyClaim | undefined;
   resolve: (result: AcceptResult) => void;
   reject: (error: unknown) => void;
-  result?: AcceptResult;
-  error?: unknown;
 }
 
 interface RunRow {
@@ -77,6 +74,9 @@ interface EventRow {
   status: EventView['status'];
 }
 
+/** WAL size (pages) that triggers a checkpoint; see the header comment. */
+const CHECKPOINT_PAGES = 10_000;
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export class SqliteStore implements Store {
@@ -85,7 +85,12 @@ export class SqliteStore implements Store {
   private readonly acceptOne;
   private readonly commitBatch;
   private pending: PendingAccept[] = [];
-  private readonly checkpointer: Checkpointer | undefined;
+  /**
+   * Newest pending event per main session, for wake coalescing without a read
+   * per wake. Valid because this process is the database's only writer; it is
+   * dropped whenever a transaction fails, so it never holds an uncommitted event.
+   */
+  private readonly newestPending = new Map<string, { id: string; text: string } | undefined>();
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
@@ -93,16 +98,10 @@ export class SqliteStore implements Store {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 2000}`);
-    this.db.pragma('foreign_keys = ON');
+    this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
+    this.db.pragma(`journal_size_limit = ${CHECKPOINT_PAGES * 4096 * 2}`);
+    this.db.pragma('mmap_size = 268435456');
     this.migrate();
-    const checkpointIntervalMs = options.checkpointIntervalMs ?? 250;
-    if (checkpointIntervalMs > 0) {
-      this.db.pragma('wal_autocheckpoint = 0');
-      this.checkpointer = startCheckpointer(options.path, checkpointIntervalMs, (message) => {
-        options.onWarning?.(`${message}; checkpointing on the writer instead`);
-        if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
-      });
-    }
 
     const db = this.db;
     this.statements = {
@@ -114,6 +113,9 @@ export class SqliteStore implements Store {
         'INSERT OR REPLACE INTO idempotency (scope, key, body_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       pruneIdempotency: db.prepare('DELETE FROM idempotency WHERE created_at <= ?'),
+      consumeEvent: db.prepare(
+        `UPDATE events SET status = 'consumed', consumed_at = ? WHERE id = ? AND session_key = ? AND status = 'pending'`,
+      ),
       newestPendingEvent: db.prepare<[string], { id: string; text: string }>(
         `SELECT id, text FROM events WHERE session_key = ? AND status = 'pending' ORDER BY seq DESC LIMIT 1`,
       ),
@@ -124,9 +126,7 @@ export class SqliteStore implements Store {
         `INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
            timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
            delivery_status, delivery_channel, delivery_to)
-         VALUES (@id, @agentId, @sessionKey, @mainSessionKey, @name, @message, @model, @thinking,
-           @timeoutSeconds, @wakeMode, @deliver, @channel, @to, @allowUnsafe, @source, @createdAt,
-           @deliveryStatus, @deliveryChannel, @deliveryTo)`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       getRun: db.prepare<[string], RunRow>(
         `SELECT id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
@@ -140,17 +140,10 @@ export class SqliteStore implements Store {
         'SELECT seq, id, ts, text, source, status FROM events WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?',
       ),
     };
-    // Called inside `commitBatch`, better-sqlite3 runs this as a savepoint.
     this.acceptOne = db.transaction(this.acceptInTransaction.bind(this));
-    this.commitBatch = db.transaction((batch: PendingAccept[]) => {
-      for (const item of batch) {
-        try {
-          item.result = this.acceptOne(item.actions, item.render, item.idempotency);
-        } catch (error) {
-          item.error = error;
-        }
-      }
-    });
+    this.commitBatch = db.transaction((batch: PendingAccept[]) =>
+      batch.map((item) => this.acceptInTransaction(item.actions, item.render, item.idempotency)),
+    );
   }
 
   private migrate(): void {
@@ -184,23 +177,38 @@ export class SqliteStore implements Store {
     const committed: Committed[] = actions.map((action) => {
       if (action.kind === 'wake') {
         const { event } = action;
-        const newest = s.newestPendingEvent.get(event.sessionKey);
+        const newest = this.newestPending.has(event.sessionKey)
+          ? this.newestPending.get(event.sessionKey)
+          : s.newestPendingEvent.get(event.sessionKey);
         if (newest && newest.text === event.text) {
           return { kind: 'wake', eventId: newest.id, outcome: 'coalesced' };
         }
         s.insertEvent.run(event.id, event.sessionKey, event.ts, event.text, event.source, event.wakeMode);
+        this.newestPending.set(event.sessionKey, { id: event.id, text: event.text });
         return { kind: 'wake', eventId: event.id, outcome: 'queued' };
       }
       const { run } = action;
-      s.insertRun.run({
-        ...run,
-        deliver: run.deliver ? 1 : 0,
-        allowUnsafe: run.allowUnsafeExternalContent ? 1 : 0,
-        deliveryStatus: run.deliver ? 'pending' : 'none',
-        deliveryChannel: run.deliver ? run.channel : null,
-        deliveryTo: run.deliver ? run.to : null,
-        to: run.to,
-      });
+      s.insertRun.run(
+        run.id,
+        run.agentId,
+        run.sessionKey,
+        run.mainSessionKey,
+        run.name,
+        run.message,
+        run.model,
+        run.thinking,
+        run.timeoutSeconds,
+        run.wakeMode,
+        run.deliver ? 1 : 0,
+        run.channel,
+        run.to,
+        run.allowUnsafeExternalContent ? 1 : 0,
+        run.source,
+        run.createdAt,
+        run.deliver ? 'pending' : 'none',
+        run.deliver ? run.channel : null,
+        run.deliver ? run.to : null,
+      );
       return { kind: 'agent', runId: run.id };
     });
     const answer = render(committed);
@@ -231,20 +239,29 @@ export class SqliteStore implements Store {
   private readonly flush = () => {
     const batch = this.pending;
     this.pending = [];
+    let results: AcceptResult[];
     try {
-      // BEGIN IMMEDIATE: take the write lock first, so a lock held elsewhere is waited
-      // out (busy_timeout). A deferred transaction that reads first fails at once with
-      // SQLITE_BUSY when it then tries to write: SQLite skips the busy handler there.
-      this.commitBatch.immediate(batch);
-    } catch (error) {
-      // The commit itself failed: nothing of the batch was written.
-      for (const item of batch) item.reject(new StoreUnavailableError(error));
+      // IMMEDIATE takes the write lock up front, so a lock held by another
+      // process is waited out (busy_timeout) instead of failing at once.
+      results = this.commitBatch.immediate(batch);
+    } catch (batchError) {
+      this.newestPending.clear();
+      if (batch.length === 1) {
+        (batch[0] as PendingAccept).reject(new StoreUnavailableError(batchError));
+        return;
+      }
+      // Nothing of the batch was written: replay each accept on its own.
+      for (const item of batch) {
+        try {
+          item.resolve(this.acceptOne.immediate(item.actions, item.render, item.idempotency));
+        } catch (error) {
+          this.newestPending.clear();
+          item.reject(new StoreUnavailableError(error));
+        }
+      }
       return;
     }
-    for (const item of batch) {
-      if (item.error !== undefined) item.reject(new StoreUnavailableError(item.error));
-      else item.resolve(item.result as AcceptResult);
-    }
+    batch.forEach((item, index) => item.resolve(results[index] as AcceptResult));
   };
 
   async getRun(runId: string): Promise<RunView | undefined> {
@@ -286,13 +303,28 @@ export class SqliteStore implements Store {
     }));
   }
 
+  async consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number> {
+    const consume = this.db.transaction(() =>
+      eventIds.reduce(
+        (changed, id) => changed + this.statements.consumeEvent.run(now, id, sessionKey).changes,
+        0,
+      ),
+    );
+    try {
+      return consume.immediate();
+    } catch (error) {
+      throw new StoreUnavailableError(error);
+    } finally {
+      this.newestPending.delete(sessionKey);
+    }
+  }
+
   async pruneIdempotency(olderThan: number): Promise<number> {
     return this.statements.pruneIdempotency.run(olderThan).changes;
   }
 
   async close(): Promise<void> {
     if (this.pending.length > 0) this.flush();
-    await this.checkpointer?.stop();
     if (this.db.open) this.db.close();
   }
 }
