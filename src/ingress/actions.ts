@@ -66,21 +66,22 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
   return { kind: 'agent', run };
 }
 
-/** The success answer for what was committed (CONTRACT §4); `committed[i]` belongs to `actions[i]`. */
+/**
+ * The success answer for what was committed (CONTRACT §4); `committed[i]`
+ * belongs to `actions[i]`. Ids and modes are plain ASCII from a fixed alphabet,
+ * so the common single-action answers are written without JSON.stringify.
+ */
 export function renderAnswer(actions: readonly Action[], committed: readonly Committed[]): StoredAnswer {
   const [first] = committed;
   const [action] = actions;
   if (committed.length === 1 && first?.kind === 'wake' && action?.kind === 'wake') {
-    const body = {
-      ok: true,
-      mode: action.event.wakeMode,
-      eventId: first.eventId,
-      eventOutcome: first.outcome,
+    return {
+      status: 200,
+      body: `{"ok":true,"mode":"${action.event.wakeMode}","eventId":"${first.eventId}","eventOutcome":"${first.outcome}"}`,
     };
-    return { status: 200, body: JSON.stringify(body) };
   }
   if (committed.length === 1 && first?.kind === 'agent') {
-    return { status: 202, body: JSON.stringify({ ok: true, runId: first.runId }) };
+    return { status: 202, body: `{"ok":true,"runId":"${first.runId}"}` };
   }
   const runIds = committed.flatMap((c) => (c.kind === 'agent' ? [c.runId] : []));
   const eventIds = committed.flatMap((c) => (c.kind === 'wake' ? [c.eventId] : []));

@@ -78,7 +78,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       policy,
       defaultTimeoutSeconds,
       now: at,
-      source: `hook:${target.name}`,
+      source: target.source,
     });
     const claim = idempotencyClaim(request.headers, `${hooksPath}/${target.name}`, body as Buffer, at);
     const result = await store.accept(actions, (committed) => renderAnswer(actions, committed), claim);

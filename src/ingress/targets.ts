@@ -11,6 +11,8 @@ import { agentRequestSchema, validatePayload, wakeRequestSchema } from './payloa
 export interface HookTarget {
   /** The hook name after `hooks.path`, e.g. "wake". */
   name: string;
+  /** Recorded on what it produces, e.g. "hook:wake". */
+  source: string;
   maxBodyBytes: number;
   build(payload: Record<string, unknown>, ctx: ActionContext): Action[];
 }
@@ -19,11 +21,13 @@ export function builtInTargets(config: ResolvedConfig): Map<string, HookTarget> 
   const maxBodyBytes = config.hooks.maxBodyBytes;
   const wake: HookTarget = {
     name: 'wake',
+    source: 'hook:wake',
     maxBodyBytes,
     build: (payload, ctx) => [wakeAction(validatePayload(wakeRequestSchema, payload), ctx)],
   };
   const agent: HookTarget = {
     name: 'agent',
+    source: 'hook:agent',
     maxBodyBytes,
     build: (payload, ctx) => [agentAction(validatePayload(agentRequestSchema, payload), ctx)],
   };

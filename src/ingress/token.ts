@@ -1,4 +1,4 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 export const TOKEN_HEADER = 'x-agentgate-token';
@@ -14,19 +14,17 @@ export function presentedToken(headers: IncomingHttpHeaders): string | undefined
   return typeof header === 'string' && header.length > 0 ? header : undefined;
 }
 
-const digest = (value: string) => hash('sha256', value, 'buffer') as unknown as Buffer;
-
 /**
- * Constant-time comparison that does not leak the expected token's length:
- * both sides are hashed to fixed-size digests before `timingSafeEqual`.
+ * A matcher for one expected token, compared in constant time: the time taken
+ * depends on the tokens' lengths, never on their contents (as Go's
+ * `subtle.ConstantTimeCompare`). Only whether the length matches is revealed,
+ * and generated tokens all have the same, public length.
  */
-export function tokenMatches(presented: string | undefined, expected: string): boolean {
-  if (presented === undefined) return false;
-  return timingSafeEqual(digest(presented), digest(expected));
-}
-
-/** A matcher with the expected digest computed once, for the request hot path. */
 export function tokenMatcher(expected: string): (presented: string | undefined) => boolean {
-  const expectedDigest = digest(expected);
-  return (presented) => presented !== undefined && timingSafeEqual(digest(presented), expectedDigest);
+  const expectedBytes = Buffer.from(expected, 'utf8');
+  return (presented) => {
+    if (presented === undefined) return false;
+    const presentedBytes = Buffer.from(presented, 'utf8');
+    return presentedBytes.length === expectedBytes.length && timingSafeEqual(presentedBytes, expectedBytes);
+  };
 }
