@@ -98,7 +98,113 @@ export interface ListEventsOptions {
   limit: number;
 }
 
-export interface Store {
+/** A run the worker holds a lease on. */
+export interface ClaimedRun extends NewRun {
+  attempts: number;
+  startedAt: number;
+}
+
+export interface TranscriptEntry {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+export interface DeliveryRecord {
+  status: DeliveryStatus;
+  channel: string | null;
+  to: string | null;
+  reason: string | null;
+}
+
+export interface DeliveryRoute {
+  channel: string;
+  to: string;
+}
+
+/** How a run ended, written atomically with its transcript turn and its summary event. */
+export interface RunCompletion {
+  runId: string;
+  owner: string;
+  /** The run's own session, where its turn is appended. */
+  sessionKey: string;
+  status: 'succeeded' | 'failed' | 'timed_out';
+  reply: string | null;
+  error: string | null;
+  finishedAt: number;
+  /** The user/assistant turn to append to the run's session (succeeded runs only). */
+  transcript: TranscriptEntry[];
+  /** The summary system event for the agent's main session. */
+  summary: NewEvent;
+  /** Where the delivery stands now: `pending` (to be sent), `skipped` or `none`. */
+  delivery: DeliveryRecord;
+}
+
+export interface PendingEvent {
+  id: string;
+  ts: number;
+  text: string;
+  source: string;
+  wakeMode: WakeMode;
+}
+
+export interface HeartbeatRecord {
+  id: string;
+  sessionKey: string;
+  startedAt: number;
+  finishedAt: number;
+  status: 'succeeded' | 'failed';
+  eventIds: string[];
+  reply: string | null;
+  error: string | null;
+  /** The turn appended to the main session's transcript (succeeded only). */
+  transcript: TranscriptEntry[];
+  delivery: DeliveryRecord;
+}
+
+export interface HeartbeatView {
+  id: string;
+  startedAt: string;
+  finishedAt: string;
+  status: 'succeeded' | 'failed';
+  eventCount: number;
+  reply: string | null;
+  error: string | null;
+  delivery: DeliveryRecord;
+}
+
+/** The run queue: leases make sure a run is never executed twice at once. */
+export interface RunQueueStore {
+  /**
+   * Leases up to `limit` runnable runs: queued (or running with an expired
+   * lease), oldest first, at most the oldest unfinished run of each session
+   * key, so runs sharing a key execute one at a time and in order.
+   */
+  claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]>;
+  renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void>;
+  /** Puts a leased run back in the queue (graceful stop); returns false when the lease was lost. */
+  releaseRun(runId: string, owner: string): Promise<boolean>;
+  /** Re-queues runs whose lease owner is known to be gone; returns their ids. */
+  requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]>;
+  /** Records how a run ended; false when this owner no longer holds the lease (nothing written). */
+  completeRun(completion: RunCompletion): Promise<boolean>;
+  recordRunDelivery(runId: string, delivery: DeliveryRecord): Promise<void>;
+}
+
+export interface SessionStore {
+  /** The newest `limit` turns of a session, oldest first. */
+  loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]>;
+  pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]>;
+  /** Main sessions that have pending events asking for an immediate heartbeat. */
+  sessionsAwaitingHeartbeat(): Promise<string[]>;
+  /** Records a heartbeat; when it succeeded, also consumes its events and appends its turn. */
+  recordHeartbeat(record: HeartbeatRecord): Promise<void>;
+  recordHeartbeatDelivery(heartbeatId: string, delivery: DeliveryRecord): Promise<void>;
+  listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]>;
+  getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined>;
+  setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void>;
+}
+
+export interface Store extends RunQueueStore, SessionStore {
   accept(
     actions: Action[],
     render: (committed: Committed[]) => StoredAnswer,

@@ -66,6 +66,7 @@ export interface TestGateway {
 export interface Answer {
   status: number;
   headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: answers are JSON whose fields each test asserts itself
   body: any;
   text: string;
 }

@@ -22,16 +22,26 @@ import Database from 'better-sqlite3';
 import {
   type AcceptResult,
   type Action,
+  type ClaimedRun,
   type Committed,
+  type DeliveryRecord,
+  type DeliveryRoute,
   type EventView,
+  type HeartbeatRecord,
+  type HeartbeatView,
   type IdempotencyClaim,
   type ListEventsOptions,
+  type PendingEvent,
+  type RunCompletion,
   type RunView,
   type Store,
   type StoredAnswer,
   StoreUnavailableError,
+  type TranscriptEntry,
 } from '../types.js';
 import { MIGRATIONS } from './migrations.js';
+import { SqliteRunQueue } from './run-queue.js';
+import { SqliteSessions } from './sessions.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -91,6 +101,8 @@ export class SqliteStore implements Store {
    * dropped whenever a transaction fails, so it never holds an uncommitted event.
    */
   private readonly newestPending = new Map<string, { id: string; text: string } | undefined>();
+  private readonly sessions: SqliteSessions;
+  private readonly runQueue: SqliteRunQueue;
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
@@ -113,9 +125,6 @@ export class SqliteStore implements Store {
         'INSERT OR REPLACE INTO idempotency (scope, key, body_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       pruneIdempotency: db.prepare('DELETE FROM idempotency WHERE created_at <= ?'),
-      consumeEvent: db.prepare(
-        `UPDATE events SET status = 'consumed', consumed_at = ? WHERE id = ? AND session_key = ? AND status = 'pending'`,
-      ),
       newestPendingEvent: db.prepare<[string], { id: string; text: string }>(
         `SELECT id, text FROM events WHERE session_key = ? AND status = 'pending' ORDER BY seq DESC LIMIT 1`,
       ),
@@ -140,6 +149,12 @@ export class SqliteStore implements Store {
         'SELECT seq, id, ts, text, source, status FROM events WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?',
       ),
     };
+    this.sessions = new SqliteSessions(db, (sessionKey) => this.newestPending.delete(sessionKey));
+    this.runQueue = new SqliteRunQueue(
+      db,
+      (sessionKey, entry, runId, ts) => this.sessions.appendTranscript(sessionKey, entry, runId, ts),
+      (event) => this.sessions.insertEvent(event),
+    );
     this.acceptOne = db.transaction(this.acceptInTransaction.bind(this));
     this.commitBatch = db.transaction((batch: PendingAccept[]) =>
       batch.map((item) => this.acceptInTransaction(item.actions, item.render, item.idempotency)),
@@ -261,7 +276,7 @@ export class SqliteStore implements Store {
       }
       return;
     }
-    batch.forEach((item, index) => item.resolve(results[index] as AcceptResult));
+    for (const [index, item] of batch.entries()) item.resolve(results[index] as AcceptResult);
   };
 
   async getRun(runId: string): Promise<RunView | undefined> {
@@ -304,19 +319,57 @@ export class SqliteStore implements Store {
   }
 
   async consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number> {
-    const consume = this.db.transaction(() =>
-      eventIds.reduce(
-        (changed, id) => changed + this.statements.consumeEvent.run(now, id, sessionKey).changes,
-        0,
-      ),
-    );
     try {
-      return consume.immediate();
+      return this.db.transaction(() => this.sessions.consumeEvents(sessionKey, eventIds, now)).immediate();
     } catch (error) {
       throw new StoreUnavailableError(error);
-    } finally {
-      this.newestPending.delete(sessionKey);
     }
+  }
+
+  // --- run queue (delegated) -------------------------------------------------
+  claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
+    return this.runQueue.claimRuns(owner, now, leaseMs, limit);
+  }
+  renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
+    return this.runQueue.renewLeases(owner, runIds, until);
+  }
+  releaseRun(runId: string, owner: string): Promise<boolean> {
+    return this.runQueue.releaseRun(runId, owner);
+  }
+  requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]> {
+    return this.runQueue.requeueOrphans(isOwnerAlive);
+  }
+  completeRun(completion: RunCompletion): Promise<boolean> {
+    return this.runQueue.completeRun(completion);
+  }
+  recordRunDelivery(runId: string, delivery: DeliveryRecord): Promise<void> {
+    return this.runQueue.recordRunDelivery(runId, delivery);
+  }
+
+  // --- sessions (delegated) ----------------------------------------------------
+  loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
+    return this.sessions.loadTranscript(sessionKey, limit);
+  }
+  pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
+    return this.sessions.pendingEvents(sessionKey, limit);
+  }
+  sessionsAwaitingHeartbeat(): Promise<string[]> {
+    return this.sessions.sessionsAwaitingHeartbeat();
+  }
+  recordHeartbeat(record: HeartbeatRecord): Promise<void> {
+    return this.sessions.recordHeartbeat(record);
+  }
+  recordHeartbeatDelivery(heartbeatId: string, delivery: DeliveryRecord): Promise<void> {
+    return this.sessions.recordHeartbeatDelivery(heartbeatId, delivery);
+  }
+  listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
+    return this.sessions.listHeartbeats(sessionKey, limit);
+  }
+  getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
+    return this.sessions.getRoute(mainSessionKey);
+  }
+  setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
+    return this.sessions.setRoute(mainSessionKey, route, now);
   }
 
   async pruneIdempotency(olderThan: number): Promise<number> {

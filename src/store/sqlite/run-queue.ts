@@ -1,0 +1,178 @@
+/**
+ * The run queue on SQLite: leases, per-session-key ordering, completion.
+ * Every write is one IMMEDIATE transaction, fenced by the lease owner, so a
+ * worker that lost its lease can never record a result.
+ */
+import type Database from 'better-sqlite3';
+import type {
+  ClaimedRun,
+  DeliveryRecord,
+  NewEvent,
+  RunCompletion,
+  RunQueueStore,
+  TranscriptEntry,
+  WakeMode,
+} from '../types.js';
+
+interface QueuedRow {
+  id: string;
+  agent_id: string;
+  session_key: string;
+  main_session_key: string;
+  name: string | null;
+  message: string;
+  model: string | null;
+  thinking: string | null;
+  timeout_seconds: number;
+  wake_mode: WakeMode;
+  deliver: number;
+  channel: string;
+  recipient: string | null;
+  allow_unsafe: number;
+  source: string;
+  created_at: number;
+  started_at: number | null;
+  attempts: number;
+}
+
+const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
+  id: row.id,
+  agentId: row.agent_id,
+  sessionKey: row.session_key,
+  mainSessionKey: row.main_session_key,
+  name: row.name,
+  message: row.message,
+  model: row.model,
+  thinking: row.thinking,
+  timeoutSeconds: row.timeout_seconds,
+  wakeMode: row.wake_mode,
+  deliver: row.deliver === 1,
+  channel: row.channel,
+  to: row.recipient,
+  allowUnsafeExternalContent: row.allow_unsafe === 1,
+  source: row.source,
+  createdAt: row.created_at,
+  startedAt: row.started_at ?? now,
+  attempts: row.attempts + 1,
+});
+
+export class SqliteRunQueue implements RunQueueStore {
+  private readonly s;
+
+  constructor(
+    private readonly db: Database.Database,
+    /** Appends a transcript entry inside the caller's transaction. */
+    private readonly appendTranscript: (
+      sessionKey: string,
+      entry: TranscriptEntry,
+      runId: string | null,
+      ts: number,
+    ) => void,
+    /** Inserts a system event inside the caller's transaction. */
+    private readonly insertEvent: (event: NewEvent) => void,
+  ) {
+    this.s = {
+      // The oldest unfinished run of each session key, if it is runnable.
+      runnable: db.prepare<[number, number], QueuedRow>(
+        `SELECT r.* FROM runs r
+          WHERE r.status IN ('queued', 'running')
+            AND (r.status = 'queued' OR r.lease_until < ?)
+            AND NOT EXISTS (SELECT 1 FROM runs e
+                             WHERE e.session_key = r.session_key AND e.seq < r.seq
+                               AND e.status IN ('queued', 'running'))
+          ORDER BY r.seq LIMIT ?`,
+      ),
+      lease: db.prepare(
+        `UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ?,
+                         started_at = COALESCE(started_at, ?), attempts = attempts + 1
+          WHERE id = ?`,
+      ),
+      renew: db.prepare(
+        `UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`,
+      ),
+      release: db.prepare(
+        `UPDATE runs SET status = 'queued', lease_owner = NULL, lease_until = NULL
+          WHERE id = ? AND lease_owner = ? AND status = 'running'`,
+      ),
+      running: db.prepare<[], { id: string; lease_owner: string | null }>(
+        `SELECT id, lease_owner FROM runs WHERE status = 'running'`,
+      ),
+      requeue: db.prepare(
+        `UPDATE runs SET status = 'queued', lease_owner = NULL, lease_until = NULL WHERE id = ? AND status = 'running'`,
+      ),
+      complete: db.prepare(
+        `UPDATE runs SET status = ?, reply = ?, error = ?, finished_at = ?, lease_owner = NULL, lease_until = NULL,
+                         delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ?
+          WHERE id = ? AND lease_owner = ? AND status = 'running'`,
+      ),
+      delivery: db.prepare(
+        `UPDATE runs SET delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ? WHERE id = ?`,
+      ),
+    };
+  }
+
+  async claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
+    if (limit <= 0) return [];
+    const claim = this.db.transaction(() =>
+      this.s.runnable.all(now, limit).map((row) => {
+        this.s.lease.run(owner, now + leaseMs, now, row.id);
+        return toClaimedRun(row, now);
+      }),
+    );
+    return claim.immediate();
+  }
+
+  async renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
+    if (runIds.length === 0) return;
+    this.db
+      .transaction(() => {
+        for (const id of runIds) this.s.renew.run(until, id, owner);
+      })
+      .immediate();
+  }
+
+  async releaseRun(runId: string, owner: string): Promise<boolean> {
+    return this.s.release.run(runId, owner).changes === 1;
+  }
+
+  async requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]> {
+    const orphans = this.s.running
+      .all()
+      .filter((row) => row.lease_owner === null || !isOwnerAlive(row.lease_owner));
+    this.db
+      .transaction(() => {
+        for (const row of orphans) this.s.requeue.run(row.id);
+      })
+      .immediate();
+    return orphans.map((row) => row.id);
+  }
+
+  async completeRun(c: RunCompletion): Promise<boolean> {
+    const complete = this.db.transaction(() => {
+      const { delivery } = c;
+      const changed = this.s.complete.run(
+        c.status,
+        c.reply,
+        c.error,
+        c.finishedAt,
+        delivery.status,
+        delivery.channel,
+        delivery.to,
+        delivery.reason,
+        c.runId,
+        c.owner,
+      ).changes;
+      if (changed !== 1) return false;
+      for (const entry of c.transcript) {
+        this.appendTranscript(c.sessionKey, entry, c.runId, c.finishedAt);
+      }
+      this.insertEvent(c.summary);
+      return true;
+    });
+    return complete.immediate();
+  }
+
+  async recordRunDelivery(runId: string, d: DeliveryRecord): Promise<void> {
+    this.s.delivery.run(d.status, d.channel, d.to, d.reason, runId);
+  }
+}

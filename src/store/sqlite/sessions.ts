@@ -1,0 +1,177 @@
+/**
+ * Sessions on SQLite: transcripts, pending system events, heartbeats and the
+ * last delivery route of each main session.
+ */
+import type Database from 'better-sqlite3';
+import type {
+  DeliveryRecord,
+  DeliveryRoute,
+  HeartbeatRecord,
+  HeartbeatView,
+  NewEvent,
+  PendingEvent,
+  SessionStore,
+  TranscriptEntry,
+  WakeMode,
+} from '../types.js';
+
+interface HeartbeatRow {
+  id: string;
+  started_at: number;
+  finished_at: number;
+  status: 'succeeded' | 'failed';
+  event_count: number;
+  reply: string | null;
+  error: string | null;
+  delivery_status: DeliveryRecord['status'];
+  delivery_channel: string | null;
+  delivery_to: string | null;
+  delivery_reason: string | null;
+}
+
+export class SqliteSessions implements SessionStore {
+  private readonly s;
+
+  constructor(
+    private readonly db: Database.Database,
+    /** Told whenever pending events of a session change outside the ingress. */
+    private readonly invalidate: (sessionKey: string) => void,
+  ) {
+    this.s = {
+      appendTranscript: db.prepare(
+        'INSERT INTO transcripts (session_key, role, content, run_id, ts) VALUES (?, ?, ?, ?, ?)',
+      ),
+      transcript: db.prepare<[string, number], TranscriptEntry>(
+        `SELECT role, content FROM (
+           SELECT seq, role, content FROM transcripts WHERE session_key = ? ORDER BY seq DESC LIMIT ?
+         ) ORDER BY seq`,
+      ),
+      insertEvent: db.prepare(
+        'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      pending: db.prepare<
+        [string, number],
+        { id: string; ts: number; text: string; source: string; wake_mode: WakeMode }
+      >(
+        `SELECT id, ts, text, source, wake_mode FROM events
+          WHERE session_key = ? AND status = 'pending' ORDER BY seq LIMIT ?`,
+      ),
+      awaiting: db.prepare<[], { session_key: string }>(
+        `SELECT DISTINCT session_key FROM events WHERE status = 'pending' AND wake_mode = 'now'`,
+      ),
+      consume: db.prepare(
+        `UPDATE events SET status = 'consumed', consumed_at = ? WHERE id = ? AND session_key = ? AND status = 'pending'`,
+      ),
+      insertHeartbeat: db.prepare(
+        `INSERT INTO heartbeats (id, session_key, started_at, finished_at, status, event_count, reply, error,
+                                 delivery_status, delivery_channel, delivery_to, delivery_reason)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      heartbeatDelivery: db.prepare(
+        'UPDATE heartbeats SET delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ? WHERE id = ?',
+      ),
+      heartbeats: db.prepare<[string, number], HeartbeatRow>(
+        `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
+      ),
+      getRoute: db.prepare<[string], { channel: string; recipient: string }>(
+        'SELECT channel, recipient FROM routes WHERE session_key = ?',
+      ),
+      setRoute: db.prepare(
+        `INSERT INTO routes (session_key, channel, recipient, updated_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (session_key) DO UPDATE SET channel = excluded.channel, recipient = excluded.recipient,
+                                                  updated_at = excluded.updated_at`,
+      ),
+    };
+  }
+
+  /** For use inside a caller's transaction. */
+  appendTranscript(sessionKey: string, entry: TranscriptEntry, runId: string | null, ts: number): void {
+    this.s.appendTranscript.run(sessionKey, entry.role, entry.content, runId, ts);
+  }
+
+  /** For use inside a caller's transaction. */
+  insertEvent(event: NewEvent): void {
+    this.s.insertEvent.run(event.id, event.sessionKey, event.ts, event.text, event.source, event.wakeMode);
+    this.invalidate(event.sessionKey);
+  }
+
+  /** For use inside a caller's transaction; returns how many events changed. */
+  consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): number {
+    this.invalidate(sessionKey);
+    return eventIds.reduce((changed, id) => changed + this.s.consume.run(now, id, sessionKey).changes, 0);
+  }
+
+  async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
+    return this.s.transcript.all(sessionKey, limit);
+  }
+
+  async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
+    return this.s.pending.all(sessionKey, limit).map((row) => ({
+      id: row.id,
+      ts: row.ts,
+      text: row.text,
+      source: row.source,
+      wakeMode: row.wake_mode,
+    }));
+  }
+
+  async sessionsAwaitingHeartbeat(): Promise<string[]> {
+    return this.s.awaiting.all().map((row) => row.session_key);
+  }
+
+  async recordHeartbeat(r: HeartbeatRecord): Promise<void> {
+    this.db
+      .transaction(() => {
+        const d = r.delivery;
+        this.s.insertHeartbeat.run(
+          r.id,
+          r.sessionKey,
+          r.startedAt,
+          r.finishedAt,
+          r.status,
+          r.eventIds.length,
+          r.reply,
+          r.error,
+          d.status,
+          d.channel,
+          d.to,
+          d.reason,
+        );
+        if (r.status !== 'succeeded') return;
+        this.consumeEvents(r.sessionKey, r.eventIds, r.finishedAt);
+        for (const entry of r.transcript) this.appendTranscript(r.sessionKey, entry, null, r.finishedAt);
+      })
+      .immediate();
+  }
+
+  async recordHeartbeatDelivery(heartbeatId: string, d: DeliveryRecord): Promise<void> {
+    this.s.heartbeatDelivery.run(d.status, d.channel, d.to, d.reason, heartbeatId);
+  }
+
+  async listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
+    return this.s.heartbeats.all(sessionKey, limit).map((row) => ({
+      id: row.id,
+      startedAt: new Date(row.started_at).toISOString(),
+      finishedAt: new Date(row.finished_at).toISOString(),
+      status: row.status,
+      eventCount: row.event_count,
+      reply: row.reply,
+      error: row.error,
+      delivery: {
+        status: row.delivery_status,
+        channel: row.delivery_channel,
+        to: row.delivery_to,
+        reason: row.delivery_reason,
+      },
+    }));
+  }
+
+  async getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
+    const row = this.s.getRoute.get(mainSessionKey);
+    return row ? { channel: row.channel, to: row.recipient } : undefined;
+  }
+
+  async setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
+    this.s.setRoute.run(mainSessionKey, route.channel, route.to, now);
+  }
+}
