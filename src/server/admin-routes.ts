@@ -12,6 +12,8 @@ import { tokenMatcher } from '../ingress/token.js';
 import type { Store } from '../store/types.js';
 
 export const DEFAULT_EVENT_LIMIT = 1000;
+const DEFAULT_TRANSCRIPT_LIMIT = 100;
+const DEFAULT_HEARTBEAT_LIMIT = 50;
 const MAX_EVENT_LIMIT = 10_000;
 
 export interface AdminDeps {
@@ -67,11 +69,23 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
         throw invalidPayload('after', `no event "${query.after}" in session "${sessionKey}"`);
       return { events };
     });
+
+    api.get('/api/sessions/:sessionKey/transcript', async (request) => {
+      const { sessionKey } = request.params as { sessionKey: string };
+      const limit = parseLimit((request.query as { limit?: string }).limit, DEFAULT_TRANSCRIPT_LIMIT);
+      return { messages: await store.loadTranscript(sessionKey, limit) };
+    });
+
+    api.get('/api/sessions/:sessionKey/heartbeats', async (request) => {
+      const { sessionKey } = request.params as { sessionKey: string };
+      const limit = parseLimit((request.query as { limit?: string }).limit, DEFAULT_HEARTBEAT_LIMIT);
+      return { heartbeats: await store.listHeartbeats(sessionKey, limit) };
+    });
   });
 }
 
-function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_EVENT_LIMIT;
+function parseLimit(raw: string | undefined, fallback = DEFAULT_EVENT_LIMIT): number {
+  if (raw === undefined) return fallback;
   const limit = Number(raw);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_EVENT_LIMIT) {
     throw invalidPayload('limit', `must be an integer from 1 to ${MAX_EVENT_LIMIT}`);

@@ -3,7 +3,13 @@
  * stop (stop accepting, let in-flight requests finish, close the store).
  */
 import type { FastifyInstance } from 'fastify';
+import { ModelRouter } from '../agents/models.js';
+import { newOwnerId } from '../agents/owner.js';
+import { RunWorker } from '../agents/worker.js';
+import { DeliveryService } from '../channels/delivery.js';
+import { createChannelAdapters } from '../channels/index.js';
 import type { ResolvedConfig } from '../config/resolved.js';
+import { HeartbeatScheduler } from '../heartbeat/scheduler.js';
 import { AuthFailureLimiter } from '../ingress/auth-limiter.js';
 import { IDEMPOTENCY_TTL_MS } from '../ingress/idempotency.js';
 import type { Logger } from '../log.js';
@@ -16,6 +22,12 @@ export interface ListenOptions {
   bind?: string;
   /** Test hook: a shorter body deadline than CONTRACT §4's 30 s. */
   bodyTimeoutMs?: number;
+  /** How long a stop lets running agent turns finish before re-queueing them. */
+  stopGraceMs?: number;
+  /** Delivery retry pacing (tests make it fast). */
+  deliveryBaseDelayMs?: number;
+  /** Run the agent worker and heartbeats (default true); ingress-only tests turn them off. */
+  workers?: boolean;
 }
 
 export interface RunningGateway {
@@ -36,7 +48,35 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const store = openStore(config.store);
   const limiter = new AuthFailureLimiter();
-  const app = buildApp({ config, store, limiter, log, bodyTimeoutMs: options.bodyTimeoutMs });
+  const workers = options.workers ?? true;
+  const models = new ModelRouter(config);
+  const delivery = new DeliveryService(store, createChannelAdapters(config.channels), config.channels, log, {
+    baseDelayMs: options.deliveryBaseDelayMs,
+  });
+  const heartbeat = new HeartbeatScheduler({ store, config, models, delivery, log });
+  const worker = new RunWorker({
+    store,
+    config,
+    models,
+    delivery,
+    log,
+    owner: newOwnerId(),
+    requestHeartbeat: (sessionKey) => heartbeat.request(sessionKey),
+  });
+  const app = buildApp({
+    config,
+    store,
+    limiter,
+    log,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    onCommitted: (actions) => {
+      for (const action of actions) {
+        if (!workers) continue;
+        if (action.kind === 'agent') worker.notify();
+        else if (action.event.wakeMode === 'now') heartbeat.request(action.event.sessionKey);
+      }
+    },
+  });
 
   const prune = () =>
     store.pruneIdempotency(Date.now() - IDEMPOTENCY_TTL_MS).catch((error) => {
@@ -54,6 +94,10 @@ export async function startGateway(
     await store.close();
     throw error;
   }
+  if (workers) {
+    await worker.start();
+    await heartbeat.start();
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? config.gateway.port);
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -63,6 +107,8 @@ export async function startGateway(
     stopping ??= (async () => {
       for (const timer of timers) clearInterval(timer);
       await app.close();
+      const grace = options.stopGraceMs ?? 8000;
+      await Promise.all([worker.stop(grace), heartbeat.stop(grace)]);
       await store.close();
     })();
     return stopping;

@@ -85,6 +85,8 @@ export async function readAnswer(response: Response): Promise<Answer> {
 export interface StartOptions {
   dir?: string;
   bodyTimeoutMs?: number;
+  /** Run agent runs and heartbeats too; off by default, so ingress tests see runs as accepted. */
+  workers?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -99,6 +101,7 @@ export async function startTestGateway(
   const gateway = await startGateway(loaded.config, createLogger('silent'), {
     port: 0,
     bodyTimeoutMs: options.bodyTimeoutMs,
+    workers: options.workers ?? false,
   });
   const hooksPath = loaded.config.hooks.path;
   const url = gateway.url;

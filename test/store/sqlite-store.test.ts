@@ -7,6 +7,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import {
   type Action,
@@ -351,13 +352,20 @@ describe('the database file', () => {
     await closeStore(third);
 
     const raw = new Database(path, { readonly: true });
-    expect(raw.pragma('user_version', { simple: true })).toBe(1);
+    expect(raw.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     const tables = raw
       .prepare(
         `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
       )
       .all();
-    expect(tables).toEqual([{ name: 'events' }, { name: 'idempotency' }, { name: 'runs' }]);
+    expect(tables.map((t) => (t as { name: string }).name)).toEqual([
+      'events',
+      'heartbeats',
+      'idempotency',
+      'routes',
+      'runs',
+      'transcripts',
+    ]);
     raw.close();
   });
 

@@ -1,0 +1,40 @@
+/**
+ * Turns a model reference (`<provider>/<model>`, already alias-resolved) into
+ * the provider instance and the provider's own model id. Providers are created
+ * once, from `models.providers`.
+ */
+import type { ResolvedConfig } from '../config/resolved.js';
+import { createProvider, splitModelRef } from './providers/index.js';
+import type { ModelProvider } from './providers/types.js';
+
+export interface ResolvedModel {
+  provider: ModelProvider;
+  model: string;
+  ref: string;
+}
+
+export class ModelRouter {
+  private readonly providers = new Map<string, ModelProvider>();
+
+  constructor(private readonly config: ResolvedConfig) {
+    for (const [name, providerConfig] of config.modelPolicy.providers) {
+      this.providers.set(name, createProvider(name, providerConfig));
+    }
+  }
+
+  /** The model for an agent when a run or heartbeat names none. */
+  defaultFor(agentId: string): string | null {
+    const agent = this.config.agents.list.find((a) => a.id === agentId);
+    const ref = agent?.model ?? this.config.agents.defaults.model;
+    if (ref === undefined) return null;
+    return this.config.modelPolicy.aliases.get(ref) ?? ref;
+  }
+
+  resolve(ref: string | null): ResolvedModel {
+    if (ref === null) throw new Error('no model configured: set agents.defaults.model');
+    const { provider: name, model } = splitModelRef(ref);
+    const provider = this.providers.get(name);
+    if (!provider) throw new Error(`model "${ref}": provider "${name}" is not configured`);
+    return { provider, model, ref };
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * `api: "anthropic-messages"` — Anthropic's Messages API: POST `{baseUrl}/v1/messages`
+ * (baseUrl without `/v1`, e.g. `https://api.anthropic.com`).
+ */
+import type { ProviderConfig } from '../../config/schema.js';
+import { nestedErrorMessage, postJson, trimSlash } from './http-json.js';
+import {
+  type ChatMessage,
+  type CompletionRequest,
+  type CompletionResult,
+  type ModelProvider,
+  ProviderError,
+  type ThinkingLevel,
+} from './types.js';
+
+export type AnthropicMessagesConfig = Extract<ProviderConfig, { api: 'anthropic-messages' }>;
+
+/** The API version this module's request and reply shapes are written against. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/**
+ * Extended-thinking budget per level, in tokens. 1024 is the API's minimum budget;
+ * the rest grow roughly 4x per step so `high` is a real step up from `medium`.
+ */
+export const THINKING_BUDGET_TOKENS: Record<Exclude<ThinkingLevel, 'off'>, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 24576,
+};
+
+export function createAnthropicMessagesProvider(
+  name: string,
+  config: AnthropicMessagesConfig,
+): ModelProvider {
+  const url = `${trimSlash(config.baseUrl)}/v1/messages`;
+  const label = `anthropic-messages provider "${name}"`;
+
+  return {
+    name,
+    async complete(request: CompletionRequest): Promise<CompletionResult> {
+      const body: Record<string, unknown> = {
+        model: request.model,
+        max_tokens: config.maxTokens,
+        ...(request.system ? { system: request.system } : {}),
+        messages: alternatingTurns(request.messages),
+      };
+      if (request.thinking && request.thinking !== 'off') {
+        const budget = THINKING_BUDGET_TOKENS[request.thinking];
+        body.thinking = { type: 'enabled', budget_tokens: budget };
+        // The API requires max_tokens > budget_tokens; keep the configured room for the answer on top.
+        if (config.maxTokens <= budget) body.max_tokens = budget + config.maxTokens;
+      }
+
+      const headers: Record<string, string> = {
+        ...config.headers,
+        'anthropic-version': ANTHROPIC_VERSION,
+      };
+      if (config.apiKey) headers['x-api-key'] = config.apiKey;
+
+      const json = await postJson({
+        label,
+        url,
+        headers,
+        body,
+        signal: request.signal,
+        errorMessage: nestedErrorMessage,
+        secrets: [config.apiKey],
+      });
+      return { text: replyText(label, json) };
+    },
+  };
+}
+
+/**
+ * The Messages API wants the conversation to start with a user turn and to alternate.
+ * A trimmed history can start with an assistant turn (dropped: it answers a question
+ * that is no longer there), and a failed run can leave two user turns in a row
+ * (merged into one, so neither is lost).
+ */
+function alternatingTurns(messages: ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const { role, content } of messages) {
+    const last = out[out.length - 1];
+    if (!last && role === 'assistant') continue;
+    if (last && last.role === role) last.content = `${last.content}\n\n${content}`;
+    else out.push({ role, content });
+  }
+  return out;
+}
+
+/** The reply is every `text` block in order; `thinking` blocks are the model's scratchpad, not the answer. */
+function replyText(label: string, json: unknown): string {
+  const reply = json as { content?: unknown; stop_reason?: unknown } | null;
+  if (!Array.isArray(reply?.content)) {
+    const error = nestedErrorMessage(json);
+    throw new ProviderError(`${label}: ${error ?? 'returned no content'}`);
+  }
+  const text = reply.content
+    .map((block: unknown) => {
+      const b = block as { type?: unknown; text?: unknown } | null;
+      return b?.type === 'text' && typeof b.text === 'string' ? b.text : '';
+    })
+    .join('');
+  if (text.trim()) return text;
+  const stop = typeof reply.stop_reason === 'string' ? ` (stop_reason ${reply.stop_reason})` : '';
+  throw new ProviderError(`${label}: returned no text${stop}`);
+}

@@ -1,0 +1,73 @@
+/**
+ * `api: "openai-chat"` — the Chat Completions wire format, which OpenAI, Ollama,
+ * vLLM, llama.cpp, LM Studio and OpenRouter all speak: POST `{baseUrl}/chat/completions`.
+ */
+import type { ProviderConfig } from '../../config/schema.js';
+import { nestedErrorMessage, postJson, trimSlash } from './http-json.js';
+import { type CompletionRequest, type CompletionResult, type ModelProvider, ProviderError } from './types.js';
+
+export type OpenAiChatConfig = Extract<ProviderConfig, { api: 'openai-chat' }>;
+
+export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig): ModelProvider {
+  const url = `${trimSlash(config.baseUrl)}/chat/completions`;
+  const label = `openai-chat provider "${name}"`;
+
+  return {
+    name,
+    async complete(request: CompletionRequest): Promise<CompletionResult> {
+      const messages = [
+        ...(request.system ? [{ role: 'system', content: request.system }] : []),
+        ...request.messages.map(({ role, content }) => ({ role, content })),
+      ];
+      const body: Record<string, unknown> = { model: request.model, messages };
+      // `off` (or no level) sends nothing: non-reasoning models reject the field outright.
+      if (request.thinking && request.thinking !== 'off') body.reasoning_effort = request.thinking;
+
+      const headers: Record<string, string> = { ...config.headers };
+      // Local servers (Ollama, llama.cpp, ...) need no key; send one only when configured.
+      if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;
+
+      const json = await postJson({
+        label,
+        url,
+        headers,
+        body,
+        signal: request.signal,
+        errorMessage: nestedErrorMessage,
+        secrets: [config.apiKey],
+      });
+      return { text: replyText(label, json) };
+    },
+  };
+}
+
+function replyText(label: string, json: unknown): string {
+  const reply = json as {
+    choices?: { message?: { content?: unknown; refusal?: unknown } }[];
+  } | null;
+  const message = Array.isArray(reply?.choices) ? reply.choices[0]?.message : undefined;
+  if (!message) {
+    // Some gateways (OpenRouter) answer 200 with an error body instead of choices.
+    const error = nestedErrorMessage(json);
+    throw new ProviderError(`${label}: ${error ?? 'returned no choices'}`);
+  }
+  const text = contentText(message.content);
+  if (text.trim()) return text;
+  if (typeof message.refusal === 'string' && message.refusal) {
+    throw new ProviderError(`${label}: the model refused: ${message.refusal}`);
+  }
+  throw new ProviderError(`${label}: returned no text`);
+}
+
+/** `content` is a string, or (some servers) an array of parts of which the text parts count. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) =>
+      part && typeof part === 'object' && part.type === 'text' && typeof part.text === 'string'
+        ? part.text
+        : '',
+    )
+    .join('');
+}

@@ -1,0 +1,43 @@
+/**
+ * One interface for every model provider (CONTRACT §3 `models.providers`):
+ * a single turn — system prompt plus conversation — in, reply text out.
+ */
+export type ThinkingLevel = 'off' | 'minimal' | 'low' | 'medium' | 'high';
+
+export interface ChatMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+export interface CompletionRequest {
+  /** The model id after the provider prefix, e.g. "gpt-4o-mini" for "openai/gpt-4o-mini". */
+  model: string;
+  system?: string;
+  /** Oldest first; the last one is the new user turn. */
+  messages: ChatMessage[];
+  thinking?: ThinkingLevel | null;
+  /** Aborted when the run's `timeoutSeconds` expire or the gateway stops. */
+  signal: AbortSignal;
+}
+
+export interface CompletionResult {
+  text: string;
+}
+
+export interface ModelProvider {
+  /** The provider's name in `models.providers`. */
+  readonly name: string;
+  complete(request: CompletionRequest): Promise<CompletionResult>;
+}
+
+/** A provider failure with a message fit for `run.error` (never a secret). */
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status from the provider, when there was one. */
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}

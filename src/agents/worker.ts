@@ -1,0 +1,239 @@
+/**
+ * Executes queued agent runs (CONTRACT §5). Runs are leased from the store, at
+ * most `agents.defaults.maxConcurrent` at once; runs sharing a session key are
+ * leased one at a time, in order, by the store's claim. A run ends succeeded,
+ * failed or timed_out; its result, transcript turn and summary event are
+ * committed together, then a heartbeat is requested (`wakeMode: "now"`) and
+ * the reply is delivered. On stop, running turns get a grace period, then are
+ * aborted and put back in the queue for the next start.
+ */
+
+import type { DeliveryService } from '../channels/delivery.js';
+import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
+import { isHeartbeatAck } from '../heartbeat/ack.js';
+import type { Logger } from '../log.js';
+import type { ClaimedRun, DeliveryRecord, Store } from '../store/types.js';
+import { uuidv7 } from '../util/ids.js';
+import type { ModelRouter } from './models.js';
+import { ownerAliveChecker } from './owner.js';
+import type { ThinkingLevel } from './providers/types.js';
+import { wrapUntrusted } from './safety.js';
+import { readWorkspaceFile, SYSTEM_PROMPT_FILE } from './workspace.js';
+
+/** Turns of the session's transcript a run sees. */
+const HISTORY_LIMIT = 40;
+/** Longest reply quoted in a summary event. */
+const SUMMARY_MAX_CHARS = 4000;
+
+export interface WorkerDeps {
+  store: Store;
+  config: ResolvedConfig;
+  models: ModelRouter;
+  delivery: DeliveryService;
+  requestHeartbeat: (mainSessionKey: string) => void;
+  log: Logger;
+  owner: string;
+  leaseMs?: number;
+  pollMs?: number;
+}
+
+class Shutdown extends Error {}
+class RunTimeout extends Error {}
+
+interface Active {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export class RunWorker {
+  private readonly active = new Map<string, Active>();
+  private readonly agents: Map<string, ResolvedAgent>;
+  private readonly leaseMs: number;
+  private readonly maxConcurrent: number;
+  private timers: NodeJS.Timeout[] = [];
+  private ticking = false;
+  private tickAgain = false;
+  private stopping = false;
+
+  constructor(private readonly deps: WorkerDeps) {
+    this.agents = new Map(deps.config.agents.list.map((agent) => [agent.id, agent]));
+    this.leaseMs = deps.leaseMs ?? 60_000;
+    this.maxConcurrent = deps.config.agents.defaults.maxConcurrent;
+  }
+
+  async start(): Promise<void> {
+    const orphans = await this.deps.store.requeueOrphans(ownerAliveChecker(this.deps.owner));
+    if (orphans.length > 0)
+      this.deps.log.info({ runs: orphans.length }, 'resuming runs of a previous process');
+    const poll = setInterval(() => this.notify(), this.deps.pollMs ?? 1000);
+    const renew = setInterval(() => this.renewLeases(), this.leaseMs / 3);
+    this.timers = [poll, renew];
+    for (const timer of this.timers) timer.unref();
+    this.notify();
+  }
+
+  /** Looks for runnable runs soon (new work was committed, or a run finished). */
+  notify(): void {
+    if (this.stopping) return;
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    this.ticking = true;
+    setImmediate(() => this.tick());
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      do {
+        this.tickAgain = false;
+        const capacity = this.maxConcurrent - this.active.size;
+        if (capacity <= 0 || this.stopping) break;
+        const runs = await this.deps.store.claimRuns(this.deps.owner, Date.now(), this.leaseMs, capacity);
+        for (const run of runs) this.launch(run);
+        if (runs.length === capacity) this.tickAgain = true;
+      } while (this.tickAgain && !this.stopping);
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'claiming runs failed; retrying on the next poll');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private launch(run: ClaimedRun): void {
+    const controller = new AbortController();
+    const done = this.execute(run, controller)
+      .catch((error) => this.deps.log.error({ err: error, runId: run.id }, 'run bookkeeping failed'))
+      .finally(() => {
+        this.active.delete(run.id);
+        this.notify();
+      });
+    this.active.set(run.id, { controller, done });
+  }
+
+  private async execute(run: ClaimedRun, controller: AbortController): Promise<void> {
+    const { store, models, log, owner } = this.deps;
+    const agent =
+      this.agents.get(run.agentId) ??
+      (this.agents.get(this.deps.config.agents.defaultAgentId) as ResolvedAgent);
+    const timeout = setTimeout(() => controller.abort(new RunTimeout()), run.timeoutSeconds * 1000);
+    let status: 'succeeded' | 'failed' | 'timed_out';
+    let reply: string | null = null;
+    let error: string | null = null;
+    let userTurn: string | null = null;
+    try {
+      const { provider, model } = models.resolve(run.model ?? models.defaultFor(agent.id));
+      const system = await readWorkspaceFile(agent.workspace, SYSTEM_PROMPT_FILE);
+      const history = await store.loadTranscript(run.sessionKey, HISTORY_LIMIT);
+      const turn = run.allowUnsafeExternalContent
+        ? run.message
+        : wrapUntrusted(run.message, { source: run.source });
+      userTurn = turn;
+      const result = await provider.complete({
+        model,
+        system,
+        messages: [...history, { role: 'user', content: turn }],
+        thinking: run.thinking as ThinkingLevel | null,
+        signal: controller.signal,
+      });
+      status = 'succeeded';
+      reply = result.text;
+    } catch (failure) {
+      const reason = controller.signal.reason;
+      if (reason instanceof Shutdown) {
+        await store.releaseRun(run.id, owner);
+        log.info({ runId: run.id }, 'run interrupted by shutdown; it will resume on the next start');
+        return;
+      }
+      status = reason instanceof RunTimeout ? 'timed_out' : 'failed';
+      error = status === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (failure as Error).message;
+    } finally {
+      clearTimeout(timeout);
+    }
+
+    const delivery = initialDelivery(run, status, reply);
+    const finishedAt = Date.now();
+    const recorded = await store.completeRun({
+      runId: run.id,
+      owner,
+      sessionKey: run.sessionKey,
+      status,
+      reply,
+      error,
+      finishedAt,
+      transcript:
+        status === 'succeeded' && userTurn !== null
+          ? [
+              { role: 'user', content: userTurn },
+              { role: 'assistant', content: reply as string },
+            ]
+          : [],
+      summary: {
+        id: `evt_${uuidv7(finishedAt)}`,
+        sessionKey: run.mainSessionKey,
+        text: summaryText(run, status, reply, error),
+        source: `run:${run.id}`,
+        wakeMode: run.wakeMode,
+        ts: finishedAt,
+      },
+      delivery,
+    });
+    if (!recorded) {
+      log.warn({ runId: run.id }, 'run finished after its lease was lost; result discarded');
+      return;
+    }
+    log.info({ runId: run.id, status }, 'run finished');
+    if (run.wakeMode === 'now') this.deps.requestHeartbeat(run.mainSessionKey);
+    if (delivery.status === 'pending') {
+      const outcome = await this.deps.delivery.deliver({
+        mainSessionKey: run.mainSessionKey,
+        channel: run.channel,
+        to: run.to,
+        text: reply as string,
+      });
+      await store.recordRunDelivery(run.id, outcome);
+    }
+  }
+
+  private renewLeases(): void {
+    const ids = [...this.active.keys()];
+    this.deps.store.renewLeases(this.deps.owner, ids, Date.now() + this.leaseMs).catch((error) => {
+      this.deps.log.warn({ err: error }, 'renewing run leases failed');
+    });
+  }
+
+  /** Stops claiming; lets running turns finish for up to `graceMs`, then aborts and re-queues them. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    for (const timer of this.timers) clearInterval(timer);
+    const all = () => Promise.all([...this.active.values()].map((a) => a.done));
+    const graceOver = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), graceMs).unref());
+    if ((await Promise.race([all(), graceOver])) === 'grace') {
+      for (const active of this.active.values()) active.controller.abort(new Shutdown());
+      await all();
+    }
+  }
+}
+
+function initialDelivery(run: ClaimedRun, status: string, reply: string | null): DeliveryRecord {
+  if (!run.deliver) return { status: 'none', channel: null, to: null, reason: null };
+  const skipped = (reason: string): DeliveryRecord => ({
+    status: 'skipped',
+    channel: run.channel,
+    to: run.to,
+    reason,
+  });
+  if (status !== 'succeeded') return skipped(`the run ${status === 'timed_out' ? 'timed out' : 'failed'}`);
+  if (reply === null || reply.trim() === '') return skipped('the reply was empty');
+  if (isHeartbeatAck(reply)) return skipped('the reply was only a heartbeat acknowledgement');
+  return { status: 'pending', channel: run.channel, to: run.to, reason: null };
+}
+
+function summaryText(run: ClaimedRun, status: string, reply: string | null, error: string | null): string {
+  const name = run.name ?? 'Hook';
+  if (status === 'succeeded') {
+    const text = (reply ?? '').trim();
+    return `${name}: ${text.length > SUMMARY_MAX_CHARS ? `${text.slice(0, SUMMARY_MAX_CHARS)}…` : text}`;
+  }
+  return `${name}: run ${status === 'timed_out' ? 'timed out' : 'failed'}: ${error}`;
+}

@@ -1,0 +1,207 @@
+/**
+ * Heartbeats (CONTRACT §5): one agent turn in a main session that sees every
+ * pending system event (and the workspace's HEARTBEAT.md). Periodic per agent
+ * (`heartbeat.every`, "0" off), and on demand: requests within 250 ms coalesce
+ * into one, and a session never runs two at once — a request during a
+ * heartbeat runs one more right after. Events are consumed only when the turn
+ * succeeds; a reply that is only an acknowledgement is not delivered, any other
+ * goes to the session's last route.
+ */
+
+import type { ModelRouter } from '../agents/models.js';
+import { wrapUntrusted } from '../agents/safety.js';
+import { HEARTBEAT_FILE, readWorkspaceFile, SYSTEM_PROMPT_FILE } from '../agents/workspace.js';
+import type { DeliveryService } from '../channels/delivery.js';
+import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
+import type { Logger } from '../log.js';
+import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
+import { parseDuration } from '../util/duration.js';
+import { uuidv7 } from '../util/ids.js';
+import { isHeartbeatAck } from './ack.js';
+import { HEARTBEAT_MARKER, HEARTBEAT_OK } from './protocol.js';
+
+export const COALESCE_MS = 250;
+const MAX_EVENTS = 200;
+const HISTORY_LIMIT = 40;
+
+export interface HeartbeatDeps {
+  store: Store;
+  config: ResolvedConfig;
+  models: ModelRouter;
+  delivery: DeliveryService;
+  log: Logger;
+}
+
+interface SessionState {
+  agent: ResolvedAgent;
+  timer?: NodeJS.Timeout;
+  running?: Promise<void>;
+  again: boolean;
+  controller?: AbortController;
+}
+
+export class HeartbeatScheduler {
+  private readonly sessions = new Map<string, SessionState>();
+  private readonly periodic: NodeJS.Timeout[] = [];
+  private stopped = false;
+
+  constructor(private readonly deps: HeartbeatDeps) {
+    for (const agent of deps.config.agents.list) {
+      this.sessions.set(agent.mainSessionKey, { agent, again: false });
+    }
+  }
+
+  /** Starts periodic heartbeats and runs the ones a previous process left owed. */
+  async start(): Promise<void> {
+    const defaults = this.deps.config.agents.defaults.heartbeat.every;
+    for (const state of this.sessions.values()) {
+      const every = parseDuration(state.agent.heartbeat?.every ?? defaults);
+      if (every > 0) {
+        const timer = setInterval(() => this.request(state.agent.mainSessionKey), every);
+        timer.unref();
+        this.periodic.push(timer);
+      }
+    }
+    for (const sessionKey of await this.deps.store.sessionsAwaitingHeartbeat()) this.request(sessionKey);
+  }
+
+  /** Asks for a heartbeat of this main session soon; requests within 250 ms coalesce. */
+  request(sessionKey: string): void {
+    const state = this.sessions.get(sessionKey);
+    if (!state || this.stopped) return;
+    if (state.running) {
+      state.again = true;
+      return;
+    }
+    if (state.timer) return;
+    state.timer = setTimeout(() => {
+      state.timer = undefined;
+      this.run(state);
+    }, COALESCE_MS);
+  }
+
+  private run(state: SessionState): void {
+    state.again = false;
+    state.controller = new AbortController();
+    state.running = this.beat(state.agent, state.controller.signal)
+      .catch((error) =>
+        this.deps.log.error({ err: error, session: state.agent.mainSessionKey }, 'heartbeat failed'),
+      )
+      .finally(() => {
+        state.running = undefined;
+        if (state.again) this.request(state.agent.mainSessionKey);
+      });
+  }
+
+  private async beat(agent: ResolvedAgent, stopSignal: AbortSignal): Promise<void> {
+    const { store, models, log } = this.deps;
+    const sessionKey = agent.mainSessionKey;
+    const events = await store.pendingEvents(sessionKey, MAX_EVENTS);
+    const standing = await readWorkspaceFile(agent.workspace, HEARTBEAT_FILE);
+    if (events.length === 0 && standing === undefined) return; // nothing to look at
+
+    const startedAt = Date.now();
+    const id = `hb_${uuidv7(startedAt)}`;
+    const prompt = heartbeatPrompt(events, standing, new Date(startedAt));
+    const timeoutSeconds = this.deps.config.agents.defaults.timeoutSeconds;
+    const signal = AbortSignal.any([stopSignal, AbortSignal.timeout(timeoutSeconds * 1000)]);
+    let reply: string;
+    try {
+      const { provider, model } = models.resolve(models.defaultFor(agent.id));
+      const system = await readWorkspaceFile(agent.workspace, SYSTEM_PROMPT_FILE);
+      const history = await store.loadTranscript(sessionKey, HISTORY_LIMIT);
+      reply = (
+        await provider.complete({
+          model,
+          system,
+          messages: [...history, { role: 'user', content: prompt }],
+          signal,
+        })
+      ).text;
+    } catch (error) {
+      if (stopSignal.aborted) return; // stopping: the events stay pending for the next start
+      const message = signal.aborted ? `timed out after ${timeoutSeconds} s` : (error as Error).message;
+      log.warn({ session: sessionKey, error: message }, 'heartbeat turn failed; events stay pending');
+      await store.recordHeartbeat({
+        id,
+        sessionKey,
+        startedAt,
+        finishedAt: Date.now(),
+        status: 'failed',
+        eventIds: events.map((e) => e.id),
+        reply: null,
+        error: message,
+        transcript: [],
+        delivery: { status: 'skipped', channel: null, to: null, reason: 'the heartbeat failed' },
+      });
+      return;
+    }
+
+    const acknowledgement = isHeartbeatAck(reply);
+    const delivery: DeliveryRecord = acknowledgement
+      ? {
+          status: 'skipped',
+          channel: null,
+          to: null,
+          reason: 'the reply was only a heartbeat acknowledgement',
+        }
+      : { status: 'pending', channel: 'last', to: null, reason: null };
+    await store.recordHeartbeat({
+      id,
+      sessionKey,
+      startedAt,
+      finishedAt: Date.now(),
+      status: 'succeeded',
+      eventIds: events.map((e) => e.id),
+      reply,
+      error: null,
+      transcript: [
+        { role: 'user', content: prompt },
+        { role: 'assistant', content: reply },
+      ],
+      delivery,
+    });
+    if (delivery.status === 'pending') {
+      const outcome = await this.deps.delivery.deliver({
+        mainSessionKey: sessionKey,
+        channel: 'last',
+        to: null,
+        text: reply,
+      });
+      await store.recordHeartbeatDelivery(id, outcome);
+    }
+  }
+
+  /** Stops scheduling; a heartbeat in flight gets `graceMs`, then is aborted (its events stay pending). */
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.periodic) clearInterval(timer);
+    const running: Promise<void>[] = [];
+    for (const state of this.sessions.values()) {
+      if (state.timer) clearTimeout(state.timer);
+      if (state.running) running.push(state.running);
+    }
+    const graceOver = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), graceMs).unref());
+    if ((await Promise.race([Promise.all(running), graceOver])) === 'grace') {
+      for (const state of this.sessions.values()) state.controller?.abort();
+      await Promise.all(running);
+    }
+  }
+}
+
+/** The heartbeat turn's prompt: the marker, the time, standing instructions, the pending events (untrusted). */
+export function heartbeatPrompt(events: PendingEvent[], standing: string | undefined, now: Date): string {
+  const parts = [
+    HEARTBEAT_MARKER,
+    `It is ${now.toISOString()}. This is a heartbeat: look at what is pending and act on it.`,
+  ];
+  if (standing !== undefined) parts.push(`Standing instructions (${HEARTBEAT_FILE}):\n${standing.trim()}`);
+  if (events.length === 0) {
+    parts.push('Pending events: none.');
+  } else {
+    const list = events.map((e) => `- ${new Date(e.ts).toISOString()} [${e.source}] ${e.text}`).join('\n');
+    parts.push(`Pending events, oldest first:\n${wrapUntrusted(list, { source: 'system events' })}`);
+  }
+  parts.push(`If nothing needs attention, reply with exactly ${HEARTBEAT_OK}.`);
+  return parts.join('\n\n');
+}

@@ -1,0 +1,238 @@
+/**
+ * A loopback fake of Anthropic's Messages API (`POST /v1/messages`). It checks what
+ * the real API checks (x-api-key, anthropic-version, max_tokens, a conversation that
+ * starts with a user turn and alternates, a valid thinking budget), answers in
+ * Anthropic's exact shapes, and records every request for assertions.
+ *
+ *     const fake = await startFakeAnthropic({ apiKey: 'sk-ant-test', reply: (body) => 'hi' });
+ *     // provider baseUrl: fake.url   (e.g. http://127.0.0.1:PORT — the provider appends /v1/messages)
+ *     expect(fake.requests[0].body.max_tokens).toBe(4096);
+ *     await fake.close();
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface AnthropicMessagesBody {
+  model: string;
+  max_tokens: number;
+  system?: unknown;
+  messages: { role: string; content: unknown }[];
+  thinking?: { type: string; budget_tokens?: number };
+  [key: string]: unknown;
+}
+
+/**
+ * What the handler answers: reply text; an API error in Anthropic's shape; any JSON
+ * body (for odd replies); or a raw body (for malformed replies).
+ */
+export type FakeAnthropicReply =
+  | string
+  | { status: number; error: string; type?: string }
+  | { status?: number; json: unknown }
+  | { status?: number; raw: string; contentType?: string };
+
+export type FakeAnthropicHandler = (
+  body: AnthropicMessagesBody,
+  request: RecordedAnthropicRequest,
+) => FakeAnthropicReply | Promise<FakeAnthropicReply>;
+
+export interface RecordedAnthropicRequest {
+  method: string;
+  path: string;
+  /** Lower-case header names, as node:http gives them. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body (undefined when it did not parse). */
+  body: AnthropicMessagesBody;
+  /** Set when the client closed the connection before the reply was sent (an abort). */
+  aborted: boolean;
+}
+
+export interface FakeAnthropicOptions {
+  /** When set, requests must carry `x-api-key: <apiKey>`; when unset, any or none is accepted. */
+  apiKey?: string;
+  /** Decides the reply; default answers `Fake reply to: <last message content>`. */
+  reply?: FakeAnthropicHandler;
+  /** Delay before every reply, in ms; ends early when the client disconnects. */
+  delayMs?: number;
+}
+
+export interface FakeAnthropic {
+  /** The server's origin, e.g. `http://127.0.0.1:PORT` — Anthropic's baseUrl has no `/v1`. */
+  url: string;
+  requests: RecordedAnthropicRequest[];
+  setReply(handler: FakeAnthropicHandler): void;
+  /** Resolves when a request's connection is closed by the client before its reply. */
+  nextAbort(): Promise<RecordedAnthropicRequest>;
+  close(): Promise<void>;
+}
+
+/** The error `type` Anthropic uses for each status. */
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
+  let handler: FakeAnthropicHandler = options.reply ?? defaultReply;
+  const requests: RecordedAnthropicRequest[] = [];
+  const abortWaiters: ((request: RecordedAnthropicRequest) => void)[] = [];
+  let counter = 0;
+
+  const server = createServer(async (req, res) => {
+    const raw = await readBody(req);
+    let body: AnthropicMessagesBody | undefined;
+    try {
+      body = JSON.parse(raw) as AnthropicMessagesBody;
+    } catch {
+      body = undefined;
+    }
+    const recorded: RecordedAnthropicRequest = {
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      body: body as AnthropicMessagesBody,
+      aborted: false,
+    };
+    requests.push(recorded);
+    res.on('close', () => {
+      if (res.writableFinished) return;
+      recorded.aborted = true;
+      for (const resolve of abortWaiters.splice(0)) resolve(recorded);
+    });
+
+    if (recorded.path !== '/v1/messages' || recorded.method !== 'POST') {
+      return sendError(res, 404, `Not Found: ${recorded.method} ${recorded.path}`);
+    }
+    if (options.apiKey !== undefined) {
+      const key = req.headers['x-api-key'];
+      if (!key) return sendError(res, 401, 'x-api-key header is required');
+      if (key !== options.apiKey) return sendError(res, 401, 'invalid x-api-key');
+    }
+    if (!req.headers['anthropic-version'])
+      return sendError(res, 400, 'anthropic-version: header is required');
+    const problem =
+      body === undefined ? 'There was an issue with your request body: invalid JSON' : checkBody(body);
+    if (problem) return sendError(res, 400, problem);
+
+    const reply = await handler(body as AnthropicMessagesBody, recorded);
+    if (options.delayMs) await waitUnlessClosed(res, options.delayMs);
+    if (res.destroyed) return;
+    counter += 1;
+    sendReply(res, reply, `msg_fake${counter}`, (body as AnthropicMessagesBody).model);
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    setReply(next) {
+      handler = next;
+    },
+    nextAbort: () => new Promise((resolve) => abortWaiters.push(resolve)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function defaultReply(body: AnthropicMessagesBody): string {
+  const last = body.messages[body.messages.length - 1];
+  return `Fake reply to: ${typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content)}`;
+}
+
+/** The body checks the real API makes, with its wording. */
+function checkBody(body: AnthropicMessagesBody): string | undefined {
+  if (!body || typeof body !== 'object') return 'The request body must be a JSON object.';
+  if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
+  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return 'max_tokens: Field required';
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) {
+    return 'system: Input should be a valid string';
+  }
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return 'messages: at least one message is required';
+  for (const [i, message] of body.messages.entries()) {
+    if (message?.role !== 'user' && message?.role !== 'assistant') {
+      return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    }
+    if (i === 0 && message.role !== 'user') return 'messages: first message must use the "user" role';
+    if (i > 0 && body.messages[i - 1]?.role === message.role) {
+      return 'messages: roles must alternate between "user" and "assistant"';
+    }
+    if (typeof message.content === 'string' ? !message.content : !Array.isArray(message.content)) {
+      return `messages.${i}: all messages must have non-empty content`;
+    }
+  }
+  if (body.thinking !== undefined) {
+    const { type, budget_tokens: budget } = body.thinking;
+    if (type === 'enabled') {
+      if (!Number.isInteger(budget) || (budget as number) < 1024) {
+        return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+      }
+      if (body.max_tokens <= (budget as number))
+        return '`max_tokens` must be greater than `thinking.budget_tokens`';
+    } else if (type !== 'disabled') {
+      return `thinking.type: Input tag '${type}' found using 'type' does not match any of the expected tags`;
+    }
+  }
+  return undefined;
+}
+
+function sendReply(res: ServerResponse, reply: FakeAnthropicReply, id: string, model: string) {
+  if (typeof reply === 'string') {
+    return sendJson(res, 200, {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: reply }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 5 },
+    });
+  }
+  if ('error' in reply) return sendError(res, reply.status, reply.error, reply.type);
+  if ('json' in reply) return sendJson(res, reply.status ?? 200, reply.json);
+  res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'text/plain' });
+  res.end(reply.raw);
+}
+
+function sendError(res: ServerResponse, status: number, message: string, type?: string): void {
+  sendJson(res, status, {
+    type: 'error',
+    error: { type: type ?? ERROR_TYPES[status] ?? 'api_error', message },
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, json: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(json));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function waitUnlessClosed(res: ServerResponse, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    res.on('close', done);
+    function done() {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,237 @@
+/**
+ * A loopback fake of OpenAI's Chat Completions endpoint. It checks what the real API
+ * checks (path, method, bearer token, a JSON body with `model` and `messages`), answers
+ * in OpenAI's exact shapes, and records every request for assertions.
+ *
+ *     const fake = await startFakeOpenAi({ apiKey: 'sk-test', reply: (body) => 'hi' });
+ *     // provider baseUrl: fake.baseUrl   (e.g. http://127.0.0.1:PORT/v1)
+ *     expect(fake.requests[0].body.model).toBe('gpt-4o-mini');
+ *     await fake.close();
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface OpenAiChatBody {
+  model: string;
+  messages: { role: string; content: unknown }[];
+  reasoning_effort?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * What the handler answers: reply text; an API error in OpenAI's shape; any JSON body
+ * (for odd replies); or a raw body (for malformed replies). `delayMs` holds the reply
+ * back — the wait ends early when the client disconnects.
+ */
+export type FakeOpenAiReply =
+  | string
+  | { status: number; error: string; type?: string; code?: string | null }
+  | { status?: number; json: unknown }
+  | { status?: number; raw: string; contentType?: string };
+
+export type FakeOpenAiHandler = (
+  body: OpenAiChatBody,
+  request: RecordedRequest,
+) => FakeOpenAiReply | Promise<FakeOpenAiReply>;
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  /** Lower-case header names, as node:http gives them. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body (undefined when it did not parse). */
+  body: OpenAiChatBody;
+  /** Set when the client closed the connection before the reply was sent (an abort). */
+  aborted: boolean;
+}
+
+export interface FakeOpenAiOptions {
+  /** When set, requests must carry `Authorization: Bearer <apiKey>`; when unset, any or none is accepted. */
+  apiKey?: string;
+  /** Path the endpoint lives under; `/v1` like api.openai.com. */
+  pathPrefix?: string;
+  /** Decides the reply; default answers `Fake reply to: <last message content>`. */
+  reply?: FakeOpenAiHandler;
+  /** Delay before every reply, in ms. */
+  delayMs?: number;
+}
+
+export interface FakeOpenAi {
+  /** Base URL to configure a provider with, e.g. `http://127.0.0.1:PORT/v1`. */
+  baseUrl: string;
+  /** The server's origin, e.g. `http://127.0.0.1:PORT`. */
+  url: string;
+  requests: RecordedRequest[];
+  /** Replace the handler between tests. */
+  setReply(handler: FakeOpenAiHandler): void;
+  /** Resolves when a request's connection is closed by the client before its reply. */
+  nextAbort(): Promise<RecordedRequest>;
+  close(): Promise<void>;
+}
+
+const REASONING_EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+
+export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> {
+  const prefix = options.pathPrefix ?? '/v1';
+  let handler: FakeOpenAiHandler = options.reply ?? defaultReply;
+  const requests: RecordedRequest[] = [];
+  const abortWaiters: ((request: RecordedRequest) => void)[] = [];
+  let counter = 0;
+
+  const server = createServer(async (req, res) => {
+    const raw = await readBody(req);
+    let body: OpenAiChatBody | undefined;
+    try {
+      body = JSON.parse(raw) as OpenAiChatBody;
+    } catch {
+      body = undefined;
+    }
+    const recorded: RecordedRequest = {
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      body: body as OpenAiChatBody,
+      aborted: false,
+    };
+    requests.push(recorded);
+    res.on('close', () => {
+      if (res.writableFinished) return;
+      recorded.aborted = true;
+      for (const resolve of abortWaiters.splice(0)) resolve(recorded);
+    });
+
+    // The checks the real API makes, in its order: route, auth, then the body.
+    if (recorded.path !== `${prefix}/chat/completions`) {
+      return sendError(
+        res,
+        404,
+        `Invalid URL (${recorded.method} ${recorded.path})`,
+        'invalid_request_error',
+      );
+    }
+    if (recorded.method !== 'POST') {
+      return sendError(res, 405, `Invalid method for URL (${recorded.method} ${recorded.path})`);
+    }
+    if (options.apiKey !== undefined) {
+      const auth = req.headers.authorization;
+      if (!auth) {
+        return sendError(res, 401, "You didn't provide an API key.", 'invalid_request_error');
+      }
+      if (auth !== `Bearer ${options.apiKey}`) {
+        const key = auth.replace(/^Bearer /, '');
+        const masked = `${key.slice(0, 3)}****${key.slice(-4)}`;
+        return sendError(
+          res,
+          401,
+          `Incorrect API key provided: ${masked}.`,
+          'invalid_request_error',
+          'invalid_api_key',
+        );
+      }
+    }
+    const problem =
+      body === undefined ? 'We could not parse the JSON body of your request.' : checkBody(body);
+    if (problem) return sendError(res, 400, problem, 'invalid_request_error');
+
+    const reply = await handler(body as OpenAiChatBody, recorded);
+    if (options.delayMs) await waitUnlessClosed(res, options.delayMs);
+    if (res.destroyed) return;
+    counter += 1;
+    sendReply(res, reply, `chatcmpl-fake${counter}`, (body as OpenAiChatBody).model);
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+
+  return {
+    url,
+    baseUrl: `${url}${prefix}`,
+    requests,
+    setReply(next) {
+      handler = next;
+    },
+    nextAbort: () => new Promise((resolve) => abortWaiters.push(resolve)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function defaultReply(body: OpenAiChatBody): string {
+  const last = body.messages[body.messages.length - 1];
+  return `Fake reply to: ${typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content)}`;
+}
+
+function checkBody(body: OpenAiChatBody): string | undefined {
+  if (!body || typeof body !== 'object') return 'The request body must be a JSON object.';
+  if (typeof body.model !== 'string' || !body.model) return 'you must provide a model parameter';
+  if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
+  if (body.messages.length === 0)
+    return "Invalid 'messages': empty array. Expected an array with minimum length 1.";
+  for (const [i, message] of body.messages.entries()) {
+    if (!ROLES.has(message?.role)) return `Invalid value for 'messages[${i}].role'.`;
+    if (typeof message.content !== 'string' && !Array.isArray(message.content)) {
+      return `Invalid type for 'messages[${i}].content'.`;
+    }
+  }
+  if (body.reasoning_effort !== undefined && !REASONING_EFFORTS.has(body.reasoning_effort)) {
+    return `Invalid value for 'reasoning_effort': '${body.reasoning_effort}'.`;
+  }
+  return undefined;
+}
+
+function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, model: string) {
+  if (typeof reply === 'string') {
+    return sendJson(res, 200, {
+      id,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    });
+  }
+  if ('error' in reply) return sendError(res, reply.status, reply.error, reply.type, reply.code);
+  if ('json' in reply) return sendJson(res, reply.status ?? 200, reply.json);
+  res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'text/plain' });
+  res.end(reply.raw);
+}
+
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type = 'invalid_request_error',
+  code: string | null = null,
+): void {
+  sendJson(res, status, { error: { message, type, param: null, code } });
+}
+
+function sendJson(res: ServerResponse, status: number, json: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(json));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function waitUnlessClosed(res: ServerResponse, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    res.on('close', done);
+    function done() {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,279 @@
+/**
+ * A loopback fake of the Telegram Bot API's `sendMessage`. It checks what the real
+ * API checks, answers in its exact shapes, and records what was sent, per chat.
+ *
+ *     const tg = await startFakeTelegram({ token: '123456:TEST-token', chats: [4242, '@news'] });
+ *     // config: channels.telegram = { botToken: '123456:TEST-token', apiBaseUrl: tg.url }
+ *     expect(tg.messagesFor(4242).map((m) => m.text)).toEqual(['hello']);
+ *     tg.failNext(2, 'rate_limit', { retryAfter: 3 });   // the next 2 calls get 429
+ *     await tg.close();
+ *
+ * Checks, in the real API's order: path `/bot<token>/<method>` (else 404 Not Found);
+ * the token is one it knows (else 401 Unauthorized); the method is `sendMessage`
+ * (case-insensitive, like Telegram; else 404); parameters from the query string and
+ * a JSON or form (urlencoded) body; `chat_id` present ("chat_id is empty") and known
+ * ("chat not found", by numeric id, numeric string, or `@username`); `text` not empty
+ * after trimming ("message text is empty") and at most 4096 UTF-16 units ("message is
+ * too long"); a chat with `blocked: true` answers 403 "bot was blocked by the user".
+ * Like Telegram, GET is accepted as well as POST; `requests` records the method used.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeTelegramChatSpec {
+  id: number;
+  /** private (positive ids), group, supergroup or channel (`-100…` ids). */
+  type?: 'private' | 'group' | 'supergroup' | 'channel';
+  /** Lets `@username` address the chat. */
+  username?: string;
+  title?: string;
+  /** The user blocked the bot: sending answers 403. */
+  blocked?: boolean;
+}
+
+/** A number is a chat id; `@name` a channel with that username; or a full spec. */
+export type FakeTelegramChat = number | string | FakeTelegramChatSpec;
+
+export interface FakeTelegramOptions {
+  /** The bot token it accepts; `tokens` adds more bots. */
+  token: string;
+  tokens?: string[];
+  chats?: FakeTelegramChat[];
+}
+
+export interface FakeTelegramMessage {
+  /** The resolved numeric chat id (also for messages addressed by `@username`). */
+  chatId: number;
+  /** `chat_id` exactly as the client sent it (number or string). */
+  sentChatId: unknown;
+  messageId: number;
+  text: string;
+  date: number;
+  /** Every parameter the client sent. */
+  params: Record<string, unknown>;
+}
+
+export interface FakeTelegramRequest {
+  method: string;
+  /** Path with the token replaced by `<token>` (so assertions can print it safely). */
+  path: string;
+  contentType: string | undefined;
+  params: Record<string, unknown>;
+  status: number;
+}
+
+/**
+ * Injected failures: `rate_limit` 429 with `parameters.retry_after`, `server_error`
+ * 500, `bad_gateway` 502 with an HTML body (what a proxy in front says), `blocked`
+ * 403, `network` (the connection is dropped without an answer).
+ */
+export type FakeTelegramFailure = 'rate_limit' | 'server_error' | 'bad_gateway' | 'blocked' | 'network';
+
+export interface FakeTelegram {
+  /** Use as `channels.telegram.apiBaseUrl`, e.g. `http://127.0.0.1:PORT`. */
+  url: string;
+  /** Every delivered message, in order. */
+  messages: FakeTelegramMessage[];
+  /** Delivered messages of one chat, by numeric id or `@username`. */
+  messagesFor(chat: number | string): FakeTelegramMessage[];
+  /** Every request that reached the API (token-shaped paths redacted), failures included. */
+  requests: FakeTelegramRequest[];
+  /**
+   * The next `count` authorised calls fail as `kind` (default `rate_limit`, `retryAfter`
+   * 1 s); with `after`, that many calls succeed first (to fail the middle of a split).
+   */
+  failNext(
+    count: number,
+    kind?: FakeTelegramFailure,
+    options?: { retryAfter?: number; after?: number },
+  ): void;
+  /** Adds a chat the bot can reach. */
+  addChat(chat: FakeTelegramChat): void;
+  close(): Promise<void>;
+}
+
+export const FAKE_TELEGRAM_TEXT_LIMIT = 4096;
+const BOT = { id: 7000001, is_bot: true, first_name: 'Fake Bot', username: 'fake_agentgate_bot' };
+
+export async function startFakeTelegram(options: FakeTelegramOptions): Promise<FakeTelegram> {
+  const tokens = new Set([options.token, ...(options.tokens ?? [])]);
+  const chats = new Map<number, FakeTelegramChatSpec>();
+  const usernames = new Map<string, number>();
+  const messages: FakeTelegramMessage[] = [];
+  const requests: FakeTelegramRequest[] = [];
+  const nextMessageId = new Map<number, number>();
+  /** Upcoming calls in order: a failure to inject, or null to let one through. */
+  const failures: ({ kind: FakeTelegramFailure; retryAfter: number } | null)[] = [];
+  let channelIds = -1001000000001;
+
+  function addChat(chat: FakeTelegramChat): void {
+    const spec: FakeTelegramChatSpec =
+      typeof chat === 'number'
+        ? { id: chat }
+        : typeof chat === 'string'
+          ? { id: channelIds--, type: 'channel', username: chat.replace(/^@/, '') }
+          : chat;
+    chats.set(spec.id, spec);
+    if (spec.username) usernames.set(spec.username.toLowerCase(), spec.id);
+  }
+  for (const chat of options.chats ?? []) addChat(chat);
+
+  function resolveChat(value: unknown): FakeTelegramChatSpec | undefined {
+    if (typeof value === 'number' && Number.isInteger(value)) return chats.get(value);
+    if (typeof value !== 'string') return undefined;
+    const trimmed = value.trim();
+    if (/^-?\d+$/.test(trimmed)) return chats.get(Number(trimmed));
+    if (trimmed.startsWith('@')) {
+      const id = usernames.get(trimmed.slice(1).toLowerCase());
+      return id === undefined ? undefined : chats.get(id);
+    }
+    return undefined;
+  }
+
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const route = /^\/bot([^/]*)\/([^/]+)$/.exec(url.pathname);
+    const raw = await readBody(req);
+    const contentType = req.headers['content-type'];
+    const params = { ...Object.fromEntries(url.searchParams), ...parseBody(raw, contentType) };
+    const record: FakeTelegramRequest = {
+      method: req.method ?? '',
+      path: url.pathname.replace(/^\/bot[^/]*/, '/bot<token>'),
+      contentType,
+      params,
+      status: 0,
+    };
+    requests.push(record);
+    const answer = (status: number, body: unknown) => {
+      record.status = status;
+      sendJson(res, status, body);
+    };
+    const fail = (status: number, description: string, parameters?: Record<string, unknown>) =>
+      answer(status, { ok: false, error_code: status, description, ...(parameters ? { parameters } : {}) });
+
+    if (!route) return fail(404, 'Not Found');
+    if (!tokens.has(decodeURIComponent(route[1] ?? ''))) return fail(401, 'Unauthorized');
+    if ((route[2] ?? '').toLowerCase() !== 'sendmessage') return fail(404, 'Not Found');
+
+    const failure = failures.shift();
+    if (failure) {
+      switch (failure.kind) {
+        case 'rate_limit':
+          return fail(429, `Too Many Requests: retry after ${failure.retryAfter}`, {
+            retry_after: failure.retryAfter,
+          });
+        case 'server_error':
+          return fail(500, 'Internal Server Error');
+        case 'bad_gateway':
+          record.status = 502;
+          res.writeHead(502, { 'content-type': 'text/html' });
+          return res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+        case 'blocked':
+          return fail(403, 'Forbidden: bot was blocked by the user');
+        case 'network':
+          record.status = -1;
+          return req.socket.destroy();
+      }
+    }
+
+    const chatIdParam = params.chat_id;
+    if (chatIdParam === undefined || chatIdParam === '') return fail(400, 'Bad Request: chat_id is empty');
+    const chat = resolveChat(chatIdParam);
+    if (!chat) return fail(400, 'Bad Request: chat not found');
+    const text =
+      typeof params.text === 'string' ? params.text : params.text === undefined ? '' : String(params.text);
+    if (text.trim() === '') return fail(400, 'Bad Request: message text is empty');
+    if (text.length > FAKE_TELEGRAM_TEXT_LIMIT) return fail(400, 'Bad Request: message is too long');
+    if (chat.blocked) return fail(403, 'Forbidden: bot was blocked by the user');
+
+    const messageId = nextMessageId.get(chat.id) ?? 1;
+    nextMessageId.set(chat.id, messageId + 1);
+    const date = Math.floor(Date.now() / 1000);
+    messages.push({ chatId: chat.id, sentChatId: chatIdParam, messageId, text, date, params });
+    answer(200, {
+      ok: true,
+      result: {
+        message_id: messageId,
+        // Channel posts carry the channel as sender; elsewhere the bot is `from`.
+        ...(chatType(chat) === 'channel' ? { sender_chat: chatObject(chat) } : { from: BOT }),
+        chat: chatObject(chat),
+        date,
+        text,
+      },
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    messages,
+    messagesFor(chat) {
+      const id = resolveChat(chat)?.id;
+      return messages.filter((message) => message.chatId === id);
+    },
+    requests,
+    failNext(count, kind = 'rate_limit', failOptions = {}) {
+      for (let i = 0; i < (failOptions.after ?? 0); i++) failures.push(null);
+      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter ?? 1 });
+    },
+    addChat,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function chatType(chat: FakeTelegramChatSpec): NonNullable<FakeTelegramChatSpec['type']> {
+  if (chat.type) return chat.type;
+  if (chat.id > 0) return 'private';
+  return String(chat.id).startsWith('-100') ? 'supergroup' : 'group';
+}
+
+function chatObject(chat: FakeTelegramChatSpec): Record<string, unknown> {
+  const type = chatType(chat);
+  return {
+    id: chat.id,
+    type,
+    ...(type === 'private'
+      ? { first_name: chat.title ?? 'Test User' }
+      : { title: chat.title ?? `Chat ${chat.id}` }),
+    ...(chat.username ? { username: chat.username } : {}),
+  };
+}
+
+/** JSON or urlencoded, like the real API (which also takes multipart; clients here do not send it). */
+function parseBody(raw: string, contentType: string | undefined): Record<string, unknown> {
+  if (raw === '') return {};
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type === 'application/json') {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : {};
+    } catch {
+      return {};
+    }
+  }
+  if (type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(raw));
+  return {};
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
