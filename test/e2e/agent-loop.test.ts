@@ -14,6 +14,9 @@ const BOT_TOKEN = '123456:telegram-test-token';
 const CHAT = '4242';
 const MAIN = 'agent:main:main';
 
+// biome-ignore lint/suspicious/noExplicitAny: answers are JSON whose fields each test asserts itself
+type Json = any;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
@@ -60,7 +63,7 @@ class Gateway {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  async hook(name: string, body: unknown): Promise<{ status: number; body: any }> {
+  async hook(name: string, body: unknown): Promise<{ status: number; body: Json }> {
     const response = await fetch(`${this.cli?.url}/hooks/${name}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${HOOK_TOKEN}` },
@@ -69,19 +72,19 @@ class Gateway {
     return { status: response.status, body: await response.json() };
   }
 
-  async admin(path: string): Promise<any> {
+  async admin(path: string): Promise<Json> {
     const response = await fetch(`${this.cli?.url}${path}`, {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
     return response.json();
   }
 
-  run(runId: string): Promise<any> {
+  run(runId: string): Promise<Json> {
     return this.admin(`/api/runs/${runId}`);
   }
 
   /** Waits until the run has finished and its delivery is no longer pending. */
-  settled(runId: string): Promise<any> {
+  settled(runId: string): Promise<Json> {
     return waitFor(async () => {
       const run = await this.run(runId);
       const done =
@@ -90,7 +93,7 @@ class Gateway {
     }, `run ${runId} to settle`);
   }
 
-  async events(sessionKey = MAIN): Promise<any[]> {
+  async events(sessionKey = MAIN): Promise<Json[]> {
     return (await this.admin(`/api/sessions/${encodeURIComponent(sessionKey)}/events`)).events;
   }
 }
