@@ -30,7 +30,9 @@ const readJson = (req) =>
     req.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
   });
 const listen = (server) =>
-  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${server.address().port}`)));
+  new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${server.address().port}`)),
+  );
 
 // Provider: echoes the tag of the last user message at once.
 const provider = createServer(async (req, res) => {
@@ -54,7 +56,12 @@ const telegram = createServer(async (req, res) => {
   messageId++;
   res
     .writeHead(200, { 'content-type': 'application/json' })
-    .end(JSON.stringify({ ok: true, result: { message_id: messageId, date: 0, chat: { id: body.chat_id }, text: body.text } }));
+    .end(
+      JSON.stringify({
+        ok: true,
+        result: { message_id: messageId, date: 0, chat: { id: body.chat_id }, text: body.text },
+      }),
+    );
   waiters.get(tag)?.();
   waiters.delete(tag);
 });
@@ -77,10 +84,14 @@ writeFileSync(
   { mode: 0o600 },
 );
 
-const gateway = spawn('node', [join(root, 'dist/cli/main.js'), 'run', '--config', configPath, '--port', '0'], {
-  env: { ...process.env, AGENTGATE_LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const gateway = spawn(
+  'node',
+  [join(root, 'dist/cli/main.js'), 'run', '--config', configPath, '--port', '0'],
+  {
+    env: { ...process.env, AGENTGATE_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
 const gatewayUrl = await new Promise((resolve) => {
   let out = '';
   gateway.stdout.on('data', (chunk) => {
@@ -133,10 +144,13 @@ async function time(label, fn) {
 try {
   const rows = [await time('direct', direct), await time('gateway', viaGateway)];
   const fmt = (ms) => ms.toFixed(2);
-  console.log(`\n${N} sequential requests each; provider and Telegram are loopback fakes answering at once\n`);
+  console.log(
+    `\n${N} sequential requests each; provider and Telegram are loopback fakes answering at once\n`,
+  );
   console.log('| path | p50 ms | p95 ms | p99 ms | mean ms |');
   console.log('| --- | ---: | ---: | ---: | ---: |');
-  for (const r of rows) console.log(`| ${r.label} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.p99)} | ${fmt(r.mean)} |`);
+  for (const r of rows)
+    console.log(`| ${r.label} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.p99)} | ${fmt(r.mean)} |`);
   const [d, g] = rows;
   console.log(
     `| overhead added by the gateway | ${fmt(g.p50 - d.p50)} | ${fmt(g.p95 - d.p95)} | ${fmt(g.p99 - d.p99)} | ${fmt(g.mean - d.mean)} |`,
