@@ -54,14 +54,12 @@ const telegram = createServer(async (req, res) => {
   const body = await readJson(req);
   const tag = /done (\w+)/.exec(body.text)?.[1];
   messageId++;
-  res
-    .writeHead(200, { 'content-type': 'application/json' })
-    .end(
-      JSON.stringify({
-        ok: true,
-        result: { message_id: messageId, date: 0, chat: { id: body.chat_id }, text: body.text },
-      }),
-    );
+  res.writeHead(200, { 'content-type': 'application/json' }).end(
+    JSON.stringify({
+      ok: true,
+      result: { message_id: messageId, date: 0, chat: { id: body.chat_id }, text: body.text },
+    }),
+  );
   waiters.get(tag)?.();
   waiters.delete(tag);
 });

@@ -8,7 +8,6 @@
  * aborted and put back in the queue for the next start.
  */
 
-import type { DeliveryService } from '../channels/delivery.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import { isHeartbeatAck } from '../heartbeat/ack.js';
 import type { Logger } from '../log.js';
@@ -29,7 +28,8 @@ export interface WorkerDeps {
   store: Store;
   config: ResolvedConfig;
   models: ModelRouter;
-  delivery: DeliveryService;
+  /** Tells the delivery engine a reply is waiting in the outbox. */
+  notifyDelivery: () => void;
   requestHeartbeat: (mainSessionKey: string) => void;
   log: Logger;
   owner: string;
@@ -184,15 +184,7 @@ export class RunWorker {
     }
     log.info({ runId: run.id, status }, 'run finished');
     if (run.wakeMode === 'now') this.deps.requestHeartbeat(run.mainSessionKey);
-    if (delivery.status === 'pending') {
-      const outcome = await this.deps.delivery.deliver({
-        mainSessionKey: run.mainSessionKey,
-        channel: run.channel,
-        to: run.to,
-        text: reply as string,
-      });
-      await store.recordRunDelivery(run.id, outcome);
-    }
+    if (delivery.status === 'pending') this.deps.notifyDelivery();
   }
 
   private renewLeases(): void {

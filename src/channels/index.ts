@@ -1,32 +1,40 @@
 /**
- * The platform adapters for the configured channels (CONTRACT §3 `channels`).
- * Telegram is the only platform with an adapter so far: a channel configured
- * for another platform gets no entry here, and the delivery service answers
- * such deliveries with "delivery to <channel> is not available".
+ * The platform adapters for the configured channels (CONTRACT §3 `channels`),
+ * one small module per platform under adapters/.
  */
 import type { ChannelId, ChannelsConfig } from '../config/schema.js';
+import { createDiscordAdapter } from './adapters/discord.js';
+import { createIMessageAdapter } from './adapters/imessage.js';
+import { createMattermostAdapter } from './adapters/mattermost.js';
+import { createMsTeamsAdapter } from './adapters/msteams.js';
+import { createSignalAdapter } from './adapters/signal.js';
+import { createSlackAdapter } from './adapters/slack.js';
 import { createTelegramAdapter } from './adapters/telegram.js';
-import type { ChannelAdapter } from './types.js';
-
-export interface ChannelAdapterOptions {
-  /** Replaces the global fetch (tests, proxies). */
-  fetch?: typeof fetch;
-}
+import { createWhatsAppAdapter } from './adapters/whatsapp.js';
+import type { AdapterOptions, ChannelAdapter } from './types.js';
 
 export function createChannelAdapters(
   channels: ChannelsConfig,
-  options: ChannelAdapterOptions = {},
+  options: AdapterOptions = {},
 ): Map<ChannelId, ChannelAdapter> {
   const adapters = new Map<ChannelId, ChannelAdapter>();
+  const add = (adapter: ChannelAdapter) => adapters.set(adapter.id, adapter);
+  if (channels.whatsapp) add(createWhatsAppAdapter(channels.whatsapp, options));
   if (channels.telegram) {
-    adapters.set(
-      'telegram',
+    add(
       createTelegramAdapter({
         botToken: channels.telegram.botToken,
         apiBaseUrl: channels.telegram.apiBaseUrl,
         ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       }),
     );
   }
+  if (channels.discord) add(createDiscordAdapter(channels.discord, options));
+  if (channels.slack) add(createSlackAdapter(channels.slack, options));
+  if (channels.mattermost) add(createMattermostAdapter(channels.mattermost, options));
+  if (channels.signal) add(createSignalAdapter(channels.signal, options));
+  if (channels.imessage) add(createIMessageAdapter(channels.imessage, options));
+  if (channels.msteams) add(createMsTeamsAdapter(channels.msteams, options));
   return adapters;
 }

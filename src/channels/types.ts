@@ -17,7 +17,18 @@ export interface SendResult {
 
 export interface ChannelAdapter {
   readonly id: ChannelId;
+  /** The platform's limit for one message's text; the delivery engine splits longer replies. */
+  readonly maxMessageLength: number;
+  /** Sends one message (text within `maxMessageLength`). */
   send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult>;
+}
+
+/** Options every adapter factory takes. */
+export interface AdapterOptions {
+  /** Replaces the global fetch (tests, proxies). */
+  fetch?: typeof fetch;
+  /** Per-request timeout (ms); default 30 s. */
+  timeoutMs?: number;
 }
 
 /**

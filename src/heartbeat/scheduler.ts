@@ -11,7 +11,6 @@
 import type { ModelRouter } from '../agents/models.js';
 import { wrapUntrusted } from '../agents/safety.js';
 import { HEARTBEAT_FILE, readWorkspaceFile, SYSTEM_PROMPT_FILE } from '../agents/workspace.js';
-import type { DeliveryService } from '../channels/delivery.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
@@ -28,7 +27,8 @@ export interface HeartbeatDeps {
   store: Store;
   config: ResolvedConfig;
   models: ModelRouter;
-  delivery: DeliveryService;
+  /** Tells the delivery engine a reply is waiting in the outbox. */
+  notifyDelivery: () => void;
   log: Logger;
 }
 
@@ -161,15 +161,7 @@ export class HeartbeatScheduler {
       ],
       delivery,
     });
-    if (delivery.status === 'pending') {
-      const outcome = await this.deps.delivery.deliver({
-        mainSessionKey: sessionKey,
-        channel: 'last',
-        to: null,
-        text: reply,
-      });
-      await store.recordHeartbeatDelivery(id, outcome);
-    }
+    if (delivery.status === 'pending') this.deps.notifyDelivery();
   }
 
   /** Stops scheduling; a heartbeat in flight gets `graceMs`, then is aborted (its events stay pending). */

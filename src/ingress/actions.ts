@@ -38,12 +38,14 @@ export interface AgentDefaults {
 
 export function agentAction(request: AgentRequest, ctx: ActionContext, defaults: AgentDefaults = {}): Action {
   const { policy } = ctx;
+  const deliver = request.deliver ?? true;
+  const channel = request.channel ?? 'last';
+  // A malformed recipient is an invalid payload, checked before any policy.
+  policy.checkRecipient(channel, deliver, request.to);
   // Policy checks in CONTRACT §4 order: session key, agent, model, channel.
   const sessionKey = policy.resolveSessionKey(request.sessionKey, defaults.sessionKey);
   const agent = policy.resolveAgent(request.agentId);
   const model = policy.resolveModel(request.model, agent);
-  const deliver = request.deliver ?? true;
-  const channel = request.channel ?? 'last';
   policy.checkChannel(channel, deliver);
   const run: NewRun = {
     id: `run_${uuidv7(ctx.now)}`,

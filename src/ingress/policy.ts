@@ -4,6 +4,7 @@
  * CONTRACT §4, §5).
  */
 import { randomUUID } from 'node:crypto';
+import { recipientProblem } from '../channels/recipients.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { ChannelId } from '../config/schema.js';
 import { HttpError } from '../http/errors.js';
@@ -127,6 +128,13 @@ export class HookPolicy {
       );
     }
     return model;
+  }
+
+  /** A `to` given with a named channel must have that platform's form (an `invalid_payload`). */
+  checkRecipient(channel: 'last' | ChannelId, deliver: boolean, to: string | undefined): void {
+    if (!deliver || channel === 'last' || to === undefined) return;
+    const problem = recipientProblem(channel, to);
+    if (problem) throw new HttpError(400, 'invalid_payload', `to: ${problem}`, {}, 'to');
   }
 
   /** With `deliver` true, a named channel must be configured; `last` is resolved at delivery time. */

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { ModelRouter } from '../agents/models.js';
 import { newOwnerId } from '../agents/owner.js';
 import { RunWorker } from '../agents/worker.js';
-import { DeliveryService } from '../channels/delivery.js';
+import { DeliveryEngine } from '../channels/delivery.js';
 import { createChannelAdapters } from '../channels/index.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HeartbeatScheduler } from '../heartbeat/scheduler.js';
@@ -50,15 +50,16 @@ export async function startGateway(
   const limiter = new AuthFailureLimiter();
   const workers = options.workers ?? true;
   const models = new ModelRouter(config);
-  const delivery = new DeliveryService(store, createChannelAdapters(config.channels), config.channels, log, {
+  const delivery = new DeliveryEngine(store, createChannelAdapters(config.channels), config.channels, log, {
     baseDelayMs: options.deliveryBaseDelayMs,
   });
-  const heartbeat = new HeartbeatScheduler({ store, config, models, delivery, log });
+  const notifyDelivery = () => delivery.notify();
+  const heartbeat = new HeartbeatScheduler({ store, config, models, notifyDelivery, log });
   const worker = new RunWorker({
     store,
     config,
     models,
-    delivery,
+    notifyDelivery,
     log,
     owner: newOwnerId(),
     requestHeartbeat: (sessionKey) => heartbeat.request(sessionKey),
@@ -97,6 +98,7 @@ export async function startGateway(
   if (workers) {
     await worker.start();
     await heartbeat.start();
+    delivery.start();
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? config.gateway.port);
@@ -109,6 +111,7 @@ export async function startGateway(
       await app.close();
       const grace = options.stopGraceMs ?? 8000;
       await Promise.all([worker.stop(grace), heartbeat.stop(grace)]);
+      await delivery.stop();
       await store.close();
     })();
     return stopping;

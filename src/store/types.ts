@@ -187,7 +187,6 @@ export interface RunQueueStore {
   requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]>;
   /** Records how a run ended; false when this owner no longer holds the lease (nothing written). */
   completeRun(completion: RunCompletion): Promise<boolean>;
-  recordRunDelivery(runId: string, delivery: DeliveryRecord): Promise<void>;
 }
 
 export interface SessionStore {
@@ -198,13 +197,46 @@ export interface SessionStore {
   sessionsAwaitingHeartbeat(): Promise<string[]>;
   /** Records a heartbeat; when it succeeded, also consumes its events and appends its turn. */
   recordHeartbeat(record: HeartbeatRecord): Promise<void>;
-  recordHeartbeatDelivery(heartbeatId: string, delivery: DeliveryRecord): Promise<void>;
   listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]>;
   getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined>;
   setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void>;
 }
 
-export interface Store extends RunQueueStore, SessionStore {
+/** A reply waiting in the outbox to be delivered (or being delivered, part by part). */
+export interface OutboxItem {
+  id: string;
+  kind: 'run' | 'heartbeat';
+  /** The run or heartbeat whose delivery record this item updates. */
+  refId: string;
+  mainSessionKey: string;
+  /** As requested: a channel id or `last`. */
+  channel: string;
+  to: string | null;
+  text: string;
+  /** Where it goes, fixed at the first attempt so retries and resumes go to the same place. */
+  resolved: DeliveryRoute | null;
+  partsSent: number;
+  attempts: number;
+}
+
+export interface DeliveryOutboxStore {
+  dueDeliveries(now: number, limit: number): Promise<OutboxItem[]>;
+  resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void>;
+  /** Records that parts 1..partsSent have been sent. */
+  markPartsSent(id: string, partsSent: number, now: number): Promise<void>;
+  /** A failed attempt that will be retried at `nextAttemptAt`; the run/heartbeat shows why. */
+  retryDelivery(
+    item: OutboxItem,
+    attempts: number,
+    nextAttemptAt: number,
+    error: string,
+    now: number,
+  ): Promise<void>;
+  /** Ends a delivery: the outbox item and the run or heartbeat record, and on success the session's last route. */
+  finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void>;
+}
+
+export interface Store extends RunQueueStore, SessionStore, DeliveryOutboxStore {
   accept(
     actions: Action[],
     render: (committed: Committed[]) => StoredAnswer,

@@ -71,6 +71,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
 
   return {
     id: 'telegram',
+    maxMessageLength: TELEGRAM_TEXT_LIMIT,
     async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
       const chatId = telegramChatId(message.to);
       // Telegram drops surrounding whitespace and refuses what is left empty.

@@ -6,13 +6,13 @@
 import type Database from 'better-sqlite3';
 import type {
   ClaimedRun,
-  DeliveryRecord,
   NewEvent,
   RunCompletion,
   RunQueueStore,
   TranscriptEntry,
   WakeMode,
 } from '../types.js';
+import type { NewOutboxItem } from './outbox.js';
 
 interface QueuedRow {
   id: string;
@@ -70,6 +70,8 @@ export class SqliteRunQueue implements RunQueueStore {
     ) => void,
     /** Inserts a system event inside the caller's transaction. */
     private readonly insertEvent: (event: NewEvent) => void,
+    /** Puts a reply in the delivery outbox, inside the caller's transaction. */
+    private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
   ) {
     this.s = {
       // The oldest unfinished run of each session key, if it is runnable.
@@ -104,9 +106,6 @@ export class SqliteRunQueue implements RunQueueStore {
         `UPDATE runs SET status = ?, reply = ?, error = ?, finished_at = ?, lease_owner = NULL, lease_until = NULL,
                          delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ?
           WHERE id = ? AND lease_owner = ? AND status = 'running'`,
-      ),
-      delivery: db.prepare(
-        `UPDATE runs SET delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ? WHERE id = ?`,
       ),
     };
   }
@@ -167,12 +166,21 @@ export class SqliteRunQueue implements RunQueueStore {
         this.appendTranscript(c.sessionKey, entry, c.runId, c.finishedAt);
       }
       this.insertEvent(c.summary);
+      if (delivery.status === 'pending' && c.reply !== null) {
+        this.enqueueDelivery(
+          {
+            kind: 'run',
+            refId: c.runId,
+            mainSessionKey: c.summary.sessionKey,
+            channel: delivery.channel ?? 'last',
+            to: delivery.to,
+            text: c.reply,
+          },
+          c.finishedAt,
+        );
+      }
       return true;
     });
     return complete.immediate();
-  }
-
-  async recordRunDelivery(runId: string, d: DeliveryRecord): Promise<void> {
-    this.s.delivery.run(d.status, d.channel, d.to, d.reason, runId);
   }
 }

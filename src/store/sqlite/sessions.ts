@@ -14,6 +14,7 @@ import type {
   TranscriptEntry,
   WakeMode,
 } from '../types.js';
+import type { NewOutboxItem } from './outbox.js';
 
 interface HeartbeatRow {
   id: string;
@@ -36,6 +37,8 @@ export class SqliteSessions implements SessionStore {
     private readonly db: Database.Database,
     /** Told whenever pending events of a session change outside the ingress. */
     private readonly invalidate: (sessionKey: string) => void,
+    /** Puts a reply in the delivery outbox, inside the caller's transaction. */
+    private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
   ) {
     this.s = {
       appendTranscript: db.prepare(
@@ -66,9 +69,6 @@ export class SqliteSessions implements SessionStore {
         `INSERT INTO heartbeats (id, session_key, started_at, finished_at, status, event_count, reply, error,
                                  delivery_status, delivery_channel, delivery_to, delivery_reason)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      heartbeatDelivery: db.prepare(
-        'UPDATE heartbeats SET delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ? WHERE id = ?',
       ),
       heartbeats: db.prepare<[string, number], HeartbeatRow>(
         `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
@@ -140,12 +140,21 @@ export class SqliteSessions implements SessionStore {
         if (r.status !== 'succeeded') return;
         this.consumeEvents(r.sessionKey, r.eventIds, r.finishedAt);
         for (const entry of r.transcript) this.appendTranscript(r.sessionKey, entry, null, r.finishedAt);
+        if (d.status === 'pending' && r.reply !== null) {
+          this.enqueueDelivery(
+            {
+              kind: 'heartbeat',
+              refId: r.id,
+              mainSessionKey: r.sessionKey,
+              channel: 'last',
+              to: null,
+              text: r.reply,
+            },
+            r.finishedAt,
+          );
+        }
       })
       .immediate();
-  }
-
-  async recordHeartbeatDelivery(heartbeatId: string, d: DeliveryRecord): Promise<void> {
-    this.s.heartbeatDelivery.run(d.status, d.channel, d.to, d.reason, heartbeatId);
   }
 
   async listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
@@ -172,6 +181,11 @@ export class SqliteSessions implements SessionStore {
   }
 
   async setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
+    this.writeRoute(mainSessionKey, route, now);
+  }
+
+  /** For use inside a caller's transaction. */
+  writeRoute(mainSessionKey: string, route: DeliveryRoute, now: number): void {
     this.s.setRoute.run(mainSessionKey, route.channel, route.to, now);
   }
 }

@@ -31,6 +31,7 @@ import {
   type HeartbeatView,
   type IdempotencyClaim,
   type ListEventsOptions,
+  type OutboxItem,
   type PendingEvent,
   type RunCompletion,
   type RunView,
@@ -40,6 +41,7 @@ import {
   type TranscriptEntry,
 } from '../types.js';
 import { MIGRATIONS } from './migrations.js';
+import { SqliteOutbox } from './outbox.js';
 import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
 
@@ -103,6 +105,7 @@ export class SqliteStore implements Store {
   private readonly newestPending = new Map<string, { id: string; text: string } | undefined>();
   private readonly sessions: SqliteSessions;
   private readonly runQueue: SqliteRunQueue;
+  private readonly outbox: SqliteOutbox;
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
@@ -149,11 +152,19 @@ export class SqliteStore implements Store {
         'SELECT seq, id, ts, text, source, status FROM events WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?',
       ),
     };
-    this.sessions = new SqliteSessions(db, (sessionKey) => this.newestPending.delete(sessionKey));
+    this.sessions = new SqliteSessions(
+      db,
+      (sessionKey) => this.newestPending.delete(sessionKey),
+      (item, now) => this.outbox.enqueue(item, now),
+    );
+    this.outbox = new SqliteOutbox(db, (sessionKey, route, now) =>
+      this.sessions.writeRoute(sessionKey, route, now),
+    );
     this.runQueue = new SqliteRunQueue(
       db,
       (sessionKey, entry, runId, ts) => this.sessions.appendTranscript(sessionKey, entry, runId, ts),
       (event) => this.sessions.insertEvent(event),
+      (item, now) => this.outbox.enqueue(item, now),
     );
     this.acceptOne = db.transaction(this.acceptInTransaction.bind(this));
     this.commitBatch = db.transaction((batch: PendingAccept[]) =>
@@ -342,8 +353,22 @@ export class SqliteStore implements Store {
   completeRun(completion: RunCompletion): Promise<boolean> {
     return this.runQueue.completeRun(completion);
   }
-  recordRunDelivery(runId: string, delivery: DeliveryRecord): Promise<void> {
-    return this.runQueue.recordRunDelivery(runId, delivery);
+
+  // --- delivery outbox (delegated) ----------------------------------------------
+  dueDeliveries(now: number, limit: number): Promise<OutboxItem[]> {
+    return this.outbox.dueDeliveries(now, limit);
+  }
+  resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void> {
+    return this.outbox.resolveDelivery(id, route, now);
+  }
+  markPartsSent(id: string, partsSent: number, now: number): Promise<void> {
+    return this.outbox.markPartsSent(id, partsSent, now);
+  }
+  retryDelivery(item: OutboxItem, attempts: number, nextAttemptAt: number, error: string, now: number) {
+    return this.outbox.retryDelivery(item, attempts, nextAttemptAt, error, now);
+  }
+  finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void> {
+    return this.outbox.finishDelivery(item, record, now);
   }
 
   // --- sessions (delegated) ----------------------------------------------------
@@ -358,9 +383,6 @@ export class SqliteStore implements Store {
   }
   recordHeartbeat(record: HeartbeatRecord): Promise<void> {
     return this.sessions.recordHeartbeat(record);
-  }
-  recordHeartbeatDelivery(heartbeatId: string, delivery: DeliveryRecord): Promise<void> {
-    return this.sessions.recordHeartbeatDelivery(heartbeatId, delivery);
   }
   listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
     return this.sessions.listHeartbeats(sessionKey, limit);

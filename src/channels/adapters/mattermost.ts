@@ -1,0 +1,101 @@
+/**
+ * Mattermost delivery through REST API v4 (CONTRACT §3): `POST {baseUrl}/api/v4/posts`
+ * with `Authorization: Bearer {token}` (a bot or personal access token) and
+ * `{channel_id, message}`. Success is 201 with the created post; its `id` is the
+ * message id.
+ *
+ * Errors are Mattermost AppErrors, `{id, message, detailed_error, request_id,
+ * status_code}`, except the rate limiter's 429, which is the plain text "limit
+ * exceeded" with `Retry-After` and `X-RateLimit-Reset` headers. Mattermost's own
+ * limiter (server/channels/app/ratelimit.go, from throttled) sends both as
+ * seconds *to wait*, not an epoch; a proxy may send an epoch instead, so a reset
+ * value that looks like one is read as one. Mapping: 429, 408 and 5xx are
+ * retryable; 401 (bad token), 403 (not a member of the channel, or no such
+ * channel: Mattermost checks permission before existence), 404 and 400/413
+ * (invalid post, e.g. too long) are permanent.
+ */
+import type { ChannelsConfig } from '../../config/schema.js';
+import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
+import { DeliveryError } from '../types.js';
+import {
+  checkText,
+  type HttpAnswer,
+  joinUrl,
+  platformText,
+  postJson,
+  redactor,
+  retryAfterMs,
+} from './http.js';
+
+/** `model.PostMessageMaxRunesV2`: the server refuses longer posts (counted in runes, never more than UTF-16 units). */
+export const MATTERMOST_TEXT_LIMIT = 16_383;
+
+/** Above this a reset header is a Unix time, below it a number of seconds (2001-09-09 either way). */
+const EPOCH_THRESHOLD_S = 1_000_000_000;
+
+export function createMattermostAdapter(
+  config: NonNullable<ChannelsConfig['mattermost']>,
+  options: AdapterOptions = {},
+): ChannelAdapter {
+  const url = joinUrl(config.baseUrl, '/api/v4/posts');
+  const scrub = redactor(config.token);
+  return {
+    id: 'mattermost',
+    maxMessageLength: MATTERMOST_TEXT_LIMIT,
+    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+      const channelId = message.to.trim();
+      if (channelId === '') throw new DeliveryError('mattermost: no recipient channel id', true);
+      checkText('mattermost', message.text, MATTERMOST_TEXT_LIMIT);
+      const answer = await postJson({
+        platform: 'mattermost',
+        url,
+        headers: { authorization: `Bearer ${config.token}`, accept: 'application/json' },
+        body: { channel_id: channelId, message: message.text },
+        timeoutMs: options.timeoutMs,
+        fetch: options.fetch,
+        signal,
+      });
+      return interpret(answer, scrub);
+    },
+  };
+}
+
+function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+  const { status, json } = answer;
+  if (status >= 200 && status < 300 && json) {
+    // A 2xx JSON answer means the post exists: never retry it, even without an id.
+    return typeof json.id === 'string' && json.id !== '' ? { messageId: json.id } : {};
+  }
+  const text = platformText(json?.message, scrub) ?? platformText(answer.raw, scrub, 120);
+  const errorId = typeof json?.id === 'string' ? `${json.id}, ` : '';
+  const reason = `mattermost: ${text ?? 'unexpected answer'} (${errorId}HTTP ${status})`;
+
+  if (status === 429) {
+    throw new DeliveryError(reason, false, rateLimitWait(answer.headers));
+  }
+  // A 2xx that is not JSON is a proxy's page, not a post: worth another try.
+  if (status < 400 || status >= 500 || status === 408) throw new DeliveryError(reason, false);
+  if (status === 401) throw new DeliveryError(`${reason}: check channels.mattermost.token`, true);
+  if (status === 403) {
+    throw new DeliveryError(
+      `${reason}: the bot must be a member of the channel, and the channel must exist`,
+      true,
+    );
+  }
+  if (status === 404) {
+    throw new DeliveryError(`${reason}: check channels.mattermost.baseUrl and the channel id`, true);
+  }
+  // 400 (invalid post, e.g. a malformed channel id), 413 and any other refusal.
+  throw new DeliveryError(reason, true);
+}
+
+/** Retry-After wins; else X-RateLimit-Reset, as seconds to wait or as a Unix time. */
+function rateLimitWait(headers: Headers): number | undefined {
+  const retryAfter = retryAfterMs(headers.get('retry-after'));
+  if (retryAfter !== undefined) return retryAfter;
+  const reset = headers.get('x-ratelimit-reset')?.trim();
+  if (!reset || !/^\d+(\.\d+)?$/.test(reset)) return undefined;
+  const seconds = Number(reset);
+  if (seconds < EPOCH_THRESHOLD_S) return Math.ceil(seconds * 1000);
+  return Math.max(0, Math.ceil(seconds * 1000 - Date.now()));
+}

@@ -1,0 +1,196 @@
+/**
+ * Signal delivery through a signal-cli daemon's JSON-RPC over HTTP (CONTRACT §3:
+ * `rpcUrl` is the whole endpoint, `signal-cli daemon --http` serves it at
+ * `/api/v1/rpc`; man signal-cli-jsonrpc(5)). One request per message:
+ * `{jsonrpc:"2.0", method:"send", params:{account, recipient:[to], message}, id}`;
+ * success is `{result:{timestamp, results:[...]}}` and the timestamp identifies the
+ * message in Signal. signal-cli answers HTTP 200 for JSON-RPC errors too; other
+ * statuses come from the daemon's router (404/405/415: a wrong rpcUrl) or a proxy.
+ *
+ * Error codes, from signal-cli's SignalJsonRpcCommandHandler and the
+ * signal-cli-rest-api client that relies on them: -1 user error (invalid number,
+ * unregistered recipient, "Failed to send message" with per-recipient results in
+ * `data.response.results`), -3 server or IO error, -4 untrusted identity (the
+ * recipient's safety number changed), -5 rate limited (results may carry a proof
+ * challenge `token` and `retryAfterSeconds`), -32602 invalid params (e.g. the
+ * account does not exist in the daemon), -32603 internal error (an IOException
+ * while sending lands here). Mapped: -5, -3, -32603, network-only failures and
+ * HTTP 5xx/429 are retryable; the rest is permanent.
+ *
+ * If rpcUrl carries `user:password@` (signal-cli behind an authenticating proxy),
+ * it is sent as Basic auth instead: fetch refuses URLs with credentials.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChannelsConfig } from '../../config/schema.js';
+import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
+import { DeliveryError } from '../types.js';
+import { checkText, type HttpAnswer, platformText, postJson, redactor, retryAfterMs } from './http.js';
+
+/**
+ * Signal itself takes long bodies, but its clients do not show them whole: Signal
+ * Desktop moves anything over 2 KiB into a long-text attachment and shows only the
+ * start inline (ts/util/longAttachment.std.ts, MAX_MESSAGE_BODY_BYTE_LENGTH), the
+ * phones collapse it behind "Read more". Messages of at most 2000 characters stay
+ * whole on every client for ASCII text; the delivery engine splits longer replies.
+ */
+export const SIGNAL_TEXT_LIMIT = 2000;
+
+interface SendFailureResult {
+  type?: unknown;
+  retryAfterSeconds?: unknown;
+}
+
+export function createSignalAdapter(
+  config: NonNullable<ChannelsConfig['signal']>,
+  options: AdapterOptions = {},
+): ChannelAdapter {
+  const { url, headers, secrets } = endpoint(config.rpcUrl);
+  const scrub = redactor(...secrets);
+  return {
+    id: 'signal',
+    maxMessageLength: SIGNAL_TEXT_LIMIT,
+    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+      const recipient = message.to.trim();
+      if (recipient === '') throw new DeliveryError('signal: no recipient phone number', true);
+      checkText('signal', message.text, SIGNAL_TEXT_LIMIT);
+      const id = randomUUID();
+      const answer = await postJson({
+        platform: 'signal',
+        url,
+        headers,
+        body: {
+          jsonrpc: '2.0',
+          method: 'send',
+          params: { account: config.account, recipient: [recipient], message: message.text },
+          id,
+        },
+        timeoutMs: options.timeoutMs,
+        fetch: options.fetch,
+        signal,
+      });
+      return interpret(answer, scrub);
+    },
+  };
+}
+
+/** The URL to fetch, with any `user:password@` moved into a Basic auth header. */
+function endpoint(rpcUrl: string): { url: string; headers: Record<string, string>; secrets: string[] } {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  let parsed: URL;
+  try {
+    parsed = new URL(rpcUrl);
+  } catch {
+    return { url: rpcUrl, headers, secrets: [] };
+  }
+  if (parsed.username === '' && parsed.password === '') return { url: rpcUrl, headers, secrets: [] };
+  const user = decodeURIComponent(parsed.username);
+  const password = decodeURIComponent(parsed.password);
+  const secrets = [password, parsed.password].filter((secret) => secret.length >= 4);
+  parsed.username = '';
+  parsed.password = '';
+  headers.authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  return { url: parsed.toString(), headers, secrets };
+}
+
+function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+  const { status, json } = answer;
+  if (status !== 200 || !json) {
+    const reason = `signal: unexpected answer (HTTP ${status})`;
+    if (status === 429)
+      throw new DeliveryError(reason, false, retryAfterMs(answer.headers.get('retry-after')));
+    if (status === 404 || status === 405 || status === 415) {
+      throw new DeliveryError(
+        `${reason}: channels.signal.rpcUrl must be signal-cli's /api/v1/rpc endpoint`,
+        true,
+      );
+    }
+    if (status === 401 || status === 403) throw new DeliveryError(`${reason}: refused by the endpoint`, true);
+    throw new DeliveryError(reason, false);
+  }
+
+  const error = json.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+  if (error && typeof error === 'object') throw rpcError(error, scrub);
+
+  // Neither result nor error: not a JSON-RPC answer (a proxy's JSON?), so nothing was sent.
+  if (!('result' in json)) throw new DeliveryError('signal: unexpected answer (no JSON-RPC result)', false);
+  const result = json.result as { timestamp?: unknown; results?: unknown } | undefined;
+  // Older signal-cli versions report a failed recipient in a successful answer.
+  const failed = failedResults(result?.results);
+  if (failed.length > 0) throw resultsError(failed, 'signal: the message was not delivered');
+  const timestamp = result?.timestamp;
+  return typeof timestamp === 'number' || typeof timestamp === 'string'
+    ? { messageId: String(timestamp) }
+    : {};
+}
+
+function rpcError(
+  error: { code?: unknown; message?: unknown; data?: unknown },
+  scrub: (text: string) => string,
+): DeliveryError {
+  const code = typeof error.code === 'number' ? error.code : undefined;
+  const reason = `signal: ${platformText(error.message, scrub) ?? 'error'} (JSON-RPC error ${code ?? '?'})`;
+  const failed = failedResults(
+    (error.data as { response?: { results?: unknown } } | undefined)?.response?.results,
+  );
+  switch (code) {
+    case -5:
+      return new DeliveryError(reason, false, rateLimitWait(failed));
+    case -4:
+      return new DeliveryError(
+        `${reason}: the recipient's safety number changed; trust it with signal-cli before sending`,
+        true,
+      );
+    case -3:
+    case -32603:
+      return new DeliveryError(reason, false);
+    case -32602:
+      return new DeliveryError(`${reason}: check channels.signal.account`, true);
+    case -1:
+      // "Failed to send message": the per-recipient results tell transient from final.
+      return failed.length > 0 ? resultsError(failed, reason) : new DeliveryError(reason, true);
+    case -32700:
+    case -32600:
+    case -32601:
+      // Parse error, invalid request, unknown method: ours to fix, not to retry.
+      return new DeliveryError(reason, true);
+    default:
+      // A code this adapter does not know (a newer signal-cli): a few bounded retries beat dropping it.
+      return new DeliveryError(reason, false);
+  }
+}
+
+function failedResults(results: unknown): SendFailureResult[] {
+  if (!Array.isArray(results)) return [];
+  return results.filter(
+    (item): item is SendFailureResult =>
+      item !== null && typeof item === 'object' && (item as SendFailureResult).type !== 'SUCCESS',
+  );
+}
+
+/** A failure from per-recipient results: retryable only when every failure is transient. */
+function resultsError(failed: SendFailureResult[], reason: string): DeliveryError {
+  const types = new Set(failed.map((item) => String(item.type)));
+  const detail = `${reason} [${[...types].join(', ')}]`;
+  if (types.has('UNREGISTERED_FAILURE')) {
+    return new DeliveryError(`${detail}: the recipient is not registered on Signal`, true);
+  }
+  if (types.has('IDENTITY_FAILURE')) {
+    return new DeliveryError(
+      `${detail}: the recipient's safety number changed; trust it with signal-cli`,
+      true,
+    );
+  }
+  if ([...types].every((type) => type === 'RATE_LIMIT_FAILURE')) {
+    return new DeliveryError(detail, false, rateLimitWait(failed));
+  }
+  if ([...types].every((type) => type === 'NETWORK_FAILURE' || type === 'RATE_LIMIT_FAILURE')) {
+    return new DeliveryError(detail, false);
+  }
+  return new DeliveryError(detail, true);
+}
+
+/** The longest wait any rate-limited recipient was given. */
+function rateLimitWait(failed: SendFailureResult[]): number | undefined {
+  const waits = failed.map((item) => retryAfterMs(item.retryAfterSeconds)).filter((ms) => ms !== undefined);
+  return waits.length > 0 ? Math.max(...waits) : undefined;
+}

@@ -1,0 +1,110 @@
+/**
+ * Slack delivery through the Web API's `chat.postMessage` (CONTRACT §3:
+ * `POST {apiBaseUrl}/chat.postMessage`, `Authorization: Bearer {botToken}`,
+ * JSON `{channel, text}` sent as `application/json; charset=utf-8`, without which
+ * Slack warns `missing_charset`).
+ *
+ * Slack answers most errors with HTTP 200 and `{ok:false, error:"<code>"}`; a
+ * rate limit is HTTP 429 with a `Retry-After` header (seconds). Mapped:
+ * `ratelimited`/429 → retryable after Retry-After; `internal_error`,
+ * `fatal_error`, `service_unavailable`, `request_timeout`, 5xx, timeouts and
+ * network failures → retryable; token, channel and text errors (and any other
+ * code Slack documents: they describe the request, which a retry repeats) →
+ * permanent. Success `{ok:true, channel, ts, message}`: the `ts` is the id.
+ */
+import type { ChannelsConfig } from '../../config/schema.js';
+import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
+import { DeliveryError } from '../types.js';
+import {
+  checkText,
+  type HttpAnswer,
+  joinUrl,
+  platformText,
+  postJson,
+  redactor,
+  retryAfterMs,
+} from './http.js';
+
+/**
+ * Slack truncates `text` beyond 40,000 characters (changelog "Truncating really
+ * long messages", 2018); the delivery engine splits longer replies.
+ */
+export const SLACK_TEXT_LIMIT = 40_000;
+
+const RATE_LIMITED = new Set(['ratelimited', 'rate_limited']);
+const TRANSIENT = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+/** The token is refused: the same for every message until the configuration changes. */
+const AUTH = new Set(['invalid_auth', 'not_authed', 'account_inactive', 'token_revoked', 'token_expired']);
+const HINTS: Record<string, string> = {
+  channel_not_found: 'no such channel, or the bot cannot see it',
+  not_in_channel: 'invite the bot to the channel first',
+  is_archived: 'the channel is archived',
+  msg_too_long: 'the message text is too long',
+  no_text: 'the message text is empty',
+};
+
+export function createSlackAdapter(
+  config: NonNullable<ChannelsConfig['slack']>,
+  options: AdapterOptions = {},
+): ChannelAdapter {
+  const url = joinUrl(config.apiBaseUrl, 'chat.postMessage');
+  const scrub = redactor(config.botToken);
+
+  return {
+    id: 'slack',
+    maxMessageLength: SLACK_TEXT_LIMIT,
+    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+      const channel = message.to.trim();
+      if (channel === '') throw new DeliveryError('slack: no recipient channel', true);
+      // The limit applies to the text as written; escaping can lengthen it a little,
+      // and Slack truncates (with a warning) rather than refusing past 40,000.
+      checkText('slack', message.text, SLACK_TEXT_LIMIT);
+      const answer = await postJson({
+        platform: 'slack',
+        url,
+        headers: { authorization: `Bearer ${config.botToken}` },
+        contentType: 'application/json; charset=utf-8',
+        body: { channel, text: slackEscape(message.text) },
+        timeoutMs: options.timeoutMs,
+        fetch: options.fetch,
+        signal,
+      });
+      return interpret(answer, scrub);
+    },
+  };
+}
+
+/**
+ * Escapes Slack's three control characters, as its formatting docs require for
+ * text not meant as markup: a reply containing `<!channel>`, `<!everyone>` or
+ * `<@U123>` then shows as written instead of pinging, and cannot forge links.
+ */
+export function slackEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+  const { status, json } = answer;
+  if (status >= 200 && status < 300 && json?.ok === true) {
+    return typeof json.ts === 'string' ? { messageId: json.ts } : {};
+  }
+
+  const error = platformText(json?.error, scrub, 100);
+  const retryAfter = retryAfterMs(answer.headers.get('retry-after'));
+  if (status === 429 || (error !== undefined && RATE_LIMITED.has(error))) {
+    throw new DeliveryError(`slack: ${error ?? 'ratelimited'} (HTTP ${status})`, false, retryAfter);
+  }
+  if (error === undefined || status >= 500 || TRANSIENT.has(error)) {
+    // No Slack error code (a proxy's page, a broken answer) or a server-side failure: try again.
+    throw new DeliveryError(`slack: ${error ?? 'unexpected answer'} (HTTP ${status})`, false);
+  }
+  if (AUTH.has(error)) {
+    throw new DeliveryError(`slack: ${error}: check channels.slack.botToken`, true);
+  }
+  if (error === 'missing_scope') {
+    const needed = platformText(json?.needed, scrub, 100);
+    throw new DeliveryError(`slack: missing_scope: the app needs the ${needed ?? 'chat:write'} scope`, true);
+  }
+  const hint = HINTS[error];
+  throw new DeliveryError(`slack: ${error}${hint ? `: ${hint}` : ''}`, true);
+}

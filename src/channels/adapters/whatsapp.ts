@@ -1,0 +1,149 @@
+/**
+ * WhatsApp delivery through Meta's Cloud API (CONTRACT §3:
+ * `POST {apiBaseUrl}/{phoneNumberId}/messages`, `Authorization: Bearer {accessToken}`)
+ * with a free-form text message:
+ *   {messaging_product:"whatsapp", recipient_type:"individual", to, type:"text",
+ *    text:{preview_url:false, body}}
+ * Success: `{messaging_product, contacts:[{input, wa_id}], messages:[{id}]}`.
+ * Failure (Graph API): `{error:{message, type, code, error_subcode?, error_data?:{details}, fbtrace_id}}`.
+ *
+ * Meta asks clients to branch on `error.code`, not on titles or HTTP status, so:
+ * rate limits (HTTP 429 or codes 4, 80007, 130429, 131048, 131056) → retryable
+ * after a delay; 5xx, Meta's transient codes, timeouts and network failures →
+ * retryable; a refused token (190, HTTP 401) or recipient (100, 131026, 131030)
+ * and every other 4xx → permanent. The token is scrubbed from anything shown:
+ * Graph echoes malformed tokens back in its error message.
+ */
+import type { ChannelsConfig } from '../../config/schema.js';
+import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
+import { DeliveryError } from '../types.js';
+import {
+  checkText,
+  type HttpAnswer,
+  joinUrl,
+  platformText,
+  postJson,
+  redactor,
+  retryAfterMs,
+} from './http.js';
+
+/** The Cloud API's limit for `text.body`. */
+export const WHATSAPP_TEXT_LIMIT = 4096;
+
+/**
+ * Graph codes that mean "slow down", with how long to wait when no Retry-After
+ * header says (Graph rarely sends one).
+ */
+const RATE_LIMIT_WAIT_MS = new Map<number, number>([
+  [4, 60_000], // the app's call rate limit (a rolling one-hour window)
+  [80007, 60_000], // the WhatsApp Business Account's rate limit
+  [130429, 1_000], // Cloud API throughput (messages per second) reached
+  [131048, 60_000], // spam rate limit: too many of this number's messages were blocked or flagged
+  [131056, 6_000], // pair rate limit: about one message every 6 s to the same user
+]);
+const DEFAULT_RATE_LIMIT_WAIT_MS = 60_000;
+
+/** Codes Meta documents as temporary (service down, unknown server-side failure). */
+const TRANSIENT_CODES = new Set([2, 131000, 131016, 133004]);
+/** Invalid parameter (often the number), undeliverable, not in the test-number allow list. */
+const RECIPIENT_CODES = new Set([100, 131026, 131030]);
+
+interface GraphError {
+  message?: unknown;
+  code?: unknown;
+  error_subcode?: unknown;
+  error_data?: { details?: unknown };
+}
+
+export function createWhatsAppAdapter(
+  config: NonNullable<ChannelsConfig['whatsapp']>,
+  options: AdapterOptions = {},
+): ChannelAdapter {
+  const url = joinUrl(config.apiBaseUrl, `${encodeURIComponent(config.phoneNumberId)}/messages`);
+  const scrub = redactor(config.accessToken);
+
+  return {
+    id: 'whatsapp',
+    maxMessageLength: WHATSAPP_TEXT_LIMIT,
+    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+      const to = whatsappRecipient(message.to);
+      checkText('whatsapp', message.text, WHATSAPP_TEXT_LIMIT);
+      const answer = await postJson({
+        platform: 'whatsapp',
+        url,
+        headers: { authorization: `Bearer ${config.accessToken}` },
+        body: {
+          messaging_product: 'whatsapp',
+          recipient_type: 'individual',
+          to,
+          type: 'text',
+          // No link preview: a reply quoting a URL must not make Meta fetch it.
+          text: { preview_url: false, body: message.text },
+        },
+        timeoutMs: options.timeoutMs,
+        fetch: options.fetch,
+        signal,
+      });
+      return interpret(answer, scrub);
+    },
+  };
+}
+
+/**
+ * The Cloud API's `to`: the E.164 number's digits without `+` (spaces, dashes,
+ * dots and parentheses as people write numbers are dropped).
+ */
+export function whatsappRecipient(to: string): string {
+  const digits = to
+    .trim()
+    .replace(/[\s().-]/g, '')
+    .replace(/^\+/, '');
+  if (!/^[1-9]\d{5,14}$/.test(digits)) {
+    throw new DeliveryError(
+      'whatsapp: the recipient must be a phone number in E.164 form, e.g. +15551234567',
+      true,
+    );
+  }
+  return digits;
+}
+
+function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+  const { status, json } = answer;
+  const error = json?.error && typeof json.error === 'object' ? (json.error as GraphError) : undefined;
+  if (status >= 200 && status < 300 && json && !error) {
+    const id = (json.messages as { id?: unknown }[] | undefined)?.[0]?.id;
+    return typeof id === 'string' ? { messageId: id } : {};
+  }
+
+  const code = typeof error?.code === 'number' ? error.code : undefined;
+  const subcode = typeof error?.error_subcode === 'number' ? `/${error.error_subcode}` : '';
+  const text = platformText(error?.message, scrub) ?? `unexpected answer (HTTP ${status})`;
+  const details = platformText(error?.error_data?.details, scrub);
+  const reason = `whatsapp: ${text}${details && details !== text ? ` — ${details}` : ''}${
+    code === undefined ? '' : ` (error ${code}${subcode})`
+  }`;
+
+  if (status === 429 || (code !== undefined && RATE_LIMIT_WAIT_MS.has(code))) {
+    const wait =
+      retryAfterMs(answer.headers.get('retry-after')) ??
+      (code === undefined ? undefined : RATE_LIMIT_WAIT_MS.get(code)) ??
+      DEFAULT_RATE_LIMIT_WAIT_MS;
+    throw new DeliveryError(reason, false, wait);
+  }
+  // A 2xx that is not the documented answer (a proxy?) was not a refusal: worth another try.
+  if (status < 400 || status >= 500 || status === 408 || (code !== undefined && TRANSIENT_CODES.has(code))) {
+    throw new DeliveryError(reason, false);
+  }
+  if (status === 401 || code === 190) {
+    throw new DeliveryError(`${reason}: check channels.whatsapp.accessToken`, true);
+  }
+  // Subcode 33: the object in the path (the sender's phone number id) does not exist.
+  if (code === 100 && error?.error_subcode === 33) {
+    throw new DeliveryError(`${reason}: check channels.whatsapp.phoneNumberId`, true);
+  }
+  if (code !== undefined && RECIPIENT_CODES.has(code)) {
+    throw new DeliveryError(`${reason}: check the recipient number`, true);
+  }
+  // Permissions (10, 200-299), policy blocks (368), outside the 24-hour window (131047), ...
+  throw new DeliveryError(reason, true);
+}

@@ -1,0 +1,139 @@
+/**
+ * The delivery outbox on SQLite. Items are enqueued in the same transaction
+ * that records a run's or heartbeat's result, so a reply is never lost between
+ * "finished" and "sent"; progress is recorded part by part, so a restart
+ * resumes after the last part that was sent instead of sending it again.
+ */
+import type Database from 'better-sqlite3';
+import { uuidv7 } from '../../util/ids.js';
+import type { DeliveryOutboxStore, DeliveryRecord, DeliveryRoute, OutboxItem } from '../types.js';
+
+interface OutboxRow {
+  id: string;
+  kind: 'run' | 'heartbeat';
+  ref_id: string;
+  main_session_key: string;
+  channel: string;
+  recipient: string | null;
+  text: string;
+  resolved_channel: string | null;
+  resolved_to: string | null;
+  parts_sent: number;
+  attempts: number;
+}
+
+export interface NewOutboxItem {
+  kind: 'run' | 'heartbeat';
+  refId: string;
+  mainSessionKey: string;
+  channel: string;
+  to: string | null;
+  text: string;
+}
+
+export class SqliteOutbox implements DeliveryOutboxStore {
+  private readonly s;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly setRoute: (mainSessionKey: string, route: DeliveryRoute, now: number) => void,
+  ) {
+    this.s = {
+      insert: db.prepare(
+        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      due: db.prepare<[number, number], OutboxRow>(
+        `SELECT * FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
+      ),
+      resolve: db.prepare(
+        'UPDATE deliveries SET resolved_channel = ?, resolved_to = ?, updated_at = ? WHERE id = ?',
+      ),
+      parts: db.prepare('UPDATE deliveries SET parts_sent = ?, updated_at = ? WHERE id = ?'),
+      retry: db.prepare(
+        'UPDATE deliveries SET attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ?',
+      ),
+      finish: db.prepare('UPDATE deliveries SET status = ?, last_error = ?, updated_at = ? WHERE id = ?'),
+      runDelivery: db.prepare(
+        'UPDATE runs SET delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ? WHERE id = ?',
+      ),
+      heartbeatDelivery: db.prepare(
+        'UPDATE heartbeats SET delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ? WHERE id = ?',
+      ),
+    };
+  }
+
+  /** For use inside the caller's transaction. */
+  enqueue(item: NewOutboxItem, now: number): void {
+    this.s.insert.run(
+      `dlv_${uuidv7(now)}`,
+      item.kind,
+      item.refId,
+      item.mainSessionKey,
+      item.channel,
+      item.to,
+      item.text,
+      now,
+      now,
+      now,
+    );
+  }
+
+  async dueDeliveries(now: number, limit: number): Promise<OutboxItem[]> {
+    return this.s.due.all(now, limit).map((row) => ({
+      id: row.id,
+      kind: row.kind,
+      refId: row.ref_id,
+      mainSessionKey: row.main_session_key,
+      channel: row.channel,
+      to: row.recipient,
+      text: row.text,
+      resolved:
+        row.resolved_channel !== null && row.resolved_to !== null
+          ? { channel: row.resolved_channel, to: row.resolved_to }
+          : null,
+      partsSent: row.parts_sent,
+      attempts: row.attempts,
+    }));
+  }
+
+  async resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void> {
+    this.s.resolve.run(route.channel, route.to, now, id);
+  }
+
+  async markPartsSent(id: string, partsSent: number, now: number): Promise<void> {
+    this.s.parts.run(partsSent, now, id);
+  }
+
+  async retryDelivery(item: OutboxItem, attempts: number, nextAttemptAt: number, error: string, now: number) {
+    this.db
+      .transaction(() => {
+        this.s.retry.run(attempts, nextAttemptAt, error, now, item.id);
+        const record: DeliveryRecord = {
+          status: 'pending',
+          channel: item.resolved?.channel ?? item.channel,
+          to: item.resolved?.to ?? item.to,
+          reason: `attempt ${attempts} failed (${error}); retrying`,
+        };
+        this.updateRecord(item, record);
+      })
+      .immediate();
+  }
+
+  async finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void> {
+    this.db
+      .transaction(() => {
+        this.s.finish.run(record.status, record.reason, now, item.id);
+        this.updateRecord(item, record);
+        if (record.status === 'delivered' && record.channel && record.to) {
+          this.setRoute(item.mainSessionKey, { channel: record.channel, to: record.to }, now);
+        }
+      })
+      .immediate();
+  }
+
+  private updateRecord(item: OutboxItem, r: DeliveryRecord): void {
+    const statement = item.kind === 'run' ? this.s.runDelivery : this.s.heartbeatDelivery;
+    statement.run(r.status, r.channel, r.to, r.reason, item.refId);
+  }
+}

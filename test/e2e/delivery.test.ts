@@ -1,0 +1,93 @@
+/**
+ * The delivery engine end to end through the real CLI, against the fake
+ * Telegram Bot API: splitting, rate limits, permanent errors, and a restart in
+ * the middle of a split reply.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
+import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
+import { Gateway, waitFor } from '../helpers/loop-gateway.js';
+
+const BOT = '777:delivery-test-token';
+const CHAT = 5150;
+
+/** A reply of `n` paragraphs of ~3000 characters: one Telegram message each. */
+const longReply = (n: number) =>
+  Array.from({ length: n }, (_, i) => `Part ${i + 1}. ${'All systems nominal. '.repeat(150)}`).join('\n\n');
+
+describe('delivery engine', () => {
+  let llm: FakeOpenAi;
+  let telegram: FakeTelegram;
+  let gw: Gateway;
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi();
+  });
+  afterAll(async () => {
+    await llm.close();
+  });
+  afterEach(async () => {
+    await gw?.stop();
+    await telegram?.close();
+  });
+
+  async function start(): Promise<void> {
+    telegram = await startFakeTelegram({ token: BOT, chats: [CHAT] });
+    gw = await new Gateway(llm, { telegram: { botToken: BOT, apiBaseUrl: telegram.url } }).start();
+  }
+
+  const send = (to = String(CHAT)) =>
+    gw.hook('agent', { message: 'report', channel: 'telegram', to, wakeMode: 'next-heartbeat' });
+
+  it('splits a long reply at paragraph boundaries into ordered messages within the limit', async () => {
+    llm.setReply(() => longReply(3));
+    await start();
+    const run = await gw.settled((await send()).body.runId);
+    expect(run.delivery).toMatchObject({ status: 'delivered', channel: 'telegram', to: String(CHAT) });
+    const texts = telegram.messagesFor(CHAT).map((m) => m.text);
+    expect(texts).toHaveLength(3);
+    texts.forEach((text, i) => {
+      expect(text.startsWith(`Part ${i + 1}.`)).toBe(true);
+      expect(text.length).toBeLessThanOrEqual(4096);
+    });
+  });
+
+  it('waits out a 429 for its retry_after, then delivers once', async () => {
+    llm.setReply(() => 'short answer');
+    await start();
+    telegram.failNext(1, 'rate_limit', { retryAfter: 1 });
+    const started = Date.now();
+    const run = await gw.settled((await send()).body.runId);
+    expect(run.delivery.status).toBe('delivered');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(telegram.messagesFor(CHAT).map((m) => m.text)).toEqual(['short answer']);
+  });
+
+  it('does not retry a permanent error and reports the platform reason on the run', async () => {
+    llm.setReply(() => 'to nowhere');
+    await start();
+    const run = await gw.settled((await send('999000')).body.runId);
+    expect(run.delivery.status).toBe('failed');
+    expect(run.delivery.reason).toMatch(/chat not found/);
+    expect(run.delivery.reason).not.toContain(BOT);
+    expect(telegram.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+  });
+
+  it('resumes a split reply after a restart without sending the delivered parts again', async () => {
+    llm.setReply(() => longReply(3));
+    await start();
+    telegram.failNext(1, 'server_error', { after: 1 }); // part 1 goes through, part 2 fails
+    const runId = (await send()).body.runId;
+    await waitFor(async () => {
+      const run = await gw.run(runId);
+      return run.delivery.status === 'pending' && /retrying/.test(run.delivery.reason ?? '')
+        ? true
+        : undefined;
+    }, 'the failed attempt');
+    await gw.restart('SIGKILL');
+    const run = await gw.settled(runId);
+    expect(run.delivery.status).toBe('delivered');
+    const texts = telegram.messagesFor(CHAT).map((m) => m.text.slice(0, 7));
+    expect(texts).toEqual(['Part 1.', 'Part 2.', 'Part 3.']);
+  });
+});

@@ -1,0 +1,259 @@
+/**
+ * A loopback fake of Mattermost's REST API v4 `POST /api/v4/posts`. It checks what
+ * the real server checks, answers in its shapes, and records posts per channel.
+ *
+ *     const mm = await startFakeMattermost({ token: 'bot-token', channels: [CHANNEL_ID] });
+ *     // config: channels.mattermost = { baseUrl: mm.url, token: 'bot-token' }
+ *     expect(mm.postsFor(CHANNEL_ID).map((p) => p.message)).toEqual(['hello']);
+ *     mm.failNext(1, 'rate_limit', { retryAfter: 3 });   // the next call gets 429
+ *     await mm.close();
+ *
+ * Checks, in the server's order: the route is `/api/v4/posts` (else 404
+ * `api.context.404.app_error`) and the method POST (else 405); the token, as
+ * `Authorization: Bearer <token>` or `Token <token>`, is one it knows (else 401
+ * `api.context.session_expired.app_error`); the body is a JSON post (else 400
+ * `api.context.invalid_body_param.app_error`); the channel is one the bot may post
+ * in (else 403 `api.context.permissions.app_error` — Mattermost checks permission
+ * before existence, so an unknown or malformed channel id is a 403 too); the
+ * message is at most 16383 characters (else 400
+ * `model.post.is_valid.message_length.app_error`). Success is 201 with the post.
+ *
+ * Errors are AppErrors `{id, message, detailed_error, request_id, status_code}`;
+ * the rate limiter's 429 is plain text "limit exceeded" with `Retry-After` and
+ * `X-RateLimit-Reset` (seconds to wait, as Mattermost sends them).
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeMattermostOptions {
+  /** The access token it accepts; `tokens` adds more. */
+  token: string;
+  tokens?: string[];
+  /** 26-character channel ids the bot can post in. */
+  channels?: string[];
+}
+
+export interface FakeMattermostPost {
+  id: string;
+  channelId: string;
+  message: string;
+  createAt: number;
+  /** Every field the client sent. */
+  body: Record<string, unknown>;
+}
+
+export interface FakeMattermostRequest {
+  method: string;
+  path: string;
+  /** `Bearer` or `Token` when an Authorization header came, else undefined (never the token). */
+  authScheme: string | undefined;
+  contentType: string | undefined;
+  body: unknown;
+  status: number;
+}
+
+/**
+ * `rate_limit` 429 with Retry-After; `server_error` 500 AppError; `bad_gateway`
+ * 502 HTML (a proxy in front); `network` (the connection is dropped).
+ */
+export type FakeMattermostFailure = 'rate_limit' | 'server_error' | 'bad_gateway' | 'network';
+
+export interface FakeMattermost {
+  /** Use as `channels.mattermost.baseUrl`. */
+  url: string;
+  posts: FakeMattermostPost[];
+  postsFor(channelId: string): FakeMattermostPost[];
+  requests: FakeMattermostRequest[];
+  /** The next `count` authorised calls fail as `kind`; with `after`, that many succeed first. */
+  failNext(
+    count: number,
+    kind?: FakeMattermostFailure,
+    options?: { retryAfter?: number; after?: number },
+  ): void;
+  addChannel(channelId: string): void;
+  close(): Promise<void>;
+}
+
+export const FAKE_MATTERMOST_TEXT_LIMIT = 16_383;
+const BOT_USER_ID = 'fakebotuserid0000000000000';
+
+/** Mattermost ids: 26 characters of lower-case base32. */
+export function mattermostId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return Array.from(randomBytes(26), (byte) => alphabet[byte % alphabet.length]).join('');
+}
+
+export async function startFakeMattermost(options: FakeMattermostOptions): Promise<FakeMattermost> {
+  const tokens = new Set([options.token, ...(options.tokens ?? [])]);
+  const channels = new Set(options.channels ?? []);
+  const posts: FakeMattermostPost[] = [];
+  const requests: FakeMattermostRequest[] = [];
+  const failures: ({ kind: FakeMattermostFailure; retryAfter: number } | null)[] = [];
+
+  const server = createServer(async (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    const raw = await readBody(req);
+    const auth = /^(Bearer|Token)\s+(.+)$/i.exec(req.headers.authorization ?? '');
+    const record: FakeMattermostRequest = {
+      method: req.method ?? '',
+      path,
+      authScheme: auth?.[1],
+      contentType: req.headers['content-type'],
+      body: parseJson(raw),
+      status: 0,
+    };
+    requests.push(record);
+    const appError = (status: number, id: string, message: string, detailed = '') => {
+      record.status = status;
+      sendJson(res, status, {
+        id,
+        message,
+        detailed_error: detailed,
+        request_id: mattermostId(),
+        status_code: status,
+      });
+    };
+
+    if (path !== '/api/v4/posts') {
+      return appError(
+        404,
+        'api.context.404.app_error',
+        'Sorry, we could not find the page.',
+        `There doesn't appear to be an api call for the url='${path}'.`,
+      );
+    }
+    if (req.method !== 'POST') {
+      record.status = 405;
+      res.writeHead(405).end();
+      return;
+    }
+    if (!auth || !tokens.has(auth[2]?.trim() ?? '')) {
+      return appError(
+        401,
+        'api.context.session_expired.app_error',
+        'Invalid or expired session, please login again.',
+      );
+    }
+
+    const failure = failures.shift();
+    if (failure) {
+      switch (failure.kind) {
+        case 'rate_limit':
+          record.status = 429;
+          res.writeHead(429, {
+            'content-type': 'text/plain; charset=utf-8',
+            'x-ratelimit-limit': '10',
+            'x-ratelimit-remaining': '0',
+            'x-ratelimit-reset': String(failure.retryAfter),
+            'retry-after': String(failure.retryAfter),
+          });
+          return res.end('limit exceeded\n');
+        case 'server_error':
+          return appError(500, 'app.post.save.app_error', 'Unable to save the Post.');
+        case 'bad_gateway':
+          record.status = 502;
+          res.writeHead(502, { 'content-type': 'text/html' });
+          return res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+        case 'network':
+          record.status = -1;
+          return req.socket.destroy();
+      }
+    }
+
+    const body = record.body;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) {
+      return appError(
+        400,
+        'api.context.invalid_body_param.app_error',
+        'Invalid or missing post in request body.',
+      );
+    }
+    const post = body as Record<string, unknown>;
+    const channelId = typeof post.channel_id === 'string' ? post.channel_id : '';
+    if (!channels.has(channelId)) {
+      return appError(
+        403,
+        'api.context.permissions.app_error',
+        'You do not have the appropriate permissions.',
+        'userId=fakebotuserid0000000000000, permission=create_post',
+      );
+    }
+    const message = typeof post.message === 'string' ? post.message : '';
+    if ([...message].length > FAKE_MATTERMOST_TEXT_LIMIT) {
+      return appError(
+        400,
+        'model.post.is_valid.message_length.app_error',
+        'Invalid Message property length.',
+        `id=, channel_id=${channelId}`,
+      );
+    }
+
+    const now = Date.now();
+    const created: FakeMattermostPost = { id: mattermostId(), channelId, message, createAt: now, body: post };
+    posts.push(created);
+    record.status = 201;
+    sendJson(res, 201, {
+      id: created.id,
+      create_at: now,
+      update_at: now,
+      edit_at: 0,
+      delete_at: 0,
+      is_pinned: false,
+      user_id: BOT_USER_ID,
+      channel_id: channelId,
+      root_id: '',
+      original_id: '',
+      message,
+      type: '',
+      props: {},
+      hashtags: '',
+      pending_post_id: '',
+      reply_count: 0,
+      metadata: {},
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    posts,
+    postsFor: (channelId) => posts.filter((post) => post.channelId === channelId),
+    requests,
+    failNext(count, kind = 'rate_limit', failOptions = {}) {
+      for (let i = 0; i < (failOptions.after ?? 0); i++) failures.push(null);
+      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter ?? 1 });
+    },
+    addChannel: (channelId) => void channels.add(channelId),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

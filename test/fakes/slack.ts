@@ -1,0 +1,257 @@
+/**
+ * A loopback fake of the Slack Web API's `chat.postMessage`. It checks what the
+ * real API checks, answers in its shapes (errors as HTTP 200 `{ok:false, error}`),
+ * and records what was posted, per channel.
+ *
+ *     const sl = await startFakeSlack({ token: 'xoxb-test', channels: ['C0123456789', { id: 'C2', name: 'ops' }] });
+ *     // config: channels.slack = { botToken: 'xoxb-test', apiBaseUrl: sl.url }   (ends in /api)
+ *     expect(sl.messagesFor('C0123456789').map((m) => m.text)).toEqual(['hello']);
+ *     sl.failNext(1, 'rate_limit', { retryAfter: 3 });  // next call: 429, Retry-After: 3
+ *     await sl.close();
+ *
+ * Checks, in order: path `/api/<method>` with the method `chat.postMessage` (else
+ * 404 `unknown_method`); the token, from `Authorization: Bearer` or a `token`
+ * parameter (missing → `not_authed`; unknown → `invalid_auth`; listed in
+ * `revokedTokens` → `token_revoked`, in `inactiveTokens` → `account_inactive`); parameters from the query string and a JSON
+ * or urlencoded body; `channel` present and known by id or name, `#name` too
+ * (else `channel_not_found`); the bot is a member (`member: false` →
+ * `not_in_channel`) of a live channel (`archived: true` → `is_archived`); `text`
+ * not empty (else `no_text`). Like Slack, GET works as well as POST; text over
+ * 40,000 characters is truncated with the `message_truncated` warning, and a JSON
+ * body without `charset` gets the `missing_charset` warning.
+ *
+ * Injected failures (`failNext`): `rate_limit` (HTTP 429, `Retry-After` header,
+ * `{ok:false, error:"ratelimited"}`), `ratelimited_200` (HTTP 200 with that body
+ * and header), `internal_error` / `fatal_error` (HTTP 200 `{ok:false, error}`),
+ * `service_unavailable` (HTTP 503 `{ok:false, error:"service_unavailable"}`),
+ * `bad_gateway` (HTTP 502, HTML), `network` (connection dropped).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeSlackChannelSpec {
+  id: string;
+  name?: string;
+  archived?: boolean;
+  /** false: the bot was never invited (public channels are visible anyway). */
+  member?: boolean;
+}
+
+export interface FakeSlackOptions {
+  token: string;
+  /** Tokens that once worked: answered `token_revoked`. */
+  revokedTokens?: string[];
+  /** Tokens of a deleted user or workspace: answered `account_inactive`. */
+  inactiveTokens?: string[];
+  channels?: (string | FakeSlackChannelSpec)[];
+}
+
+export interface FakeSlackMessage {
+  channel: string;
+  ts: string;
+  text: string;
+  params: Record<string, unknown>;
+}
+
+export interface FakeSlackRequest {
+  method: string;
+  path: string;
+  /** Authorization with known tokens replaced by `<token>`. */
+  authorization: string | undefined;
+  contentType: string | undefined;
+  params: Record<string, unknown>;
+  status: number;
+  /** The `error` answered, if any. */
+  error?: string;
+}
+
+export type FakeSlackFailure =
+  | 'rate_limit'
+  | 'ratelimited_200'
+  | 'internal_error'
+  | 'fatal_error'
+  | 'service_unavailable'
+  | 'bad_gateway'
+  | 'network';
+
+export interface FakeSlack {
+  /** Use as `channels.slack.apiBaseUrl`, e.g. `http://127.0.0.1:PORT/api`. */
+  url: string;
+  messages: FakeSlackMessage[];
+  /** Messages of one channel, by id or name. */
+  messagesFor(channel: string): FakeSlackMessage[];
+  requests: FakeSlackRequest[];
+  /** The next `count` authorised calls fail as `kind` (default `rate_limit`, `retryAfter` 1 s). */
+  failNext(count: number, kind?: FakeSlackFailure, options?: { retryAfter?: number }): void;
+  addChannel(channel: string | FakeSlackChannelSpec): void;
+  close(): Promise<void>;
+}
+
+export const FAKE_SLACK_TEXT_LIMIT = 40_000;
+const BOT = { bot_id: 'B0FAKEBOT01', app_id: 'A0FAKEAPP01', user: 'U0FAKEBOT01', team: 'T0FAKETEAM1' };
+
+export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSlack> {
+  const channels = new Map<string, FakeSlackChannelSpec>();
+  const names = new Map<string, string>();
+  const addChannel = (channel: string | FakeSlackChannelSpec) => {
+    const spec = typeof channel === 'string' ? { id: channel } : channel;
+    channels.set(spec.id, spec);
+    if (spec.name) names.set(spec.name.toLowerCase(), spec.id);
+  };
+  for (const channel of options.channels ?? []) addChannel(channel);
+  const resolve = (value: string) =>
+    channels.get(value) ?? channels.get(names.get(value.replace(/^#/, '').toLowerCase()) ?? '');
+  const revoked = new Set(options.revokedTokens ?? []);
+  const inactive = new Set(options.inactiveTokens ?? []);
+  const secrets = [options.token, ...revoked, ...inactive];
+  const messages: FakeSlackMessage[] = [];
+  const requests: FakeSlackRequest[] = [];
+  const failures: { kind: FakeSlackFailure; retryAfter: number }[] = [];
+  let clock = 1_700_000_000;
+
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const raw = await readBody(req);
+    const contentType = req.headers['content-type'];
+    const params = { ...Object.fromEntries(url.searchParams), ...parseBody(raw, contentType) };
+    const record: FakeSlackRequest = {
+      method: req.method ?? '',
+      path: url.pathname,
+      authorization: secrets.reduce<string | undefined>(
+        (out, secret) => out?.split(secret).join('<token>'),
+        req.headers.authorization,
+      ),
+      contentType,
+      params: { ...params, ...(params.token === undefined ? {} : { token: '<token>' }) },
+      status: 0,
+    };
+    requests.push(record);
+    const answer = (status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+      record.status = status;
+      if (typeof body.error === 'string') record.error = body.error;
+      sendJson(res, status, body, headers);
+    };
+    const fail = (error: string, status = 200, headers: Record<string, string> = {}) =>
+      answer(status, { ok: false, error }, headers);
+
+    const method = /^\/api\/([^/]+)$/.exec(url.pathname)?.[1];
+    if (method !== 'chat.postMessage')
+      return answer(404, { ok: false, error: 'unknown_method', req_method: method ?? '' });
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const token = bearer ?? (typeof params.token === 'string' ? params.token : undefined);
+    if (!token) return fail('not_authed');
+    if (revoked.has(token)) return fail('token_revoked');
+    if (inactive.has(token)) return fail('account_inactive');
+    if (token !== options.token) return fail('invalid_auth');
+
+    const failure = failures.shift();
+    if (failure) {
+      const retryAfter = { 'retry-after': String(failure.retryAfter) };
+      switch (failure.kind) {
+        case 'rate_limit':
+          return fail('ratelimited', 429, retryAfter);
+        case 'ratelimited_200':
+          return fail('ratelimited', 200, retryAfter);
+        case 'internal_error':
+        case 'fatal_error':
+          return fail(failure.kind);
+        case 'service_unavailable':
+          return fail('service_unavailable', 503);
+        case 'bad_gateway':
+          record.status = 502;
+          res.writeHead(502, { 'content-type': 'text/html' });
+          return res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+        case 'network':
+          record.status = -1;
+          return req.socket.destroy();
+      }
+    }
+
+    const channel = typeof params.channel === 'string' ? resolve(params.channel.trim()) : undefined;
+    if (!channel) return fail('channel_not_found');
+    if (channel.archived) return fail('is_archived');
+    if (channel.member === false) return fail('not_in_channel');
+    const fullText = typeof params.text === 'string' ? params.text : '';
+    if (fullText.trim() === '') return fail('no_text');
+
+    const warnings: string[] = [];
+    const type = (contentType ?? '').toLowerCase();
+    if (type.startsWith('application/json') && !type.includes('charset')) warnings.push('missing_charset');
+    if (fullText.length > FAKE_SLACK_TEXT_LIMIT) warnings.push('message_truncated');
+    const text = fullText.slice(0, FAKE_SLACK_TEXT_LIMIT);
+    clock += 1;
+    const ts = `${clock}.${String(messages.length + 1).padStart(6, '0')}`;
+    messages.push({ channel: channel.id, ts, text, params });
+    answer(200, {
+      ok: true,
+      channel: channel.id,
+      ts,
+      message: { ...BOT, type: 'message', text, ts },
+      ...(warnings.length > 0 ? { warning: warnings.join(','), response_metadata: { warnings } } : {}),
+    });
+  });
+
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/api`,
+    messages,
+    messagesFor: (channel) => {
+      const id = resolve(channel)?.id;
+      return messages.filter((message) => message.channel === id);
+    },
+    requests,
+    failNext(count, kind = 'rate_limit', failOptions = {}) {
+      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter ?? 1 });
+    },
+    addChannel,
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
+
+/** JSON or urlencoded, the two content types chat.postMessage takes. */
+function parseBody(raw: string, contentType: string | undefined): Record<string, unknown> {
+  if (raw === '') return {};
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type === 'application/json') {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : {};
+    } catch {
+      return {};
+    }
+  }
+  if (type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(raw));
+  return {};
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
