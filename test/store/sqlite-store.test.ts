@@ -359,6 +359,7 @@ describe('the database file', () => {
       )
       .all();
     expect(tables.map((t) => (t as { name: string }).name)).toEqual([
+      'deliveries',
       'events',
       'heartbeats',
       'idempotency',
