@@ -1,0 +1,62 @@
+/** A `to` that cannot be valid for its channel is refused at the door, naming the field. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const CASES: [channel: string, bad: string, good: string][] = [
+  ['whatsapp', 'not-a-number', '+15551234567'],
+  ['telegram', 'chat-42', '-1001234567890'],
+  ['telegram', '@x', '@news_channel'],
+  ['discord', '#general', '123456789012345678'],
+  ['slack', 'general channel', 'C0123456789'],
+  ['mattermost', 'town-square', 'abcdefghijklmnopqrstuvwxyz'],
+  ['signal', '5551234567', '+15551234567'],
+  ['imessage', 'bob', 'bob@example.com'],
+  ['msteams', 'no-colon-here', '19:abc@thread.v2'],
+];
+
+describe('recipient checks at the door', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      channels: {
+        whatsapp: { phoneNumberId: '1', accessToken: 'a' },
+        telegram: { botToken: '1:t' },
+        discord: { botToken: 'd' },
+        slack: { botToken: 's' },
+        mattermost: { baseUrl: 'http://127.0.0.1:1', token: 'm' },
+        signal: { rpcUrl: 'http://127.0.0.1:1/api/v1/rpc', account: '+15550000000' },
+        imessage: { serverUrl: 'http://127.0.0.1:1', password: 'p' },
+        msteams: { appId: 'a', appPassword: 'p', serviceUrl: 'http://127.0.0.1:1' },
+      },
+    });
+  });
+  afterAll(() => gw.stop());
+
+  it.each(CASES)('%s refuses %j and accepts %j', async (channel, bad, good) => {
+    const refused = await gw.hook('agent', { message: 'x', channel, to: bad });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ ok: false, code: 'invalid_payload', field: 'to' });
+    expect(refused.body.error).toMatch(new RegExp(`^to: not a valid ${channel} recipient`));
+    const accepted = await gw.hook('agent', { message: 'x', channel, to: good });
+    expect(accepted.status).toBe(202);
+  });
+
+  it('checks the form before the channel is known to be configured, and not with deliver false or channel last', async () => {
+    const other = await startTestGateway();
+    try {
+      expect(
+        (await other.hook('agent', { message: 'x', channel: 'telegram', to: 'bad chat' })).body.code,
+      ).toBe('invalid_payload');
+      expect((await other.hook('agent', { message: 'x', channel: 'telegram', to: '42' })).body.code).toBe(
+        'channel_not_configured',
+      );
+      expect(
+        (await other.hook('agent', { message: 'x', channel: 'telegram', to: 'bad chat', deliver: false }))
+          .status,
+      ).toBe(202);
+      expect((await other.hook('agent', { message: 'x', to: 'anything at all' })).status).toBe(202);
+    } finally {
+      await other.stop();
+    }
+  });
+});
