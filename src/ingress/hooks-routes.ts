@@ -1,22 +1,28 @@
 /**
  * The hook ingress as Fastify routes. Checks run in the order of CONTRACT §4:
  * query token → method → lockout → token → hook name (all before the body is
- * read), then body limit/deadline → JSON → payload → policy → idempotency →
- * durable commit → answer.
+ * read), then body limit/deadline → JSON → (mapping choice by payload, sender
+ * signature) → payload → policy → idempotency → durable commit → answer.
+ *
+ * The hooks configuration (token, mappings, presets, policies) lives in one
+ * state object that a config reload swaps whole; `hooks.path` and
+ * `hooks.enabled` take effect on restart.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError } from '../http/errors.js';
 import type { Logger } from '../log.js';
+import { SignatureRejected } from '../mappings/mapped-target.js';
+import { HookRouter } from '../mappings/router.js';
 import type { Action, Committed, Store } from '../store/types.js';
 import { renderAnswer } from './actions.js';
 import type { AuthFailureLimiter } from './auth-limiter.js';
-import { BODY_TIMEOUT_MS, readBody } from './body.js';
+import { BODY_TIMEOUT_MS, payloadTooLarge, readBody } from './body.js';
 import { clientAddress, rejectQueryToken } from './guards.js';
 import { idempotencyClaim } from './idempotency.js';
 import { parseJsonObject } from './payload.js';
 import { HookPolicy } from './policy.js';
-import { builtInTargets, type HookTarget } from './targets.js';
+import type { HookTarget } from './targets.js';
 import { presentedToken, tokenMatcher } from './token.js';
 
 export interface IngressDeps {
@@ -24,6 +30,7 @@ export interface IngressDeps {
   store: Store;
   limiter: AuthFailureLimiter;
   log: Logger;
+  ingress: HookIngress;
   /** Told about every commit, after it is durable (wakes the workers). */
   onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
   now?: () => number;
@@ -31,16 +38,51 @@ export interface IngressDeps {
   bodyTimeoutMs?: number;
 }
 
-const targetOf = new WeakMap<FastifyRequest, HookTarget>();
+interface IngressState {
+  config: ResolvedConfig;
+  tokenIsValid: (presented: string | undefined) => boolean;
+  policy: HookPolicy;
+  router: HookRouter;
+}
+
+/** The live hooks configuration; `reload` swaps it only when the new one is fully built. */
+export class HookIngress {
+  private constructor(private current: IngressState) {}
+
+  static async create(config: ResolvedConfig, log: Logger): Promise<HookIngress> {
+    return new HookIngress(await HookIngress.build(config, log));
+  }
+
+  private static async build(config: ResolvedConfig, log: Logger): Promise<IngressState> {
+    return {
+      config,
+      tokenIsValid: tokenMatcher(config.hooks.token ?? ''),
+      policy: new HookPolicy(config),
+      router: await HookRouter.create(config, log),
+    };
+  }
+
+  get state(): IngressState {
+    return this.current;
+  }
+
+  async reload(config: ResolvedConfig, log: Logger): Promise<void> {
+    this.current = await HookIngress.build(config, log);
+  }
+}
+
+interface Pending {
+  state: IngressState;
+  name: string;
+  candidates: HookTarget[];
+}
+
+const pendingOf = new WeakMap<FastifyRequest, Pending>();
 
 export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): void {
-  const { config, store, limiter, log } = deps;
+  const { store, limiter, log, ingress } = deps;
   const now = deps.now ?? Date.now;
-  const hooksPath = config.hooks.path;
-  const targets = builtInTargets(config);
-  const policy = new HookPolicy(config);
-  const tokenIsValid = tokenMatcher(config.hooks.token as string);
-  const defaultTimeoutSeconds = config.agents.defaults.timeoutSeconds;
+  const hooksPath = deps.config.hooks.path;
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
 
   const guard = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
@@ -57,30 +99,56 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
         'retry-after': String(lock.retryAfterSeconds),
       });
     }
-    if (!tokenIsValid(presentedToken(request.headers))) {
+    const state = ingress.state;
+    if (!state.tokenIsValid(presentedToken(request.headers))) {
       if (limiter.fail(address)) log.warn({ client: address }, 'auth failures: client address locked out');
       throw new HttpError(401, 'unauthorized', 'missing or invalid hook token');
     }
-    limiter.succeed(address);
     const name = (request.params as { '*'?: string })['*'] ?? '';
-    const target = targets.get(name);
-    if (!target) throw new HttpError(404, 'not_found', `no hook named "${name}"`);
-    targetOf.set(request, target);
+    const candidates = state.router.candidates(name);
+    // With a signature still to check, authentication is not complete yet.
+    if (!candidates.some((target) => target.verifies)) limiter.succeed(address);
+    if (candidates.length === 0) throw new HttpError(404, 'not_found', `no hook named "${name}"`);
+    pendingOf.set(request, { state, name, candidates });
     done();
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const target = targetOf.get(request) as HookTarget;
+    const { state, name, candidates } = pendingOf.get(request) as Pending;
     const body = request.body as Buffer | undefined;
     const payload = parseJsonObject(body);
+    const target = candidates.find((candidate) => candidate.accepts?.(payload) ?? true);
+    if (!target) throw new HttpError(404, 'not_found', `no mapping of "${name}" matches this payload`);
+    if ((body as Buffer).length > target.maxBodyBytes) throw payloadTooLarge(target.maxBodyBytes);
+
     const at = now();
-    const actions = target.build(payload, {
-      policy,
-      defaultTimeoutSeconds,
+    const ctx = {
+      policy: state.policy,
+      defaultTimeoutSeconds: state.config.agents.defaults.timeoutSeconds,
       now: at,
       source: target.source,
-    });
-    const claim = idempotencyClaim(request.headers, `${hooksPath}/${target.name}`, body as Buffer, at);
+    };
+    let actions: Action[];
+    try {
+      actions = await target.build(
+        {
+          payload,
+          body: body as Buffer,
+          headers: request.headers,
+          query: request.query as Record<string, unknown>,
+          name,
+          url: request.url,
+        },
+        ctx,
+      );
+    } catch (error) {
+      if (error instanceof SignatureRejected) limiter.fail(clientAddress(request));
+      throw error;
+    }
+    if (target.verifies) limiter.succeed(clientAddress(request));
+    if (actions.length === 0) return reply.code(204).send();
+
+    const claim = idempotencyClaim(request.headers, `${hooksPath}/${name}`, body as Buffer, at);
     const result = await store.accept(actions, (committed) => renderAnswer(actions, committed), claim);
     if (result.kind === 'conflict') {
       throw new HttpError(
@@ -101,8 +169,10 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     // Parse every body ourselves, whatever its Content-Type (CONTRACT §4).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (request, payload, done) => {
-      const target = targetOf.get(request) as HookTarget;
-      readBody(payload, request.headers['content-length'], target.maxBodyBytes, bodyTimeoutMs, done);
+      const { candidates } = pendingOf.get(request) as Pending;
+      // The mapping is only known once the payload is parsed: read up to the largest limit.
+      const limit = Math.max(...candidates.map((target) => target.maxBodyBytes));
+      readBody(payload, request.headers['content-length'], limit, bodyTimeoutMs, done);
     });
     for (const url of [hooksPath, `${hooksPath}/*`]) {
       scope.route({

@@ -1,20 +1,41 @@
 /**
- * What a hook name resolves to: the built-in `wake` and `agent` endpoints
- * (and, later, mappings). A target validates a parsed body and produces the
- * actions to commit.
+ * What a hook name resolves to: the built-in `wake` and `agent` endpoints, or
+ * mapped hooks (mappings and presets). A target turns a parsed request into
+ * the actions to commit; it may decline a payload (`accepts`, for mappings
+ * matched on the payload's `source`) and may produce no action at all (a
+ * transform returning null: 204).
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ResolvedConfig } from '../config/resolved.js';
 import type { Action } from '../store/types.js';
 import { type ActionContext, agentAction, wakeAction } from './actions.js';
 import { agentRequestSchema, validatePayload, wakeRequestSchema } from './payload.js';
 
+export interface HookRequest {
+  payload: Record<string, unknown>;
+  /** The raw body, as received (for signatures). */
+  body: Buffer;
+  headers: IncomingHttpHeaders;
+  query: Record<string, unknown>;
+  /** The hook name after `hooks.path`. */
+  name: string;
+  url: string;
+}
+
 export interface HookTarget {
-  /** The hook name after `hooks.path`, e.g. "wake". */
+  /** What the target is called in logs and idempotency scopes, e.g. "wake" or "github". */
   name: string;
   /** Recorded on what it produces, e.g. "hook:wake". */
   source: string;
   maxBodyBytes: number;
-  build(payload: Record<string, unknown>, ctx: ActionContext): Action[];
+  /**
+   * The target also checks the sender's signature: authentication is only
+   * complete (and the failure count reset) once that passed.
+   */
+  verifies?: boolean;
+  /** For targets chosen by payload (`match.source`); absent means any payload. */
+  accepts?(payload: Record<string, unknown>): boolean;
+  build(request: HookRequest, ctx: ActionContext): Action[] | Promise<Action[]>;
 }
 
 export function builtInTargets(config: ResolvedConfig): Map<string, HookTarget> {
@@ -23,13 +44,13 @@ export function builtInTargets(config: ResolvedConfig): Map<string, HookTarget> 
     name: 'wake',
     source: 'hook:wake',
     maxBodyBytes,
-    build: (payload, ctx) => [wakeAction(validatePayload(wakeRequestSchema, payload), ctx)],
+    build: (request, ctx) => [wakeAction(validatePayload(wakeRequestSchema, request.payload), ctx)],
   };
   const agent: HookTarget = {
     name: 'agent',
     source: 'hook:agent',
     maxBodyBytes,
-    build: (payload, ctx) => [agentAction(validatePayload(agentRequestSchema, payload), ctx)],
+    build: (request, ctx) => [agentAction(validatePayload(agentRequestSchema, request.payload), ctx)],
   };
   return new Map([
     [wake.name, wake],

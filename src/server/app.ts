@@ -13,7 +13,7 @@ import { HttpError } from '../http/errors.js';
 import type { AuthFailureLimiter } from '../ingress/auth-limiter.js';
 import { lingeringClose } from '../ingress/body.js';
 import { rejectQueryToken } from '../ingress/guards.js';
-import { type IngressDeps, registerHookRoutes } from '../ingress/hooks-routes.js';
+import { type HookIngress, type IngressDeps, registerHookRoutes } from '../ingress/hooks-routes.js';
 import type { Logger } from '../log.js';
 import { type Store, StoreUnavailableError } from '../store/types.js';
 import { registerAdminRoutes } from './admin-routes.js';
@@ -23,6 +23,7 @@ export interface AppDeps {
   store: Store;
   limiter: AuthFailureLimiter;
   log: Logger;
+  ingress: HookIngress;
   onCommitted?: IngressDeps['onCommitted'];
   bodyTimeoutMs?: number;
 }

@@ -8,9 +8,11 @@ import { newOwnerId } from '../agents/owner.js';
 import { RunWorker } from '../agents/worker.js';
 import { DeliveryEngine } from '../channels/delivery.js';
 import { createChannelAdapters } from '../channels/index.js';
+import { watchConfigFile } from '../config/reload.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HeartbeatScheduler } from '../heartbeat/scheduler.js';
 import { AuthFailureLimiter } from '../ingress/auth-limiter.js';
+import { HookIngress } from '../ingress/hooks-routes.js';
 import { IDEMPOTENCY_TTL_MS } from '../ingress/idempotency.js';
 import type { Logger } from '../log.js';
 import { openStore } from '../store/open.js';
@@ -28,6 +30,8 @@ export interface ListenOptions {
   deliveryBaseDelayMs?: number;
   /** Run the agent worker and heartbeats (default true); ingress-only tests turn them off. */
   workers?: boolean;
+  /** Re-read the config file's hooks section when it changes (default true). */
+  watchConfig?: boolean;
 }
 
 export interface RunningGateway {
@@ -46,6 +50,7 @@ export async function startGateway(
   log: Logger,
   options: ListenOptions = {},
 ): Promise<RunningGateway> {
+  const ingress = await HookIngress.create(config, log);
   const store = openStore(config.store);
   const limiter = new AuthFailureLimiter();
   const workers = options.workers ?? true;
@@ -66,6 +71,7 @@ export async function startGateway(
   });
   const app = buildApp({
     config,
+    ingress,
     store,
     limiter,
     log,
@@ -103,11 +109,20 @@ export async function startGateway(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? config.gateway.port);
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  const stopWatching =
+    options.watchConfig === false
+      ? () => {}
+      : watchConfigFile(
+          config.configPath,
+          (next, warnings) => reloadHooks(config, next, warnings, ingress, log),
+          log,
+        );
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       for (const timer of timers) clearInterval(timer);
+      stopWatching();
       await app.close();
       const grace = options.stopGraceMs ?? 8000;
       await Promise.all([worker.stop(grace), heartbeat.stop(grace)]);
@@ -117,4 +132,30 @@ export async function startGateway(
     return stopping;
   };
   return { url: `http://${urlHost}:${port}`, host, port, app, store, stop };
+}
+
+/**
+ * Applies a changed config file's `hooks` section (token, mappings, presets,
+ * policies) to the running ingress. Everything else — and `hooks.path` or
+ * `hooks.enabled` — takes effect on the next start.
+ */
+async function reloadHooks(
+  current: ResolvedConfig,
+  next: ResolvedConfig,
+  warnings: string[],
+  ingress: HookIngress,
+  log: Logger,
+): Promise<void> {
+  const { path, enabled } = current.hooks;
+  if (next.hooks.path !== path || next.hooks.enabled !== enabled) {
+    log.warn('config reload: hooks.path and hooks.enabled take effect on restart');
+  }
+  const restartOnly = (['gateway', 'store', 'models', 'agents', 'channels'] as const).filter(
+    (key) => JSON.stringify(next[key]) !== JSON.stringify(current[key]),
+  );
+  if (restartOnly.length > 0)
+    log.warn({ sections: restartOnly }, 'config reload: these sections take effect on restart');
+  await ingress.reload({ ...current, hooks: { ...next.hooks, path, enabled } }, log);
+  for (const warning of warnings) log.warn(`config: ${warning}`);
+  log.info('config reloaded: hooks section applied');
 }

@@ -1,0 +1,62 @@
+/**
+ * Resolves a hook name to its candidate targets (spec §2 Mapping, issue
+ * "mapped hooks"): `/wake` and `/agent` first, then `hooks.mappings` in order,
+ * then enabled presets. A mapping's `match.path` must equal the name when
+ * given; its `match.source` is checked on the payload afterwards, so the first
+ * candidate that accepts the payload wins.
+ */
+import type { ResolvedConfig } from '../config/resolved.js';
+import { builtInTargets, type HookTarget } from '../ingress/targets.js';
+import type { Logger } from '../log.js';
+import { gmailPreset } from './gmail-preset.js';
+import { mappedTarget } from './mapped-target.js';
+import { loadTransform, type TransformFn } from './transforms.js';
+
+interface MappingEntry {
+  path: string | undefined;
+  target: HookTarget;
+}
+
+export class HookRouter {
+  private constructor(
+    private readonly builtIns: Map<string, HookTarget>,
+    private readonly mappings: MappingEntry[],
+    private readonly presets: Map<string, HookTarget>,
+  ) {}
+
+  /** Builds the router, loading every transform module now so a broken one fails at start or reload. */
+  static async create(config: ResolvedConfig, log: Logger): Promise<HookRouter> {
+    const { hooks } = config;
+    const mappings: MappingEntry[] = [];
+    for (const [index, mapping] of hooks.mappings.entries()) {
+      const id = mapping.id ?? `mapping-${index}`;
+      let transform: TransformFn | undefined;
+      if (mapping.transform) {
+        try {
+          transform = await loadTransform({
+            transformsRoot: hooks.transformsRoot,
+            transformsDir: hooks.transformsDir,
+            module: mapping.transform.module,
+            exportName: mapping.transform.export,
+          });
+        } catch (error) {
+          throw new Error(`hooks.mappings[${index}].transform.module: ${(error as Error).message}`);
+        }
+      }
+      const target = mappedTarget({ mapping, id, defaultMaxBodyBytes: hooks.maxBodyBytes, transform, log });
+      mappings.push({ path: mapping.match?.path, target });
+    }
+    const presets = new Map<string, HookTarget>();
+    if (hooks.presets.includes('gmail')) presets.set('gmail', gmailPreset());
+    return new HookRouter(builtInTargets(config), mappings, presets);
+  }
+
+  /** The targets that may serve this hook name, in precedence order; empty when none (404). */
+  candidates(name: string): HookTarget[] {
+    const builtIn = this.builtIns.get(name);
+    if (builtIn) return [builtIn];
+    const matched = this.mappings.filter((m) => m.path === undefined || m.path === name).map((m) => m.target);
+    const preset = this.presets.get(name);
+    return preset ? [...matched, preset] : matched;
+  }
+}
