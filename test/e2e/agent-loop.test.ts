@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
-import { Gateway, MAIN, sleep, waitFor } from '../helpers/loop-gateway.js';
+import { Gateway, type Json, MAIN, sleep, waitFor } from '../helpers/loop-gateway.js';
 
 const BOT_TOKEN = '123456:telegram-test-token';
 const CHAT = '4242';
@@ -185,6 +185,29 @@ describe('webhook → run → summary → Telegram', () => {
     const sameKeyOrder = order.filter((n) => Number(n) <= 3);
     expect(sameKeyOrder).toEqual(['1', '2', '3']);
   });
+
+  it('on SIGTERM lets a running turn use its grace period, then re-queues it for the next start', async () => {
+    let calls = 0;
+    llm.setReply(async () => {
+      calls++;
+      if (calls === 1) await sleep(60_000); // longer than the stop grace
+      return 'finished on the next start';
+    });
+    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    const accepted = await gw.hook('agent', {
+      message: 'long job',
+      deliver: false,
+      wakeMode: 'next-heartbeat',
+    });
+    await waitFor(async () => (calls > 0 ? true : undefined), 'the provider call');
+    const stopping = Date.now();
+    await gw.restart('SIGTERM');
+    expect(Date.now() - stopping).toBeLessThan(12_000);
+    const run = await gw.settled(accepted.body.runId);
+    expect(run).toMatchObject({ status: 'succeeded', reply: 'finished on the next start' });
+    expect(calls).toBe(2);
+    expect((await gw.events()).filter((e: Json) => e.source === `run:${run.runId}`)).toHaveLength(1);
+  }, 30_000);
 
   it('resumes a run after kill -9 mid-turn and completes it exactly once', async () => {
     let calls = 0;
