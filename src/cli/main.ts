@@ -4,6 +4,8 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { configCheckCommand } from './config-check.js';
+import { gmailRunCommand } from './gmail-run.js';
+import { gmailSetupCommand } from './gmail-setup.js';
 import { runCommand } from './run.js';
 
 const program = new Command()
@@ -32,5 +34,35 @@ config
   .description('validate the config file; exit 0 when valid, 1 with every problem otherwise')
   .option('-c, --config <file>', 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)')
   .action(configCheckCommand);
+
+const gmail = program
+  .command('hooks')
+  .description('hook presets')
+  .command('gmail')
+  .description('the gmail preset: new mail in a Gmail inbox becomes an agent run');
+gmail
+  .command('setup')
+  .description('write hooks.gmail, get read-only Gmail consent, and (with --apply) create the Google side')
+  .option('-c, --config <file>', 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)')
+  .option('--account <email>', 'the Gmail address to watch')
+  .option('--project <id>', 'the Google Cloud project for the Pub/Sub topic')
+  .option('--push-url <url>', 'public URL of the receiver (the push token is appended as ?token=)')
+  .option('--label <label>', 'the label to watch', 'INBOX')
+  .option('--client-secret <file>', "Google's OAuth client JSON, for the consent flow in a browser")
+  .option(
+    '--credentials <file>',
+    'an existing {client_id, client_secret, refresh_token} JSON (no browser needed)',
+  )
+  .option(
+    '--apply',
+    'enable the APIs, create the topic, grant Gmail publish rights, create the push subscription, call watch',
+  )
+  .option('--show-secrets', 'print the push URL with its token')
+  .action(gmailSetupCommand);
+gmail
+  .command('run')
+  .description('run the Pub/Sub push receiver that forwards new mail to /hooks/gmail')
+  .option('-c, --config <file>', 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)')
+  .action(gmailRunCommand);
 
 await program.parseAsync();

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { loadConfigFile } from '../config/load.js';
 import { locateConfigFile } from '../config/paths.js';
 import { writeStarterConfig } from '../config/starter.js';
+import { createGmailReceiver } from '../gmail/start.js';
 import { createLogger } from '../log.js';
 import { startGateway } from '../server/gateway.js';
 import { StoreConfigError } from '../store/open.js';
@@ -42,6 +43,7 @@ export async function runCommand(options: RunOptions): Promise<void> {
     process.exit(1);
   }
 
+  let gmailReceiver: ReturnType<typeof createGmailReceiver> | undefined;
   const shutdown = (signal: string) => {
     log.info({ signal }, 'stopping: no new requests; finishing in-flight work');
     const deadline = setTimeout(() => {
@@ -49,7 +51,7 @@ export async function runCommand(options: RunOptions): Promise<void> {
       process.exit(0);
     }, STOP_DEADLINE_MS);
     deadline.unref();
-    gateway.stop().then(
+    Promise.all([gateway.stop(), gmailReceiver?.stop()]).then(
       () => process.exit(0),
       (error) => {
         log.error({ err: error }, 'error while stopping');
@@ -61,4 +63,14 @@ export async function runCommand(options: RunOptions): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
   // Only now: a supervisor may send SIGTERM as soon as it reads this line.
   console.log(`agentgate listening on ${gateway.url}`);
+
+  // CONTRACT §8: `run` starts the Gmail receiver itself when hooks.gmail.account is set.
+  if (loaded.config.hooks.gmail?.account) {
+    try {
+      gmailReceiver = createGmailReceiver(loaded.config, log, { gatewayUrl: gateway.url });
+      console.log(`agentgate gmail receiver listening on ${await gmailReceiver.start()}`);
+    } catch (error) {
+      log.error({ error: (error as Error).message }, 'gmail receiver not started; hooks keep being served');
+    }
+  }
 }

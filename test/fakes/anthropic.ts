@@ -9,8 +9,8 @@
  *     expect(fake.requests[0].body.max_tokens).toBe(4096);
  *     await fake.close();
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { AbortWatch, readBody, sendJson, sendText, startServer, waitUnlessClosed } from './support.js';
 
 export interface AnthropicMessagesBody {
   model: string;
@@ -80,17 +80,11 @@ const ERROR_TYPES: Record<number, string> = {
 export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
   let handler: FakeAnthropicHandler = options.reply ?? defaultReply;
   const requests: RecordedAnthropicRequest[] = [];
-  const abortWaiters: ((request: RecordedAnthropicRequest) => void)[] = [];
+  const aborts = new AbortWatch<RecordedAnthropicRequest>();
   let counter = 0;
 
-  const server = createServer(async (req, res) => {
-    const raw = await readBody(req);
-    let body: AnthropicMessagesBody | undefined;
-    try {
-      body = JSON.parse(raw) as AnthropicMessagesBody;
-    } catch {
-      body = undefined;
-    }
+  const server = await startServer(async (req, res) => {
+    const body = (await readBody(req)).json as AnthropicMessagesBody | undefined;
     const recorded: RecordedAnthropicRequest = {
       method: req.method ?? '',
       path: req.url ?? '',
@@ -99,11 +93,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       aborted: false,
     };
     requests.push(recorded);
-    res.on('close', () => {
-      if (res.writableFinished) return;
-      recorded.aborted = true;
-      for (const resolve of abortWaiters.splice(0)) resolve(recorded);
-    });
+    aborts.watch(res, recorded);
 
     if (recorded.path !== '/v1/messages' || recorded.method !== 'POST') {
       return sendError(res, 404, `Not Found: ${recorded.method} ${recorded.path}`);
@@ -126,21 +116,14 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     sendReply(res, reply, `msg_fake${counter}`, (body as AnthropicMessagesBody).model);
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     requests,
     setReply(next) {
       handler = next;
     },
-    nextAbort: () => new Promise((resolve) => abortWaiters.push(resolve)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    nextAbort: () => aborts.next(),
+    close: server.close,
   };
 }
 
@@ -188,7 +171,7 @@ function checkBody(body: AnthropicMessagesBody): string | undefined {
 
 function sendReply(res: ServerResponse, reply: FakeAnthropicReply, id: string, model: string) {
   if (typeof reply === 'string') {
-    return sendJson(res, 200, {
+    return sendChunkedJson(res, 200, {
       id,
       type: 'message',
       role: 'assistant',
@@ -200,39 +183,18 @@ function sendReply(res: ServerResponse, reply: FakeAnthropicReply, id: string, m
     });
   }
   if ('error' in reply) return sendError(res, reply.status, reply.error, reply.type);
-  if ('json' in reply) return sendJson(res, reply.status ?? 200, reply.json);
-  res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'text/plain' });
-  res.end(reply.raw);
+  if ('json' in reply) return sendChunkedJson(res, reply.status ?? 200, reply.json);
+  sendText(res, reply.status ?? 200, reply.raw, { 'content-type': reply.contentType ?? 'text/plain' });
 }
 
 function sendError(res: ServerResponse, status: number, message: string, type?: string): void {
-  sendJson(res, status, {
+  sendChunkedJson(res, status, {
     type: 'error',
     error: { type: type ?? ERROR_TYPES[status] ?? 'api_error', message },
   });
 }
 
-function sendJson(res: ServerResponse, status: number, json: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(json));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function waitUnlessClosed(res: ServerResponse, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    res.on('close', done);
-    function done() {
-      clearTimeout(timer);
-      resolve();
-    }
-  });
+/** The fake's answers have always come without content-length (chunked). */
+function sendChunkedJson(res: ServerResponse, status: number, json: unknown): void {
+  sendJson(res, status, json, {}, { contentLength: false });
 }

@@ -24,8 +24,16 @@
  * `server_error` (500 `{"message":"500: Internal Server Error","code":0}`),
  * `bad_gateway` (502, Cloudflare-style HTML), `network` (connection dropped).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  dropConnection,
+  FailureQueue,
+  jsonObject,
+  readBody,
+  redact,
+  sendBadGateway,
+  sendJson,
+  startServer,
+} from './support.js';
 
 export interface FakeDiscordChannelSpec {
   id: string;
@@ -91,18 +99,17 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
   for (const channel of options.channels ?? []) addChannel(channel);
   const messages: FakeDiscordMessage[] = [];
   const requests: FakeDiscordRequest[] = [];
-  const failures: { kind: FakeDiscordFailure; retryAfter: number }[] = [];
+  const failures = new FailureQueue<FakeDiscordFailure>(0.5);
   // Snowflake-shaped, increasing ids.
   let nextId = 1200000000000000000n;
 
-  const server = createServer(async (req, res) => {
+  const server = await startServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
-    const raw = await readBody(req);
-    const payload = parseJson(raw);
+    const payload = jsonObject((await readBody(req)).json);
     const record: FakeDiscordRequest = {
       method: req.method ?? '',
       path,
-      authorization: req.headers.authorization?.split(options.token).join('<token>'),
+      authorization: redact(req.headers.authorization, options.token),
       userAgent: req.headers['user-agent'],
       contentType: req.headers['content-type'],
       payload,
@@ -127,7 +134,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       return answer(401, { message: '401: Unauthorized', code: 0 });
     }
 
-    const failure = failures.shift();
+    const failure = failures.next();
     if (failure) {
       switch (failure.kind) {
         case 'rate_limit':
@@ -146,12 +153,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
         case 'server_error':
           return answer(500, { message: '500: Internal Server Error', code: 0 });
         case 'bad_gateway':
-          record.status = 502;
-          res.writeHead(502, { 'content-type': 'text/html' });
-          return res.end('<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>');
+          return sendBadGateway(
+            res,
+            record,
+            '<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>',
+          );
         case 'network':
-          record.status = -1;
-          return req.socket.destroy();
+          return dropConnection(req, record);
       }
     }
 
@@ -192,57 +200,15 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-
   return {
-    url: `http://127.0.0.1:${port}/api/v10`,
+    url: `${server.url}/api/v10`,
     messages,
     messagesFor: (channelId) => messages.filter((message) => message.channelId === channelId),
     requests,
     failNext(count, kind = 'rate_limit', failOptions = {}) {
-      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter ?? 0.5 });
+      failures.push(count, kind, { retryAfter: failOptions.retryAfter });
     },
     addChannel,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
-}
-
-function parseJson(raw: string): Record<string, unknown> | undefined {
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
 }

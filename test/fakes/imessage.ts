@@ -25,8 +25,7 @@
  * Cloudflare) usually in front of it: 429 with `Retry-After` and no JSON body.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { dropConnection, FailureQueue, readBody, sendJson, sendText, startServer } from './support.js';
 
 export interface FakeBlueBubblesOptions {
   password: string;
@@ -91,17 +90,17 @@ export async function startFakeBlueBubbles(options: FakeBlueBubblesOptions): Pro
   for (const chat of failing) chats.add(chat);
   const messages: FakeBlueBubblesMessage[] = [];
   const requests: FakeBlueBubblesRequest[] = [];
-  const failures: ({ kind: FakeBlueBubblesFailure; retryAfter: number } | null)[] = [];
+  const failures = new FailureQueue<FakeBlueBubblesFailure>(1);
 
-  const server = createServer(async (req, res) => {
+  const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
-    const raw = await readBody(req);
+    const { json } = await readBody(req);
     const authParam = AUTH_PARAMS.find((name) => url.searchParams.has(name));
     const record: FakeBlueBubblesRequest = {
       method: req.method ?? '',
       path: url.pathname,
       authParam,
-      body: parseJson(raw),
+      body: json,
       status: 0,
     };
     requests.push(record);
@@ -147,13 +146,15 @@ export async function startFakeBlueBubbles(options: FakeBlueBubblesOptions): Pro
     if (method === 'apple-script' && text === '')
       return badRequest("A 'message' is required when sending via AppleScript");
 
-    const failure = failures.shift();
+    const failure = failures.next();
     if (failure) {
       switch (failure.kind) {
         case 'rate_limit':
           record.status = 429;
-          res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': String(failure.retryAfter) });
-          return res.end('Too Many Requests');
+          return sendText(res, 429, 'Too Many Requests', {
+            'content-type': 'text/plain',
+            'retry-after': String(failure.retryAfter),
+          });
         case 'server_error':
           return fail(500, 'The server has encountered an error', 'Server Error', 'Database is locked');
         case 'imessage_error':
@@ -164,8 +165,7 @@ export async function startFakeBlueBubbles(options: FakeBlueBubblesOptions): Pro
             'Messages got an error: AppleEvent timed out.',
           );
         case 'network':
-          record.status = -1;
-          return req.socket.destroy();
+          return dropConnection(req, record);
       }
     }
 
@@ -215,11 +215,8 @@ export async function startFakeBlueBubbles(options: FakeBlueBubblesOptions): Pro
     reply(200, { status: 200, message: 'Message sent!', data });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     messages,
     messagesFor(handleOrChatGuid) {
       const chatGuid = handleOrChatGuid.includes(';') ? handleOrChatGuid : `iMessage;-;${handleOrChatGuid}`;
@@ -227,38 +224,10 @@ export async function startFakeBlueBubbles(options: FakeBlueBubblesOptions): Pro
     },
     requests,
     failNext(count, kind = 'rate_limit', failOptions = {}) {
-      for (let i = 0; i < (failOptions.after ?? 0); i++) failures.push(null);
-      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter ?? 1 });
+      failures.push(count, kind, failOptions);
     },
     addHandle: (handle) => void chats.add(`iMessage;-;${handle}`),
     addChat: (chatGuid) => void chats.add(chatGuid),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }

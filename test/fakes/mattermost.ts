@@ -23,8 +23,15 @@
  * `X-RateLimit-Reset` (seconds to wait, as Mattermost sends them).
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  dropConnection,
+  FailureQueue,
+  readBody,
+  sendBadGateway,
+  sendJson,
+  sendText,
+  startServer,
+} from './support.js';
 
 export interface FakeMattermostOptions {
   /** The access token it accepts; `tokens` adds more. */
@@ -89,18 +96,18 @@ export async function startFakeMattermost(options: FakeMattermostOptions): Promi
   const channels = new Set(options.channels ?? []);
   const posts: FakeMattermostPost[] = [];
   const requests: FakeMattermostRequest[] = [];
-  const failures: ({ kind: FakeMattermostFailure; retryAfter: number } | null)[] = [];
+  const failures = new FailureQueue<FakeMattermostFailure>(1);
 
-  const server = createServer(async (req, res) => {
+  const server = await startServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
-    const raw = await readBody(req);
+    const { json } = await readBody(req);
     const auth = /^(Bearer|Token)\s+(.+)$/i.exec(req.headers.authorization ?? '');
     const record: FakeMattermostRequest = {
       method: req.method ?? '',
       path,
       authScheme: auth?.[1],
       contentType: req.headers['content-type'],
-      body: parseJson(raw),
+      body: json,
       status: 0,
     };
     requests.push(record);
@@ -136,28 +143,24 @@ export async function startFakeMattermost(options: FakeMattermostOptions): Promi
       );
     }
 
-    const failure = failures.shift();
+    const failure = failures.next();
     if (failure) {
       switch (failure.kind) {
         case 'rate_limit':
           record.status = 429;
-          res.writeHead(429, {
+          return sendText(res, 429, 'limit exceeded\n', {
             'content-type': 'text/plain; charset=utf-8',
             'x-ratelimit-limit': '10',
             'x-ratelimit-remaining': '0',
             'x-ratelimit-reset': String(failure.retryAfter),
             'retry-after': String(failure.retryAfter),
           });
-          return res.end('limit exceeded\n');
         case 'server_error':
           return appError(500, 'app.post.save.app_error', 'Unable to save the Post.');
         case 'bad_gateway':
-          record.status = 502;
-          res.writeHead(502, { 'content-type': 'text/html' });
-          return res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+          return sendBadGateway(res, record);
         case 'network':
-          record.status = -1;
-          return req.socket.destroy();
+          return dropConnection(req, record);
       }
     }
 
@@ -214,46 +217,15 @@ export async function startFakeMattermost(options: FakeMattermostOptions): Promi
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     posts,
     postsFor: (channelId) => posts.filter((post) => post.channelId === channelId),
     requests,
     failNext(count, kind = 'rate_limit', failOptions = {}) {
-      for (let i = 0; i < (failOptions.after ?? 0); i++) failures.push(null);
-      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter ?? 1 });
+      failures.push(count, kind, failOptions);
     },
     addChannel: (channelId) => void channels.add(channelId),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }

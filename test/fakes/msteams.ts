@@ -33,8 +33,7 @@
  * 201 `{id}`; errors `{error:{code, message}}`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { dropConnection, FailureQueue, readBody, sendJson, startServer } from './support.js';
 
 export interface FakeMsTeamsOptions {
   appId: string;
@@ -99,7 +98,6 @@ export interface FakeMsTeams {
 
 export const BOT_FRAMEWORK_SCOPE = 'https://api.botframework.com/.default';
 const MAX_ACTIVITY_UTF16_BYTES = 100 * 1024;
-type Failure = { kind: FakeMsTeamsFailure; retryAfter: number } | null;
 
 export async function startFakeMsTeams(options: FakeMsTeamsOptions): Promise<FakeMsTeams> {
   const tenants = new Set(['botframework.com', ...(options.tenantId ? [options.tenantId] : [])]);
@@ -115,12 +113,15 @@ export async function startFakeMsTeams(options: FakeMsTeamsOptions): Promise<Fak
   const issued = new Map<string, number>();
   const activities: FakeMsTeamsActivity[] = [];
   const requests: FakeMsTeamsRequest[] = [];
-  const failures: Record<'activity' | 'token', Failure[]> = { activity: [], token: [] };
+  const failures = {
+    activity: new FailureQueue<FakeMsTeamsFailure>(1),
+    token: new FailureQueue<FakeMsTeamsFailure>(1),
+  };
   let tokenRequests = 0;
 
-  const server = createServer(async (req, res) => {
+  const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
-    const raw = await readBody(req);
+    const body = await readBody(req);
     const contentType = req.headers['content-type'];
     const tokenRoute = /^\/([^/]+)\/oauth2\/v2\.0\/token$/.exec(url.pathname);
     const activityRoute = /^\/teams\/v3\/conversations\/([^/]+)\/activities\/?$/.exec(url.pathname);
@@ -139,9 +140,7 @@ export async function startFakeMsTeams(options: FakeMsTeamsOptions): Promise<Fak
     };
 
     if (tokenRoute && req.method === 'POST') {
-      const form = contentType?.startsWith('application/x-www-form-urlencoded')
-        ? Object.fromEntries(new URLSearchParams(raw))
-        : undefined;
+      const form = contentType?.startsWith('application/x-www-form-urlencoded') ? body.form : undefined;
       record.body = form && 'client_secret' in form ? { ...form, client_secret: '<secret>' } : form;
       const aadError = (status: number, error: string, code: number, description: string) =>
         reply(status, {
@@ -190,12 +189,9 @@ export async function startFakeMsTeams(options: FakeMsTeamsOptions): Promise<Fak
           `The provided value for scope ${form.scope ?? ''} is not valid.`,
         );
       }
-      const failure = failures.token.shift();
+      const failure = failures.token.next();
       if (failure) {
-        if (failure.kind === 'network') {
-          record.status = -1;
-          return req.socket.destroy();
-        }
+        if (failure.kind === 'network') return dropConnection(req, record);
         if (failure.kind === 'rate_limit') {
           return reply(
             429,
@@ -231,7 +227,7 @@ export async function startFakeMsTeams(options: FakeMsTeamsOptions): Promise<Fak
       if (expiry === undefined || Date.now() >= expiry) {
         return reply(401, { message: 'Authorization has been denied for this request.' });
       }
-      const activity = parseJson(raw);
+      const activity = body.json;
       record.body = activity;
       const connectorError = (
         status: number,
@@ -240,12 +236,9 @@ export async function startFakeMsTeams(options: FakeMsTeamsOptions): Promise<Fak
         headers?: Record<string, string>,
       ) => reply(status, { error: { code, message } }, headers);
 
-      const failure = failures.activity.shift();
+      const failure = failures.activity.next();
       if (failure) {
-        if (failure.kind === 'network') {
-          record.status = -1;
-          return req.socket.destroy();
-        }
+        if (failure.kind === 'network') return dropConnection(req, record);
         if (failure.kind === 'rate_limit') {
           return connectorError(429, 'Throttled', 'Too many requests', {
             'retry-after': String(failure.retryAfter),
@@ -267,25 +260,23 @@ export async function startFakeMsTeams(options: FakeMsTeamsOptions): Promise<Fak
       if (!activity || typeof activity !== 'object' || Array.isArray(activity)) {
         return connectorError(400, 'BadSyntax', 'Request body is not a valid activity.');
       }
-      const body = activity as Record<string, unknown>;
-      if (body.type !== 'message') return connectorError(400, 'BadArgument', 'Unknown activity type');
-      if (typeof body.text !== 'string' || body.text === '') {
+      const sent = activity as Record<string, unknown>;
+      if (sent.type !== 'message') return connectorError(400, 'BadArgument', 'Unknown activity type');
+      if (typeof sent.text !== 'string' || sent.text === '') {
         return connectorError(400, 'BadArgument', 'Activity must have text or attachments');
       }
-      if (JSON.stringify(body).length * 2 > MAX_ACTIVITY_UTF16_BYTES) {
+      if (JSON.stringify(sent).length * 2 > MAX_ACTIVITY_UTF16_BYTES) {
         return connectorError(413, 'MessageSizeTooBig', 'Message size too big');
       }
       const id = `1:${randomBytes(12).toString('base64url')}`;
-      activities.push({ id, conversationId, text: body.text, activity: body });
+      activities.push({ id, conversationId, text: sent.text, activity: sent });
       return reply(201, { id });
     }
 
     reply(404, { error: { code: 'NotFound', message: `No route for ${req.method} ${url.pathname}` } });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const root = `http://127.0.0.1:${port}`;
+  const root = server.url;
 
   return {
     url: root,
@@ -302,47 +293,9 @@ export async function startFakeMsTeams(options: FakeMsTeamsOptions): Promise<Fak
       for (const token of issued.keys()) issued.set(token, 0);
     },
     failNext(count, kind = 'rate_limit', failOptions = {}) {
-      const queue = failures[failOptions.target ?? 'activity'];
-      for (let i = 0; i < (failOptions.after ?? 0); i++) queue.push(null);
-      for (let i = 0; i < count; i++) queue.push({ kind, retryAfter: failOptions.retryAfter ?? 1 });
+      failures[failOptions.target ?? 'activity'].push(count, kind, failOptions);
     },
     addConversation,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
 }

@@ -8,8 +8,8 @@
  *     expect(fake.requests[0].body.model).toBe('gpt-4o-mini');
  *     await fake.close();
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { AbortWatch, readBody, sendJson, sendText, startServer, waitUnlessClosed } from './support.js';
 
 export interface OpenAiChatBody {
   model: string;
@@ -76,17 +76,11 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
   const prefix = options.pathPrefix ?? '/v1';
   let handler: FakeOpenAiHandler = options.reply ?? defaultReply;
   const requests: RecordedRequest[] = [];
-  const abortWaiters: ((request: RecordedRequest) => void)[] = [];
+  const aborts = new AbortWatch<RecordedRequest>();
   let counter = 0;
 
-  const server = createServer(async (req, res) => {
-    const raw = await readBody(req);
-    let body: OpenAiChatBody | undefined;
-    try {
-      body = JSON.parse(raw) as OpenAiChatBody;
-    } catch {
-      body = undefined;
-    }
+  const server = await startServer(async (req, res) => {
+    const body = (await readBody(req)).json as OpenAiChatBody | undefined;
     const recorded: RecordedRequest = {
       method: req.method ?? '',
       path: req.url ?? '',
@@ -95,11 +89,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       aborted: false,
     };
     requests.push(recorded);
-    res.on('close', () => {
-      if (res.writableFinished) return;
-      recorded.aborted = true;
-      for (const resolve of abortWaiters.splice(0)) resolve(recorded);
-    });
+    aborts.watch(res, recorded);
 
     // The checks the real API makes, in its order: route, auth, then the body.
     if (recorded.path !== `${prefix}/chat/completions`) {
@@ -141,23 +131,15 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     sendReply(res, reply, `chatcmpl-fake${counter}`, (body as OpenAiChatBody).model);
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
-
   return {
-    url,
-    baseUrl: `${url}${prefix}`,
+    url: server.url,
+    baseUrl: `${server.url}${prefix}`,
     requests,
     setReply(next) {
       handler = next;
     },
-    nextAbort: () => new Promise((resolve) => abortWaiters.push(resolve)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    nextAbort: () => aborts.next(),
+    close: server.close,
   };
 }
 
@@ -186,7 +168,7 @@ function checkBody(body: OpenAiChatBody): string | undefined {
 
 function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, model: string) {
   if (typeof reply === 'string') {
-    return sendJson(res, 200, {
+    return sendChunkedJson(res, 200, {
       id,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
@@ -196,9 +178,8 @@ function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, mode
     });
   }
   if ('error' in reply) return sendError(res, reply.status, reply.error, reply.type, reply.code);
-  if ('json' in reply) return sendJson(res, reply.status ?? 200, reply.json);
-  res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'text/plain' });
-  res.end(reply.raw);
+  if ('json' in reply) return sendChunkedJson(res, reply.status ?? 200, reply.json);
+  sendText(res, reply.status ?? 200, reply.raw, { 'content-type': reply.contentType ?? 'text/plain' });
 }
 
 function sendError(
@@ -208,30 +189,10 @@ function sendError(
   type = 'invalid_request_error',
   code: string | null = null,
 ): void {
-  sendJson(res, status, { error: { message, type, param: null, code } });
+  sendChunkedJson(res, status, { error: { message, type, param: null, code } });
 }
 
-function sendJson(res: ServerResponse, status: number, json: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(json));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function waitUnlessClosed(res: ServerResponse, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    res.on('close', done);
-    function done() {
-      clearTimeout(timer);
-      resolve();
-    }
-  });
+/** The fake's answers have always come without content-length (chunked). */
+function sendChunkedJson(res: ServerResponse, status: number, json: unknown): void {
+  sendJson(res, status, json, {}, { contentLength: false });
 }

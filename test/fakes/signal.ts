@@ -24,8 +24,7 @@
  * `{result:{timestamp, results:[{recipientAddress, type:"SUCCESS"}]}}`.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { dropConnection, FailureQueue, readBody, sendBadGateway, sendJson, startServer } from './support.js';
 
 export interface FakeSignalOptions {
   /** The account(s) the daemon has registered. */
@@ -92,20 +91,20 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
   const untrusted = new Set(options.untrusted ?? []);
   const messages: FakeSignalMessage[] = [];
   const requests: FakeSignalRequest[] = [];
-  const failures: ({ kind: FakeSignalFailure; retryAfter: number } | null)[] = [];
+  const failures = new FailureQueue<FakeSignalFailure>(1);
   const register = (number: string) => void registered.set(number, randomUUID());
   for (const number of [...(options.registered ?? []), ...untrusted]) register(number);
   const address = (number: string) => ({ uuid: registered.get(number) ?? null, number });
 
-  const server = createServer(async (req, res) => {
+  const server = await startServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
-    const raw = await readBody(req);
+    const { json } = await readBody(req);
     const contentType = req.headers['content-type'];
     const record: FakeSignalRequest = {
       httpMethod: req.method ?? '',
       path,
       contentType,
-      body: parseJson(raw),
+      body: json,
       status: 0,
     };
     requests.push(record);
@@ -141,7 +140,7 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
     }
     if (!accounts.has(params.account)) return rpcError(-32602, 'Specified account does not exist');
 
-    const failure = failures.shift();
+    const failure = failures.next();
     const timestamp = Date.now();
     if (failure) {
       const failed = (type: string, extra: Record<string, unknown> = {}) => ({
@@ -167,12 +166,9 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
         case 'network_failure':
           return rpcError(-1, 'Failed to send message', failed('NETWORK_FAILURE'));
         case 'bad_gateway':
-          record.status = 502;
-          res.writeHead(502, { 'content-type': 'text/html' });
-          return res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+          return sendBadGateway(res, record);
         case 'network':
-          record.status = -1;
-          return req.socket.destroy();
+          return dropConnection(req, record);
       }
     }
 
@@ -222,24 +218,16 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
     sendJson(res, 200, { jsonrpc: '2.0', result: { timestamp, results }, id });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-
   return {
-    url: `http://127.0.0.1:${port}/api/v1/rpc`,
+    url: `${server.url}/api/v1/rpc`,
     messages,
     messagesFor: (recipient) => messages.filter((message) => message.recipient === recipient),
     requests,
     failNext(count, kind = 'rate_limit', failOptions = {}) {
-      for (let i = 0; i < (failOptions.after ?? 0); i++) failures.push(null);
-      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter ?? 1 });
+      failures.push(count, kind, failOptions);
     },
     register,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }
 
@@ -248,27 +236,4 @@ function recipientsOf(params: { recipient?: unknown }): string[] {
   const value = params.recipient;
   const list = Array.isArray(value) ? value : value === undefined ? [] : [value];
   return list.map((item) => String(item));
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }

@@ -26,8 +26,16 @@
  * `service_unavailable` (HTTP 503 `{ok:false, error:"service_unavailable"}`),
  * `bad_gateway` (HTTP 502, HTML), `network` (connection dropped).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  bodyParams,
+  dropConnection,
+  FailureQueue,
+  readBody,
+  redact,
+  sendBadGateway,
+  sendJson,
+  startServer,
+} from './support.js';
 
 export interface FakeSlackChannelSpec {
   id: string;
@@ -106,30 +114,28 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
   const secrets = [options.token, ...revoked, ...inactive];
   const messages: FakeSlackMessage[] = [];
   const requests: FakeSlackRequest[] = [];
-  const failures: { kind: FakeSlackFailure; retryAfter: number }[] = [];
+  const failures = new FailureQueue<FakeSlackFailure>(1);
   let clock = 1_700_000_000;
 
-  const server = createServer(async (req, res) => {
+  const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
-    const raw = await readBody(req);
+    const body = await readBody(req);
     const contentType = req.headers['content-type'];
-    const params = { ...Object.fromEntries(url.searchParams), ...parseBody(raw, contentType) };
+    // JSON or urlencoded, the two content types chat.postMessage takes.
+    const params = { ...Object.fromEntries(url.searchParams), ...bodyParams(body, contentType) };
     const record: FakeSlackRequest = {
       method: req.method ?? '',
       path: url.pathname,
-      authorization: secrets.reduce<string | undefined>(
-        (out, secret) => out?.split(secret).join('<token>'),
-        req.headers.authorization,
-      ),
+      authorization: redact(req.headers.authorization, ...secrets),
       contentType,
       params: { ...params, ...(params.token === undefined ? {} : { token: '<token>' }) },
       status: 0,
     };
     requests.push(record);
-    const answer = (status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+    const answer = (status: number, json: Record<string, unknown>, headers: Record<string, string> = {}) => {
       record.status = status;
-      if (typeof body.error === 'string') record.error = body.error;
-      sendJson(res, status, body, headers);
+      if (typeof json.error === 'string') record.error = json.error;
+      sendJson(res, status, json, { 'content-type': 'application/json; charset=utf-8', ...headers });
     };
     const fail = (error: string, status = 200, headers: Record<string, string> = {}) =>
       answer(status, { ok: false, error }, headers);
@@ -144,7 +150,7 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
     if (inactive.has(token)) return fail('account_inactive');
     if (token !== options.token) return fail('invalid_auth');
 
-    const failure = failures.shift();
+    const failure = failures.next();
     if (failure) {
       const retryAfter = { 'retry-after': String(failure.retryAfter) };
       switch (failure.kind) {
@@ -158,12 +164,9 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
         case 'service_unavailable':
           return fail('service_unavailable', 503);
         case 'bad_gateway':
-          record.status = 502;
-          res.writeHead(502, { 'content-type': 'text/html' });
-          return res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+          return sendBadGateway(res, record);
         case 'network':
-          record.status = -1;
-          return req.socket.destroy();
+          return dropConnection(req, record);
       }
     }
 
@@ -191,11 +194,8 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
     });
   });
 
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-
   return {
-    url: `http://127.0.0.1:${port}/api`,
+    url: `${server.url}/api`,
     messages,
     messagesFor: (channel) => {
       const id = resolve(channel)?.id;
@@ -203,55 +203,9 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
     },
     requests,
     failNext(count, kind = 'rate_limit', failOptions = {}) {
-      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter ?? 1 });
+      failures.push(count, kind, { retryAfter: failOptions.retryAfter });
     },
     addChannel,
-    close: () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
+    close: server.close,
   };
-}
-
-/** JSON or urlencoded, the two content types chat.postMessage takes. */
-function parseBody(raw: string, contentType: string | undefined): Record<string, unknown> {
-  if (raw === '') return {};
-  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
-  if (type === 'application/json') {
-    try {
-      const parsed: unknown = JSON.parse(raw);
-      return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-        ? (parsed as Record<string, unknown>)
-        : {};
-    } catch {
-      return {};
-    }
-  }
-  if (type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(raw));
-  return {};
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
 }

@@ -17,8 +17,15 @@
  * too long"); a chat with `blocked: true` answers 403 "bot was blocked by the user".
  * Like Telegram, GET is accepted as well as POST; `requests` records the method used.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  bodyParams,
+  dropConnection,
+  FailureQueue,
+  readBody,
+  sendBadGateway,
+  sendJson,
+  startServer,
+} from './support.js';
 
 export interface FakeTelegramChatSpec {
   id: number;
@@ -102,8 +109,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
   const messages: FakeTelegramMessage[] = [];
   const requests: FakeTelegramRequest[] = [];
   const nextMessageId = new Map<number, number>();
-  /** Upcoming calls in order: a failure to inject, or null to let one through. */
-  const failures: ({ kind: FakeTelegramFailure; retryAfter: number } | null)[] = [];
+  const failures = new FailureQueue<FakeTelegramFailure>(1);
   let channelIds = -1001000000001;
 
   function addChat(chat: FakeTelegramChat): void {
@@ -130,12 +136,13 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
     return undefined;
   }
 
-  const server = createServer(async (req, res) => {
+  const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     const route = /^\/bot([^/]*)\/([^/]+)$/.exec(url.pathname);
-    const raw = await readBody(req);
+    const body = await readBody(req);
     const contentType = req.headers['content-type'];
-    const params = { ...Object.fromEntries(url.searchParams), ...parseBody(raw, contentType) };
+    // JSON or urlencoded, like the real API (which also takes multipart; clients here do not send it).
+    const params = { ...Object.fromEntries(url.searchParams), ...bodyParams(body, contentType) };
     const record: FakeTelegramRequest = {
       method: req.method ?? '',
       path: url.pathname.replace(/^\/bot[^/]*/, '/bot<token>'),
@@ -155,7 +162,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
     if (!tokens.has(decodeURIComponent(route[1] ?? ''))) return fail(401, 'Unauthorized');
     if ((route[2] ?? '').toLowerCase() !== 'sendmessage') return fail(404, 'Not Found');
 
-    const failure = failures.shift();
+    const failure = failures.next();
     if (failure) {
       switch (failure.kind) {
         case 'rate_limit':
@@ -165,14 +172,11 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
         case 'server_error':
           return fail(500, 'Internal Server Error');
         case 'bad_gateway':
-          record.status = 502;
-          res.writeHead(502, { 'content-type': 'text/html' });
-          return res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+          return sendBadGateway(res, record);
         case 'blocked':
           return fail(403, 'Forbidden: bot was blocked by the user');
         case 'network':
-          record.status = -1;
-          return req.socket.destroy();
+          return dropConnection(req, record);
       }
     }
 
@@ -203,11 +207,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     messages,
     messagesFor(chat) {
       const id = resolveChat(chat)?.id;
@@ -215,15 +216,10 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
     },
     requests,
     failNext(count, kind = 'rate_limit', failOptions = {}) {
-      for (let i = 0; i < (failOptions.after ?? 0); i++) failures.push(null);
-      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter ?? 1 });
+      failures.push(count, kind, failOptions);
     },
     addChat,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }
 
@@ -243,37 +239,4 @@ function chatObject(chat: FakeTelegramChatSpec): Record<string, unknown> {
       : { title: chat.title ?? `Chat ${chat.id}` }),
     ...(chat.username ? { username: chat.username } : {}),
   };
-}
-
-/** JSON or urlencoded, like the real API (which also takes multipart; clients here do not send it). */
-function parseBody(raw: string, contentType: string | undefined): Record<string, unknown> {
-  if (raw === '') return {};
-  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
-  if (type === 'application/json') {
-    try {
-      const parsed: unknown = JSON.parse(raw);
-      return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-        ? (parsed as Record<string, unknown>)
-        : {};
-    } catch {
-      return {};
-    }
-  }
-  if (type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(raw));
-  return {};
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }

@@ -29,8 +29,16 @@
  * `unavailable` (503, code 2), `bad_gateway` (502, HTML), `network` (connection
  * dropped), `expired_token` (401, code 190, "Error validating access token").
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  dropConnection,
+  FailureQueue,
+  jsonObject,
+  readBody,
+  redact,
+  sendBadGateway,
+  sendJson,
+  startServer,
+} from './support.js';
 
 export interface FakeWhatsAppOptions {
   token: string;
@@ -94,18 +102,17 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
   const undeliverable = new Set((options.undeliverable ?? []).map(digits));
   const messages: FakeWhatsAppMessage[] = [];
   const requests: FakeWhatsAppRequest[] = [];
-  const failures: { kind: FakeWhatsAppFailure; retryAfter: number | undefined }[] = [];
+  const failures = new FailureQueue<FakeWhatsAppFailure, number | undefined>(undefined);
   let sequence = 0;
 
-  const server = createServer(async (req, res) => {
+  const server = await startServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
-    const raw = await readBody(req);
-    const payload = parseJson(raw);
+    const payload = jsonObject((await readBody(req)).json);
     const authorization = req.headers.authorization;
     const record: FakeWhatsAppRequest = {
       method: req.method ?? '',
       path,
-      authorization: authorization?.split(options.token).join('<token>'),
+      authorization: redact(authorization, options.token),
       contentType: req.headers['content-type'],
       payload,
       status: 0,
@@ -142,7 +149,7 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
       return graphError(401, 190, 'Invalid OAuth access token - Cannot parse access token');
     }
 
-    const failure = failures.shift();
+    const failure = failures.next();
     if (failure) {
       switch (failure.kind) {
         case 'rate_limit':
@@ -170,12 +177,9 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
         case 'unavailable':
           return graphError(503, 2, 'Service temporarily unavailable');
         case 'bad_gateway':
-          record.status = 502;
-          res.writeHead(502, { 'content-type': 'text/html' });
-          return res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+          return sendBadGateway(res, record);
         case 'network':
-          record.status = -1;
-          return req.socket.destroy();
+          return dropConnection(req, record);
         case 'expired_token':
           return graphError(
             401,
@@ -227,48 +231,15 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-
   return {
-    url: `http://127.0.0.1:${port}/${version}`,
+    url: `${server.url}/${version}`,
     messages,
     messagesFor: (number) => messages.filter((message) => message.to === digits(number)),
     requests,
     failNext(count, kind = 'rate_limit', failOptions = {}) {
-      for (let i = 0; i < count; i++) failures.push({ kind, retryAfter: failOptions.retryAfter });
+      failures.push(count, kind, { retryAfter: failOptions.retryAfter });
     },
     addRecipient: (number) => void recipients.add(digits(number)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
-}
-
-function parseJson(raw: string): Record<string, unknown> | undefined {
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }

@@ -1,0 +1,144 @@
+/**
+ * The one place that talks HTTP to Google's JSON APIs: a timeout on every call,
+ * Google's error shape (`{error:{code,message,status}}`) turned into a GoogleApiError,
+ * one retry with a fresh access token after a 401, and error messages that never carry
+ * a token or secret (query strings are left out, and anything token-shaped that Google
+ * echoes back — e.g. a push endpoint's `?token=` — is redacted).
+ */
+import type { GoogleAuth } from './oauth.js';
+
+/** Google answers within seconds; a hung connection must not stall the receiver forever. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export interface HttpOptions {
+  /** Replaces global fetch (tests). */
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+}
+
+/** A non-2xx answer from a Google API. `reason` is Google's `error.status`, e.g. ALREADY_EXISTS. */
+export class GoogleApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GoogleApiError';
+  }
+}
+
+const SECRET_PARAM =
+  /([?&;](?:token|access_token|refresh_token|client_secret|code|key|secret)=)[^&\s)"',]+/gi;
+const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]+/g;
+const GOOGLE_TOKEN = /\bya29\.[A-Za-z0-9._-]+|\b1\/\/[A-Za-z0-9._-]{10,}/g;
+
+/** Scrubs anything token-shaped from text that may end up in a log line. */
+export function redact(text: string): string {
+  return text
+    .replace(SECRET_PARAM, '$1<redacted>')
+    .replace(BEARER, '$1<redacted>')
+    .replace(GOOGLE_TOKEN, '<redacted>');
+}
+
+/** The URL without its query string: what an error message may show. */
+function describe(method: string, url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${method} ${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return method;
+  }
+}
+
+/** Network-level failure (refused, DNS, timeout) as a short, secret-free message. */
+export function networkError(what: string, error: unknown): Error {
+  const err = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const reason =
+    err?.name === 'TimeoutError'
+      ? 'timed out'
+      : err?.cause?.code || err?.cause?.message || err?.message || String(error);
+  return new Error(redact(`${what} failed: ${reason}`));
+}
+
+/** Parses a body as JSON; an empty body is `{}` (several Google methods answer with nothing). */
+export function parseJson(text: string): unknown {
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+interface GoogleErrorBody {
+  error?: { code?: number; message?: string; status?: string } | string;
+  error_description?: string;
+}
+
+function apiError(what: string, status: number, statusText: string, body: unknown): GoogleApiError {
+  const error = (body as GoogleErrorBody | undefined)?.error;
+  const message = typeof error === 'object' && error ? error.message : undefined;
+  const reason =
+    typeof error === 'object' && error ? error.status : typeof error === 'string' ? error : undefined;
+  const detail = message || statusText || 'error';
+  return new GoogleApiError(status, reason, redact(`${what}: HTTP ${status} ${detail}`));
+}
+
+/**
+ * An authorized JSON call. A 401 means the cached access token was revoked or expired
+ * early: it is dropped and the call made once more with a fresh one.
+ */
+export async function googleJson<T>(
+  auth: GoogleAuth,
+  http: HttpOptions,
+  method: string,
+  url: string,
+  body?: unknown,
+): Promise<T> {
+  const what = `Google API ${describe(method, url)}`;
+  for (let attempt = 0; ; attempt++) {
+    const token = await auth.accessToken();
+    let response: Response;
+    try {
+      response = await (http.fetch ?? fetch)(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(http.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw networkError(what, error);
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw networkError(what, error);
+    }
+    const parsed = parseJson(text);
+    if (response.status === 401 && attempt === 0) {
+      auth.invalidate();
+      continue;
+    }
+    if (!response.ok) throw apiError(what, response.status, response.statusText, parsed);
+    if (parsed === undefined || typeof parsed !== 'object' || parsed === null) {
+      throw new GoogleApiError(response.status, undefined, `${what}: answer is not a JSON object`);
+    }
+    return parsed as T;
+  }
+}
+
+/** Encodes each segment of a resource name (`projects/p/topics/t`), keeping the slashes. */
+export function resourcePath(name: string): string {
+  return name.split('/').map(encodeURIComponent).join('/');
+}
+
+/** Base URL without trailing slashes, so `${base}/v1/...` never doubles one. */
+export function trimBase(base: string): string {
+  return base.replace(/\/+$/, '');
+}

@@ -1,0 +1,87 @@
+/**
+ * Builds the Gmail push receiver from the configuration: used by
+ * `agentgate hooks gmail run`, and by `agentgate run` whenever
+ * `hooks.gmail.account` is set.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveConfigPath } from '../config/paths.js';
+import type { ResolvedConfig } from '../config/resolved.js';
+import type { Logger } from '../log.js';
+import { GmailApi } from './google/gmail-api.js';
+import { GoogleAuth, type GoogleCredentials } from './google/oauth.js';
+import { GmailReceiver } from './receiver.js';
+import { stateFileFor } from './state.js';
+
+export class GmailConfigError extends Error {}
+
+export function readCredentials(file: string): GoogleCredentials {
+  let parsed: Partial<GoogleCredentials>;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new GmailConfigError(
+      `hooks.gmail.credentialsFile: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); run \`agentgate hooks gmail setup\``,
+    );
+  }
+  for (const key of ['client_id', 'client_secret', 'refresh_token'] as const) {
+    if (typeof parsed[key] !== 'string' || parsed[key] === '') {
+      throw new GmailConfigError(`hooks.gmail.credentialsFile: ${file} has no ${key}`);
+    }
+  }
+  return parsed as GoogleCredentials;
+}
+
+/** The hook URL the receiver forwards to: `hooks.gmail.hookUrl`, else this gateway's own `/hooks/gmail`. */
+export function defaultHookUrl(config: ResolvedConfig, gatewayUrl?: string): string {
+  if (gatewayUrl) return `${gatewayUrl}${config.hooks.path}/gmail`;
+  const host =
+    config.gateway.bind === '0.0.0.0' || config.gateway.bind === '::' ? '127.0.0.1' : config.gateway.bind;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.gateway.port}${config.hooks.path}/gmail`;
+}
+
+export interface GmailReceiverStartOptions {
+  fetch?: typeof fetch;
+  /** The running gateway's URL (its real port), for the default hookUrl. */
+  gatewayUrl?: string;
+}
+
+export function createGmailReceiver(
+  config: ResolvedConfig,
+  log: Logger,
+  options: GmailReceiverStartOptions = {},
+) {
+  const gmail = config.hooks.gmail;
+  const required = (key: 'account' | 'topic' | 'pushToken'): string => {
+    const value = gmail?.[key];
+    if (!value)
+      throw new GmailConfigError(
+        `hooks.gmail.${key}: required to run the Gmail receiver (see \`agentgate hooks gmail setup\`)`,
+      );
+    return value;
+  };
+  const account = required('account');
+  const topic = required('topic');
+  const pushToken = required('pushToken');
+  if (!config.hooks.token) throw new GmailConfigError('hooks.token: required to forward mail to the gateway');
+  const settings = gmail as NonNullable<typeof gmail>;
+  const credentials = readCredentials(resolveConfigPath(settings.credentialsFile, config.configDir));
+  const auth = new GoogleAuth(credentials, settings.endpoints.oauthToken, { fetch: options.fetch });
+  const api = new GmailApi(auth, settings.endpoints.gmail, { fetch: options.fetch });
+  return new GmailReceiver({
+    account,
+    label: settings.label,
+    topic,
+    pushToken,
+    hookUrl: settings.hookUrl ?? defaultHookUrl(config, options.gatewayUrl),
+    hookToken: config.hooks.token,
+    includeBody: settings.includeBody,
+    maxBytes: settings.maxBytes,
+    renewEveryMinutes: settings.renewEveryMinutes,
+    serve: settings.serve,
+    stateFile: stateFileFor(join(config.configDir, 'state'), account),
+    api,
+    log,
+    fetch: options.fetch,
+  });
+}
