@@ -100,12 +100,15 @@ const gmailSchema = z.strictObject({
       gmail: nonEmpty.default('https://gmail.googleapis.com'),
       pubsub: nonEmpty.default('https://pubsub.googleapis.com'),
       serviceUsage: nonEmpty.default('https://serviceusage.googleapis.com'),
+      /** Google's OIDC signing keys, for `oidc` (an addition to CONTRACT §8's list). */
+      oidcCerts: nonEmpty.default('https://www.googleapis.com/oauth2/v3/certs'),
     })
     .default({
       oauthToken: 'https://oauth2.googleapis.com/token',
       gmail: 'https://gmail.googleapis.com',
       pubsub: 'https://pubsub.googleapis.com',
       serviceUsage: 'https://serviceusage.googleapis.com',
+      oidcCerts: 'https://www.googleapis.com/oauth2/v3/certs',
     }),
 });
 

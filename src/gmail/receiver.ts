@@ -14,6 +14,7 @@ import { tokenMatcher } from '../ingress/token.js';
 import type { Logger } from '../log.js';
 import { type GmailApi, HistoryExpiredError } from './google/gmail-api.js';
 import { extractMail, isExcluded } from './google/mime.js';
+import { OidcRejected, type OidcVerifier } from './oidc.js';
 import { type GmailState, newerHistoryId, readGmailState, writeGmailState } from './state.js';
 
 const MAX_PUSH_BYTES = 64 * 1024;
@@ -34,6 +35,8 @@ export interface GmailReceiverOptions {
   serve: { bind: string; port: number; path: string };
   stateFile: string;
   api: GmailApi;
+  /** Also require Google's OIDC token on each push (hooks.gmail.oidc). */
+  oidc?: OidcVerifier;
   log: Logger;
   fetch?: typeof fetch;
 }
@@ -132,6 +135,16 @@ export class GmailReceiver {
       this.limiter.fail(address);
       this.options.log.warn({ client: address }, 'gmail push refused: wrong or missing push token');
       throw new HttpError(401, 'unauthorized', 'missing or invalid push token');
+    }
+    if (this.options.oidc) {
+      try {
+        await this.options.oidc.verify(request.headers.authorization);
+      } catch (error) {
+        if (!(error instanceof OidcRejected)) throw error;
+        this.limiter.fail(address);
+        this.options.log.warn({ client: address, reason: error.message }, 'gmail push refused: OIDC token');
+        throw new HttpError(401, 'unauthorized', error.message);
+      }
     }
     this.limiter.succeed(address);
     const envelope = parseEnvelope(await readBody(request));

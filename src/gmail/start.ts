@@ -10,6 +10,7 @@ import type { ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import { GmailApi } from './google/gmail-api.js';
 import { GoogleAuth, type GoogleCredentials } from './google/oauth.js';
+import { OidcVerifier } from './oidc.js';
 import { GmailReceiver } from './receiver.js';
 import { stateFileFor } from './state.js';
 
@@ -81,6 +82,14 @@ export function createGmailReceiver(
     serve: settings.serve,
     stateFile: stateFileFor(join(config.configDir, 'state'), account),
     api,
+    oidc: settings.oidc
+      ? new OidcVerifier({
+          certsUrl: settings.endpoints.oidcCerts,
+          audience: settings.oidc.audience,
+          email: settings.oidc.email,
+          fetch: options.fetch,
+        })
+      : undefined,
     log,
     fetch: options.fetch,
   });

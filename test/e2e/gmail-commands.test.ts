@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import JSON5 from 'json5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { startFakeTelegram } from '../fakes/telegram.js';
+import { CLI, runCli, startCli } from '../helpers/cli.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, tempDir } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/loop-gateway.js';
 
@@ -172,6 +173,61 @@ describe('hooks gmail setup', () => {
     expect(await exited).toBe(0);
     const stored = JSON.parse(readFileSync(join(dir, 'credentials', 'gmail.json'), 'utf8'));
     expect(stored.refresh_token).toBeTruthy();
+  });
+
+  it('from an email to the agent answering in Telegram: `run` starts the receiver itself', async () => {
+    const telegram = await startFakeTelegram({ token: '1:tg', chats: [4242] });
+    expect((await setup('--credentials', join(dir, 'creds.json'))).code).toBe(0);
+    const config = JSON5.parse(readFileSync(configPath, 'utf8'));
+    config.hooks.gmail.serve = { bind: '127.0.0.1', port: 0, path: '/gmail-pubsub' };
+    delete config.hooks.gmail.hookUrl; // forward to this gateway, whatever port it got
+    config.channels = { telegram: { botToken: '1:tg', apiBaseUrl: telegram.url } };
+    config.agents.defaults.heartbeat = { every: '0' };
+    writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
+    const gateway = await startCli(['--config', configPath, '--port', '0']);
+    try {
+      const receiverUrl = await waitFor(
+        async () => /agentgate gmail receiver listening on (\S+)/.exec(gateway.output())?.[1],
+        'the receiver line',
+      );
+      // One delivery with a recipient sets the main session's last route (README walkthrough).
+      await fetch(`${gateway.url}/hooks/agent`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${HOOK_TOKEN}` },
+        body: JSON.stringify({
+          message: 'hello',
+          channel: 'telegram',
+          to: '4242',
+          wakeMode: 'next-heartbeat',
+        }),
+      });
+      await waitFor(
+        async () => (telegram.messagesFor(4242).length > 0 ? true : undefined),
+        'the first message',
+      );
+
+      google.addMessage({
+        labelIds: ['INBOX'],
+        from: 'Ada <ada@example.com>',
+        subject: 'Lunch?',
+        snippet: 'Noon?',
+        textBody: 'Noon at the usual place?',
+      });
+      const pushed = await fetch(`${receiverUrl}?token=${config.hooks.gmail.pushToken}`, {
+        method: 'POST',
+        body: JSON.stringify(google.pushEnvelope()),
+      });
+      expect(pushed.status).toBe(204);
+      const answer = await waitFor(
+        async () => telegram.messagesFor(4242).find((m) => m.text.includes('Subject: Lunch?'))?.text,
+        'the agent answer in Telegram',
+      );
+      expect(answer).toContain('Noon at the usual place?');
+      expect(answer).toMatch(/EXTERNAL_UNTRUSTED_CONTENT/); // echo shows the mail arrived wrapped as untrusted
+    } finally {
+      await gateway.kill('SIGTERM');
+      await telegram.close();
+    }
   });
 
   it('`hooks gmail run` serves pushes after setup', async () => {
