@@ -22,7 +22,8 @@ export interface OidcOptions {
   now?: () => number;
 }
 
-const json = (part: string): Record<string, unknown> => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+const json = (part: string): Record<string, unknown> =>
+  JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
 
 export class OidcVerifier {
   private keys = new Map<string, ReturnType<typeof createPublicKey>>();
@@ -44,18 +45,28 @@ export class OidcVerifier {
     } catch {
       throw new OidcRejected('malformed OIDC token');
     }
-    if (header.alg !== 'RS256' || typeof header.kid !== 'string') throw new OidcRejected('OIDC token is not RS256 with a key id');
+    if (header.alg !== 'RS256' || typeof header.kid !== 'string')
+      throw new OidcRejected('OIDC token is not RS256 with a key id');
     const key = await this.key(header.kid);
-    const signed = verify('RSA-SHA256', Buffer.from(`${headerPart}.${payloadPart}`), key, Buffer.from(signaturePart, 'base64url'));
+    const signed = verify(
+      'RSA-SHA256',
+      Buffer.from(`${headerPart}.${payloadPart}`),
+      key,
+      Buffer.from(signaturePart, 'base64url'),
+    );
     if (!signed) throw new OidcRejected('OIDC token signature does not match');
 
     const now = Math.floor((this.options.now ?? Date.now)() / 1000);
     if (!ISSUERS.has(String(claims.iss))) throw new OidcRejected('OIDC token is not issued by Google');
-    if (typeof claims.exp !== 'number' || claims.exp + LEEWAY_S < now) throw new OidcRejected('OIDC token has expired');
+    if (typeof claims.exp !== 'number' || claims.exp + LEEWAY_S < now)
+      throw new OidcRejected('OIDC token has expired');
     if (this.options.audience !== undefined && claims.aud !== this.options.audience) {
       throw new OidcRejected('OIDC token audience does not match hooks.gmail.oidc.audience');
     }
-    if (this.options.email !== undefined && (claims.email !== this.options.email || claims.email_verified !== true)) {
+    if (
+      this.options.email !== undefined &&
+      (claims.email !== this.options.email || claims.email_verified !== true)
+    ) {
       throw new OidcRejected('OIDC token is not from hooks.gmail.oidc.email');
     }
   }
@@ -70,7 +81,9 @@ export class OidcVerifier {
   }
 
   private async refresh(): Promise<void> {
-    const response = await (this.options.fetch ?? fetch)(this.options.certsUrl, { signal: AbortSignal.timeout(10_000) });
+    const response = await (this.options.fetch ?? fetch)(this.options.certsUrl, {
+      signal: AbortSignal.timeout(10_000),
+    });
     if (!response.ok) throw new Error(`cannot read Google's signing keys (${response.status})`);
     const { keys } = (await response.json()) as { keys?: (JsonWebKey & { kid?: string })[] };
     const next = new Map<string, ReturnType<typeof createPublicKey>>();
