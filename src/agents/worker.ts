@@ -13,14 +13,13 @@ import { isHeartbeatAck } from '../heartbeat/ack.js';
 import type { Logger } from '../log.js';
 import type { ClaimedRun, DeliveryRecord, Store } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
+import { fitHistory, HISTORY_TURNS } from './history.js';
 import type { ModelRouter } from './models.js';
 import { ownerAliveChecker } from './owner.js';
 import type { ThinkingLevel } from './providers/types.js';
 import { wrapUntrusted } from './safety.js';
 import { readWorkspaceFile, SYSTEM_PROMPT_FILE } from './workspace.js';
 
-/** Turns of the session's transcript a run sees. */
-const HISTORY_LIMIT = 40;
 /** Longest reply quoted in a summary event. */
 const SUMMARY_MAX_CHARS = 4000;
 
@@ -124,7 +123,7 @@ export class RunWorker {
     try {
       const { provider, model } = models.resolve(run.model ?? models.defaultFor(agent.id));
       const system = await readWorkspaceFile(agent.workspace, SYSTEM_PROMPT_FILE);
-      const history = await store.loadTranscript(run.sessionKey, HISTORY_LIMIT);
+      const history = fitHistory(await store.loadTranscript(run.sessionKey, HISTORY_TURNS));
       const turn = run.allowUnsafeExternalContent
         ? run.message
         : wrapUntrusted(run.message, { source: run.source });

@@ -8,6 +8,7 @@
  * goes to the session's last route.
  */
 
+import { fitHistory, HISTORY_TURNS } from '../agents/history.js';
 import type { ModelRouter } from '../agents/models.js';
 import { wrapUntrusted } from '../agents/safety.js';
 import { HEARTBEAT_FILE, readWorkspaceFile, SYSTEM_PROMPT_FILE } from '../agents/workspace.js';
@@ -21,7 +22,10 @@ import { HEARTBEAT_MARKER, HEARTBEAT_OK } from './protocol.js';
 
 export const COALESCE_MS = 250;
 const MAX_EVENTS = 200;
-const HISTORY_LIMIT = 40;
+/** A heartbeat shows events up to this much text; the rest stay pending for the next one. */
+const MAX_EVENT_CHARS = 50_000;
+/** Longest single event text quoted in a heartbeat prompt. */
+const EVENT_TEXT_CHARS = 4000;
 
 export interface HeartbeatDeps {
   store: Store;
@@ -96,7 +100,7 @@ export class HeartbeatScheduler {
   private async beat(agent: ResolvedAgent, stopSignal: AbortSignal): Promise<void> {
     const { store, models, log } = this.deps;
     const sessionKey = agent.mainSessionKey;
-    const events = await store.pendingEvents(sessionKey, MAX_EVENTS);
+    const events = fitEvents(await store.pendingEvents(sessionKey, MAX_EVENTS));
     const standing = await readWorkspaceFile(agent.workspace, HEARTBEAT_FILE);
     if (events.length === 0 && standing === undefined) return; // nothing to look at
 
@@ -109,7 +113,7 @@ export class HeartbeatScheduler {
     try {
       const { provider, model } = models.resolve(models.defaultFor(agent.id));
       const system = await readWorkspaceFile(agent.workspace, SYSTEM_PROMPT_FILE);
-      const history = await store.loadTranscript(sessionKey, HISTORY_LIMIT);
+      const history = fitHistory(await store.loadTranscript(sessionKey, HISTORY_TURNS));
       reply = (
         await provider.complete({
           model,
@@ -179,6 +183,20 @@ export class HeartbeatScheduler {
       await Promise.all(running);
     }
   }
+}
+
+/** The oldest pending events that fit one prompt; only these are consumed by the turn. */
+function fitEvents(events: PendingEvent[]): PendingEvent[] {
+  const shown: PendingEvent[] = [];
+  let total = 0;
+  for (const event of events) {
+    const text =
+      event.text.length > EVENT_TEXT_CHARS ? `${event.text.slice(0, EVENT_TEXT_CHARS)}…` : event.text;
+    if (shown.length > 0 && total + text.length > MAX_EVENT_CHARS) break;
+    total += text.length;
+    shown.push({ ...event, text });
+  }
+  return shown;
 }
 
 /** The heartbeat turn's prompt: the marker, the time, standing instructions, the pending events (untrusted). */

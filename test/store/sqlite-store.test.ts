@@ -364,6 +364,7 @@ describe('the database file', () => {
       'heartbeats',
       'idempotency',
       'routes',
+      'run_heads',
       'runs',
       'transcripts',
     ]);

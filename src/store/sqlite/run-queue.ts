@@ -74,15 +74,18 @@ export class SqliteRunQueue implements RunQueueStore {
     private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
   ) {
     this.s = {
-      // The oldest unfinished run of each session key, if it is runnable.
+      // The head (oldest unfinished run) of each session key, if it is runnable:
+      // reads the heads in order, so a hot key with thousands queued costs one row.
       runnable: db.prepare<[number, number], QueuedRow>(
-        `SELECT r.* FROM runs r
-          WHERE r.status IN ('queued', 'running')
-            AND (r.status = 'queued' OR r.lease_until < ?)
-            AND NOT EXISTS (SELECT 1 FROM runs e
-                             WHERE e.session_key = r.session_key AND e.seq < r.seq
-                               AND e.status IN ('queued', 'running'))
-          ORDER BY r.seq LIMIT ?`,
+        `SELECT r.* FROM run_heads h JOIN runs r ON r.seq = h.seq
+          WHERE r.status = 'queued' OR (r.status = 'running' AND r.lease_until < ?)
+          ORDER BY h.seq LIMIT ?`,
+      ),
+      dropHead: db.prepare('DELETE FROM run_heads WHERE session_key = ?'),
+      nextHead: db.prepare(
+        `INSERT OR IGNORE INTO run_heads (session_key, seq)
+           SELECT session_key, seq FROM runs
+            WHERE session_key = ? AND status IN ('queued', 'running') ORDER BY seq LIMIT 1`,
       ),
       lease: db.prepare(
         `UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ?,
@@ -162,6 +165,9 @@ export class SqliteRunQueue implements RunQueueStore {
         c.owner,
       ).changes;
       if (changed !== 1) return false;
+      // This run was its key's head (keys run in order): the next one moves up.
+      this.s.dropHead.run(c.sessionKey);
+      this.s.nextHead.run(c.sessionKey);
       for (const entry of c.transcript) {
         this.appendTranscript(c.sessionKey, entry, c.runId, c.finishedAt);
       }

@@ -140,6 +140,8 @@ export class SqliteStore implements Store {
            delivery_status, delivery_channel, delivery_to)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      /** Keeps the key's head when it has one: heads only move forward on completion. */
+      addRunHead: db.prepare('INSERT OR IGNORE INTO run_heads (session_key, seq) VALUES (?, ?)'),
       getRun: db.prepare<[string], RunRow>(
         `SELECT id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
                 delivery_status, delivery_channel, delivery_to, delivery_reason
@@ -214,7 +216,7 @@ export class SqliteStore implements Store {
         return { kind: 'wake', eventId: event.id, outcome: 'queued' };
       }
       const { run } = action;
-      s.insertRun.run(
+      const inserted = s.insertRun.run(
         run.id,
         run.agentId,
         run.sessionKey,
@@ -235,6 +237,7 @@ export class SqliteStore implements Store {
         run.deliver ? run.channel : null,
         run.deliver ? run.to : null,
       );
+      s.addRunHead.run(run.sessionKey, inserted.lastInsertRowid);
       return { kind: 'agent', runId: run.id };
     });
     const answer = render(committed);
