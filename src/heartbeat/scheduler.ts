@@ -210,7 +210,7 @@ export function heartbeatPrompt(events: PendingEvent[], standing: string | undef
     parts.push('Pending events: none.');
   } else {
     const list = events.map((e) => `- ${new Date(e.ts).toISOString()} [${e.source}] ${e.text}`).join('\n');
-    parts.push(`Pending events, oldest first:\n${wrapUntrusted(list, { source: 'system events' })}`);
+    parts.push(`Pending events, oldest first:\n${wrapUntrusted(list, { source: 'system-events' })}`);
   }
   parts.push(`If nothing needs attention, reply with exactly ${HEARTBEAT_OK}.`);
   return parts.join('\n\n');
