@@ -66,7 +66,7 @@ const mappingSchema = z.strictObject({
   to: nonEmpty.optional(),
   model: nonEmpty.optional(),
   thinking: z.enum(THINKING_LEVELS).optional(),
-  timeoutSeconds: z.number().positive().max(86_400).optional(),
+  timeoutSeconds: z.number().min(1).max(86_400).optional(),
   maxBodyBytes: z.number().int().positive().optional(),
   allowUnsafeExternalContent: z.boolean().default(false),
   forEach: nonEmpty.optional(),
@@ -169,7 +169,7 @@ const agentsSchema = z.strictObject({
     .strictObject({
       model: nonEmpty.optional(),
       models: z.array(modelEntrySchema).optional(),
-      timeoutSeconds: z.number().positive().max(86_400).default(600),
+      timeoutSeconds: z.number().min(1).max(86_400).default(600),
       maxConcurrent: z.number().int().positive().max(256).default(4),
       heartbeat: heartbeatSchema.default({ every: '30m' }),
     })

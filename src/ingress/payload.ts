@@ -7,14 +7,26 @@ import { z } from 'zod';
 import { CHANNEL_IDS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 
+/** A turn shorter than a second cannot reach any model; smaller values are mistakes (or probes). */
+const MIN_TIMEOUT_SECONDS = 1;
 const MAX_TIMEOUT_SECONDS = 86_400;
+
+/**
+ * Text that shows nothing: whitespace, and characters that render as nothing
+ * (Unicode's default-ignorable set — zero-width spaces and joiners, word joiner,
+ * variation selectors, bidi controls — and the blank look-alikes Hangul fillers
+ * and the blank Braille pattern). Such a text is empty for every purpose.
+ */
+const BLANK = /^[\s\p{Default_Ignorable_Code_Point}\u2800\u3164\uFFA0\u115F\u1160]*$/u;
+
+export const isBlank = (value: string): boolean => BLANK.test(value);
 
 const quoted = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 
 const text = (maxLength?: number) => {
   const schema = z
     .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
-    .refine((value) => value.trim().length > 0, 'must not be empty');
+    .refine((value) => !isBlank(value), 'must not be empty');
   return maxLength === undefined
     ? schema
     : schema.refine((value) => value.length <= maxLength, `must be at most ${maxLength} characters`);
@@ -41,7 +53,10 @@ export const agentRequestSchema = z.object({
   thinking: oneOf(THINKING_LEVELS).optional(),
   timeoutSeconds: z
     .number({ error: 'must be a number of seconds' })
-    .refine((value) => value > 0 && value <= MAX_TIMEOUT_SECONDS, `must be > 0 and <= ${MAX_TIMEOUT_SECONDS}`)
+    .refine(
+      (value) => value >= MIN_TIMEOUT_SECONDS && value <= MAX_TIMEOUT_SECONDS,
+      `must be >= ${MIN_TIMEOUT_SECONDS} and <= ${MAX_TIMEOUT_SECONDS}`,
+    )
     .optional(),
 });
 

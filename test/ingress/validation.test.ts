@@ -31,6 +31,9 @@ describe('request validation', () => {
       ['text', 'an array', { text: ['x'] }],
       ['text', 'an empty string', { text: '' }],
       ['text', 'whitespace only', { text: ' \n\t ' }],
+      ['text', 'zero-width characters only', { text: '\u200b\u200c\u200d\u2060\ufeff' }],
+      ['text', 'bidi controls and a variation selector only', { text: '\u202e\u2066\ufe0f\u00ad' }],
+      ['text', 'blank look-alikes only (Hangul filler, Braille blank)', { text: '\u3164 \u2800' }],
       ['mode', 'outside the allowed set', { text: 'x', mode: 'later' }],
       ['mode', 'wrong case', { text: 'x', mode: 'NOW' }],
       ['mode', 'the agent-only spelling', { text: 'x', mode: 'next_heartbeat' }],
@@ -123,6 +126,10 @@ describe('request validation', () => {
       ['timeoutSeconds', 'a boolean', { message: 'm', timeoutSeconds: true }],
       ['timeoutSeconds', 'null', { message: 'm', timeoutSeconds: null }],
       ['timeoutSeconds', 'absurdly large', { message: 'm', timeoutSeconds: 1e12 }],
+      ['timeoutSeconds', 'the smallest double (5e-324)', { message: 'm', timeoutSeconds: 5e-324 }],
+      ['timeoutSeconds', 'under one second', { message: 'm', timeoutSeconds: 0.999 }],
+      ['message', 'zero-width characters only', { message: '\u200b\u200b\u2060' }],
+      ['name', 'zero-width characters only', { message: 'm', name: '\u200d' }],
     ])('rejects %s when %s', async (field, _case, payload) => {
       const answer = await gw.hook('agent', payload);
       expectInvalidPayload(answer, field);
@@ -148,7 +155,9 @@ describe('request validation', () => {
         { thinking },
       ]),
       ['an integer timeoutSeconds', { timeoutSeconds: 30 }],
-      ['a fractional timeoutSeconds', { timeoutSeconds: 0.5 }],
+      ['a fractional timeoutSeconds', { timeoutSeconds: 1.5 }],
+      ['timeoutSeconds of exactly one second', { timeoutSeconds: 1 }],
+      ['a message with a zero-width joiner inside an emoji', { message: '\u{1F469}\u200d\u{1F4BB}' }],
       ['a name', { name: 'GitHub' }],
       ['a recipient', { to: '+15550001111' }],
       ['an agentId', { agentId: 'main' }],
