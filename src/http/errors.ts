@@ -4,6 +4,7 @@
  */
 export type ErrorCode =
   | 'token_in_query'
+  | 'ambiguous_credentials'
   | 'method_not_allowed'
   | 'rate_limited'
   | 'unauthorized'
