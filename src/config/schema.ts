@@ -93,7 +93,19 @@ const gmailSchema = z.strictObject({
     })
     .default({ bind: '127.0.0.1', port: 8788, path: '/gmail-pubsub' }),
   credentialsFile: nonEmpty.default('{config_dir}/credentials/gmail.json'),
-  oidc: z.strictObject({ audience: nonEmpty.optional(), email: nonEmpty.optional() }).optional(),
+  /** With `oidc` set, every push must carry Google's OIDC token. The audience is required: without it a
+   *  token Google minted for any other service would pass. */
+  oidc: z
+    .strictObject({
+      audience: z
+        .string({
+          error:
+            'required whenever hooks.gmail.oidc is set (the audience the push subscription puts in its token)',
+        })
+        .min(1, 'must not be empty'),
+      email: nonEmpty.optional(),
+    })
+    .optional(),
   endpoints: z
     .strictObject({
       oauthToken: nonEmpty.default('https://oauth2.googleapis.com/token'),

@@ -1,96 +1,112 @@
 /**
  * Verifies the OIDC token Pub/Sub attaches to authenticated pushes
- * (`Authorization: Bearer <JWT>`, RS256, signed by Google): signature against
- * Google's published keys, issuer, expiry, audience and the service account's
- * email. Keys are cached and re-read when a token names an unknown key.
+ * (`Authorization: Bearer <JWT>`, RS256, signed by Google) with `jose`: the
+ * signature against the JWKS at `hooks.gmail.endpoints.oidcCerts` (cached,
+ * re-read when a token names an unknown key), and every registered claim —
+ * issuer, audience (always required), exp, nbf and iat within a small clock
+ * tolerance — plus the service account's verified email when one is configured.
  */
-import { createPublicKey, type JsonWebKey, verify } from 'node:crypto';
+import {
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from 'jose';
 
-export const GOOGLE_CERTS_URL = 'https://www.googleapis.com/oauth2/v3/certs';
-const ISSUERS = new Set(['https://accounts.google.com', 'accounts.google.com']);
-const LEEWAY_S = 60;
-const KEYS_TTL_MS = 60 * 60_000;
-const REFETCH_MIN_MS = 60_000;
+const ISSUERS = ['https://accounts.google.com', 'accounts.google.com'];
+/** Clock skew allowed between Google and this host, seconds. */
+const CLOCK_TOLERANCE_S = 60;
+/** Google's ID tokens live one hour; an older `iat` is not a token Google would still send. */
+const MAX_TOKEN_AGE_S = 3600;
+const JWKS_TIMEOUT_MS = 10_000;
 
+/** The token is refused: the push is answered 401 and counts toward the lockout. */
 export class OidcRejected extends Error {}
 
 export interface OidcOptions {
   certsUrl: string;
-  audience?: string;
+  /** The `aud` Google puts in the token: the subscription's configured audience (or its push endpoint). */
+  audience: string;
+  /** When set, `email` must be this and `email_verified` true. */
   email?: string;
   fetch?: typeof fetch;
   now?: () => number;
 }
 
-const json = (part: string): Record<string, unknown> =>
-  JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-
 export class OidcVerifier {
-  private keys = new Map<string, ReturnType<typeof createPublicKey>>();
-  private fetchedAt = 0;
+  private readonly keys: JWTVerifyGetKey;
 
-  constructor(private readonly options: OidcOptions) {}
+  constructor(private readonly options: OidcOptions) {
+    this.keys = createRemoteJWKSet(new URL(options.certsUrl), {
+      timeoutDuration: JWKS_TIMEOUT_MS,
+      ...(options.fetch ? { [customFetch]: options.fetch } : {}),
+    });
+  }
 
   async verify(authorization: string | undefined): Promise<void> {
     const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
     if (!token) throw new OidcRejected('missing OIDC bearer token');
-    const parts = token.split('.');
-    if (parts.length !== 3) throw new OidcRejected('malformed OIDC token');
-    const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
-    let header: Record<string, unknown>;
-    let claims: Record<string, unknown>;
+    let claims: JWTPayload;
     try {
-      header = json(headerPart);
-      claims = json(payloadPart);
-    } catch {
-      throw new OidcRejected('malformed OIDC token');
+      ({ payload: claims } = await jwtVerify(token, this.keys, {
+        algorithms: ['RS256'],
+        issuer: ISSUERS,
+        audience: this.options.audience,
+        requiredClaims: ['iss', 'aud', 'exp', 'iat'],
+        clockTolerance: CLOCK_TOLERANCE_S,
+        maxTokenAge: MAX_TOKEN_AGE_S,
+        currentDate: this.options.now ? new Date(this.options.now()) : undefined,
+      }));
+    } catch (error) {
+      throw rejection(error);
     }
-    if (header.alg !== 'RS256' || typeof header.kid !== 'string')
-      throw new OidcRejected('OIDC token is not RS256 with a key id');
-    const key = await this.key(header.kid);
-    const signed = verify(
-      'RSA-SHA256',
-      Buffer.from(`${headerPart}.${payloadPart}`),
-      key,
-      Buffer.from(signaturePart, 'base64url'),
-    );
-    if (!signed) throw new OidcRejected('OIDC token signature does not match');
-
-    const now = Math.floor((this.options.now ?? Date.now)() / 1000);
-    if (!ISSUERS.has(String(claims.iss))) throw new OidcRejected('OIDC token is not issued by Google');
-    if (typeof claims.exp !== 'number' || claims.exp + LEEWAY_S < now)
-      throw new OidcRejected('OIDC token has expired');
-    if (this.options.audience !== undefined && claims.aud !== this.options.audience) {
-      throw new OidcRejected('OIDC token audience does not match hooks.gmail.oidc.audience');
-    }
-    if (
-      this.options.email !== undefined &&
-      (claims.email !== this.options.email || claims.email_verified !== true)
-    ) {
+    const { email } = this.options;
+    if (email !== undefined && (claims.email !== email || claims.email_verified !== true)) {
       throw new OidcRejected('OIDC token is not from hooks.gmail.oidc.email');
     }
   }
+}
 
-  private async key(kid: string): Promise<ReturnType<typeof createPublicKey>> {
-    const now = Date.now();
-    const stale = now - this.fetchedAt > KEYS_TTL_MS;
-    if (stale || (!this.keys.has(kid) && now - this.fetchedAt > REFETCH_MIN_MS)) await this.refresh();
-    const key = this.keys.get(kid);
-    if (!key) throw new OidcRejected('OIDC token is signed by an unknown key');
-    return key;
+/**
+ * A token fault becomes OidcRejected (401); failing to read Google's keys stays
+ * an ordinary error (503), so Pub/Sub delivers the push again later.
+ */
+function rejection(error: unknown): Error {
+  if (error instanceof errors.JWTClaimValidationFailed || error instanceof errors.JWTExpired) {
+    return new OidcRejected(claimMessage(error.claim, error.reason, error.message));
   }
+  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+    return new OidcRejected('OIDC token is signed by an unknown key');
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) {
+    return new OidcRejected('OIDC token signature does not match');
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) {
+    return new OidcRejected('OIDC token is not RS256');
+  }
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) {
+    return new OidcRejected('malformed OIDC token');
+  }
+  // The rest — a key download that failed (refused, non-200, not JSON) — is not the token's fault.
+  return new Error(`cannot verify the OIDC token: ${(error as Error).message}`);
+}
 
-  private async refresh(): Promise<void> {
-    const response = await (this.options.fetch ?? fetch)(this.options.certsUrl, {
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (!response.ok) throw new Error(`cannot read Google's signing keys (${response.status})`);
-    const { keys } = (await response.json()) as { keys?: (JsonWebKey & { kid?: string })[] };
-    const next = new Map<string, ReturnType<typeof createPublicKey>>();
-    for (const jwk of keys ?? []) {
-      if (jwk.kid && jwk.kty === 'RSA') next.set(jwk.kid, createPublicKey({ key: jwk, format: 'jwk' }));
-    }
-    this.keys = next;
-    this.fetchedAt = Date.now();
+function claimMessage(claim: string, reason: string, detail: string): string {
+  if (reason === 'missing') return `OIDC token has no ${claim} claim`;
+  switch (claim) {
+    case 'iss':
+      return 'OIDC token is not issued by Google';
+    case 'aud':
+      return 'OIDC token audience does not match hooks.gmail.oidc.audience';
+    case 'exp':
+      return 'OIDC token has expired';
+    case 'nbf':
+      return 'OIDC token is not valid yet (nbf)';
+    case 'iat':
+      return `OIDC token issue time is not plausible (${detail})`;
+    default:
+      return `OIDC token claim ${claim} is invalid`;
   }
 }

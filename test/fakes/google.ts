@@ -47,13 +47,20 @@
  * enabled in the project, push endpoints must be https, and watch needs an existing topic
  * on which gmail-api-push may publish.
  *
+ * OIDC (Pub/Sub's authenticated push): `GET /oauth2/v3/certs` (`endpoints.oidcCerts`, no
+ * auth) serves a JWKS with one RSA key (kid `fake-google-1`). `idToken(claims, opts)` signs
+ * an RS256 JWT with that key: `iss` https://accounts.google.com, `iat` now, `exp` in an
+ * hour, `email` `oidcEmail` (verified) unless `claims` says otherwise — a claim set to
+ * `undefined` is left out; `opts.foreignKey` signs with a key the JWKS does not hold,
+ * `opts.kid` names another key id, `opts.alg` writes another alg into the header.
+ *
  * Recording: `calls` (every request: method, path, query, body, status; token-request
  * bodies reduced to grant_type/client_id), `tokenRequests`, `watchCalls`, `authRequests`.
  * `failNext(match, status, message?, times?)` makes the next matching request(s) (`match`
  * tested against "METHOD /path") fail with Google's error shape; status 0 drops the
  * connection instead.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GmailMessage, GmailMessagePart } from '../../src/gmail/google/types.js';
@@ -123,7 +130,7 @@ export interface FakeSubscription {
 
 export interface FakeGoogle {
   url: string;
-  endpoints: { oauthToken: string; gmail: string; pubsub: string; serviceUsage: string };
+  endpoints: { oauthToken: string; gmail: string; pubsub: string; serviceUsage: string; oidcCerts: string };
   /** The consent page, for `authorizationUrl({authUrl})`. */
   authUrl: string;
   account: string;
@@ -162,8 +169,17 @@ export interface FakeGoogle {
     subscription: string;
   };
   failNext(match: string | RegExp, status: number, message?: string, times?: number): void;
+  /** The service account the fake's ID tokens name by default. */
+  oidcEmail: string;
+  idToken(
+    claims: Record<string, unknown>,
+    opts?: { foreignKey?: boolean; kid?: string; alg?: string },
+  ): string;
   close(): Promise<void>;
 }
+
+const OIDC_KID = 'fake-google-1';
+const OIDC_EMAIL = 'push@fake-project.iam.gserviceaccount.com';
 
 const GMAIL_PUSH = 'serviceAccount:gmail-api-push@system.gserviceaccount.com';
 const RESOURCE_ID = /^(?!goog)[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$/;
@@ -260,6 +276,13 @@ export async function startFakeGoogle(options: FakeGoogleOptions = {}): Promise<
   const tokenRequests: FakeGoogle['tokenRequests'] = [];
   const watchCalls: FakeGoogle['watchCalls'] = [];
   const authRequests: FakeGoogle['authRequests'] = [];
+
+  // Keys for Pub/Sub's push tokens: the one the JWKS publishes, and a stranger's.
+  const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const foreignKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwks = {
+    keys: [{ ...signingKey.publicKey.export({ format: 'jwk' }), kid: OIDC_KID, alg: 'RS256', use: 'sig' }],
+  };
 
   const issueAccessToken = () => {
     const token = `ya29.fake-${++counter}-${randomBytes(6).toString('hex')}`;
@@ -700,6 +723,10 @@ export async function startFakeGoogle(options: FakeGoogleOptions = {}): Promise<
       send(answer.status, answer.body);
       return;
     }
+    if (method === 'GET' && url.pathname === '/oauth2/v3/certs') {
+      send(200, jwks);
+      return;
+    }
     if (method === 'GET' && url.pathname === '/o/oauth2/v2/auth') {
       call.status = 302;
       consent(url.searchParams, res);
@@ -751,7 +778,13 @@ export async function startFakeGoogle(options: FakeGoogleOptions = {}): Promise<
 
   const fake: FakeGoogle = {
     url,
-    endpoints: { oauthToken: `${url}/token`, gmail: url, pubsub: url, serviceUsage: url },
+    endpoints: {
+      oauthToken: `${url}/token`,
+      gmail: url,
+      pubsub: url,
+      serviceUsage: url,
+      oidcCerts: `${url}/oauth2/v3/certs`,
+    },
     authUrl: `${url}/o/oauth2/v2/auth`,
     account,
     clientId,
@@ -847,6 +880,25 @@ export async function startFakeGoogle(options: FakeGoogleOptions = {}): Promise<
     },
     failNext(match, status, message, times = 1) {
       failures.push({ match, status, message, times });
+    },
+    oidcEmail: OIDC_EMAIL,
+    idToken(claims, opts = {}) {
+      const now = Math.floor(Date.now() / 1000);
+      const merged: Record<string, unknown> = {
+        iss: 'https://accounts.google.com',
+        sub: '112233445566778899000',
+        email: OIDC_EMAIL,
+        email_verified: true,
+        iat: now,
+        exp: now + 3600,
+        ...claims,
+      };
+      for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key];
+      const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const header = { alg: opts.alg ?? 'RS256', kid: opts.kid ?? OIDC_KID, typ: 'JWT' };
+      const unsigned = `${part(header)}.${part(merged)}`;
+      const key = (opts.foreignKey ? foreignKey : signingKey).privateKey;
+      return `${unsigned}.${sign('RSA-SHA256', Buffer.from(unsigned), key).toString('base64url')}`;
     },
     close: () =>
       new Promise<void>((resolve) => {
