@@ -1,14 +1,35 @@
 /**
  * Auth-failure lockout per client address (CONTRACT §4): 20 failures within
  * 60 s lock the address out for 60 s; a success outside a lockout resets the
- * count. Memory is bounded: the oldest addresses are evicted first.
+ * count. Addresses are counted by `addressKey` (IPv6 by its /64).
+ *
+ * Memory is bounded without ever letting a lockout be washed out:
+ * - Addresses still below the limit live in `counting` (at most `maxTracked`).
+ *   When it is full, the entry whose last failure is oldest is shed — expired
+ *   ones first, as they are the oldest. Shedding one costs that address at most
+ *   the failures it had so far, never a lockout.
+ * - Locked addresses move to `locked`, which is never shed before a lock ends.
+ *   It has its own, much larger bound (`maxLocked`, 100 000 ≈ 13 MB): beyond it a
+ *   new lockout cannot be recorded, the address goes on being answered 401 (and
+ *   counted) and the caller is told once a minute ('overflow') so it can warn.
+ *   Refusing every new address instead would hand anyone who owns 100 000 /64s
+ *   (two IPv6 /48s) a switch that locks all legitimate clients out.
+ *
+ * Both maps keep insertion order, so the oldest entry is always the first one
+ * and shedding is O(1): `counting` is re-inserted on every failure (order = last
+ * failure), `locked` is inserted when the lock starts (order = lock end, all
+ * locks being equally long).
  */
+import { addressKey } from './address-key.js';
+
 export interface LimiterOptions {
   maxFailures: number;
   windowMs: number;
   lockoutMs: number;
-  /** Upper bound on tracked addresses. */
+  /** Upper bound on addresses counted but not locked. */
   maxTracked: number;
+  /** Upper bound on addresses locked at once (never shed before their lock ends). */
+  maxLocked: number;
 }
 
 export const DEFAULT_LIMITER_OPTIONS: LimiterOptions = {
@@ -16,82 +37,136 @@ export const DEFAULT_LIMITER_OPTIONS: LimiterOptions = {
   windowMs: 60_000,
   lockoutMs: 60_000,
   maxTracked: 10_000,
+  maxLocked: 100_000,
 };
-
-interface Entry {
-  /** Failure times inside the window, oldest first. */
-  failures: number[];
-  lockedUntil: number;
-}
 
 export type LockState = { locked: false } | { locked: true; retryAfterSeconds: number };
 
-export class AuthFailureLimiter {
-  private readonly entries = new Map<string, Entry>();
+/**
+ * What a failure led to: 'counted'; 'locked' (this failure started a lockout);
+ * 'overflow' (it should have, but the locked table is full — reported at most
+ * once per lockout period, so that a warning is not repeated per request).
+ */
+export type FailOutcome = 'counted' | 'locked' | 'overflow';
+
+/**
+ * The lockout as the request guards use it. Kept this small so that a
+ * store-backed implementation (one count across replicas) can stand in.
+ */
+export interface AuthLimiter {
+  check(address: string): LockState;
+  fail(address: string): FailOutcome;
+  /** A success outside a lockout: forget the address's failures. */
+  succeed(address: string): void;
+}
+
+const NOT_LOCKED: LockState = Object.freeze({ locked: false });
+
+export class AuthFailureLimiter implements AuthLimiter {
+  /** Failure times inside the window (oldest first) of addresses not locked; least recent first. */
+  private readonly counting = new Map<string, number[]>();
+  /** Lock end per locked address; earliest end first. */
+  private readonly locked = new Map<string, number>();
+  private lastOverflowReport = Number.NEGATIVE_INFINITY;
+  private readonly options: LimiterOptions;
 
   constructor(
-    private readonly options: LimiterOptions = DEFAULT_LIMITER_OPTIONS,
+    options: Partial<LimiterOptions> = {},
     private readonly clock: () => number = Date.now,
-  ) {}
-
-  check(address: string): LockState {
-    const entry = this.entries.get(address);
-    if (!entry) return { locked: false };
-    const now = this.clock();
-    if (entry.lockedUntil > now) {
-      return { locked: true, retryAfterSeconds: Math.max(1, Math.ceil((entry.lockedUntil - now) / 1000)) };
-    }
-    return { locked: false };
+  ) {
+    this.options = { ...DEFAULT_LIMITER_OPTIONS, ...options };
   }
 
-  /** Records a failure; returns true when this failure started a lockout. */
-  fail(address: string): boolean {
+  check(address: string): LockState {
+    if (this.locked.size === 0) return NOT_LOCKED;
+    const key = addressKey(address);
+    const lockedUntil = this.locked.get(key);
+    if (lockedUntil === undefined) return NOT_LOCKED;
     const now = this.clock();
-    let entry = this.entries.get(address);
-    if (entry) {
-      this.entries.delete(address); // re-insert below: Map order doubles as recency order
+    if (lockedUntil <= now) {
+      this.locked.delete(key); // the lock is over, and its count was reset when it began
+      return NOT_LOCKED;
+    }
+    return { locked: true, retryAfterSeconds: Math.max(1, Math.ceil((lockedUntil - now) / 1000)) };
+  }
+
+  fail(address: string): FailOutcome {
+    const now = this.clock();
+    const key = addressKey(address);
+    const lockedUntil = this.locked.get(key);
+    if (lockedUntil !== undefined) {
+      // A request that passed `check` just before a lock began: the lock stands as it is.
+      if (lockedUntil > now) return 'counted';
+      this.locked.delete(key);
+    }
+    let failures = this.counting.get(key);
+    if (failures) {
+      this.counting.delete(key); // re-inserted below: map order is last-failure order
     } else {
-      entry = { failures: [], lockedUntil: 0 };
-      this.evictIfFull();
+      failures = [];
+      this.makeRoomToCount(now);
     }
-    this.entries.set(address, entry);
     const windowStart = now - this.options.windowMs;
-    while (entry.failures.length > 0 && (entry.failures[0] as number) <= windowStart) entry.failures.shift();
-    entry.failures.push(now);
-    if (entry.failures.length >= this.options.maxFailures) {
-      entry.failures = [];
-      entry.lockedUntil = now + this.options.lockoutMs;
-      return true;
+    while (failures.length > 0 && (failures[0] as number) <= windowStart) failures.shift();
+    failures.push(now);
+    if (failures.length < this.options.maxFailures) {
+      this.counting.set(key, failures);
+      return 'counted';
     }
-    return false;
+    this.shedEndedLocks(now);
+    if (this.locked.size < this.options.maxLocked) {
+      this.locked.set(key, now + this.options.lockoutMs);
+      return 'locked';
+    }
+    // No room to lock: keep counting (at most maxFailures times) so it locks once there is room.
+    failures.shift();
+    this.counting.set(key, failures);
+    if (now - this.lastOverflowReport < this.options.lockoutMs) return 'counted';
+    this.lastOverflowReport = now;
+    return 'overflow';
   }
 
   succeed(address: string): void {
-    const entry = this.entries.get(address);
-    if (entry && entry.lockedUntil <= this.clock()) this.entries.delete(address);
+    // Nothing to forget for most requests: skip even computing the key.
+    if (this.counting.size === 0) return;
+    // A locked address is not in `counting`, so this never ends a lockout early.
+    this.counting.delete(addressKey(address));
   }
 
-  /** Drops entries with nothing left to remember. */
+  /** Drops entries with nothing left to remember (housekeeping; the bounds hold without it). */
   sweep(): void {
     const now = this.clock();
+    this.shedStaleCounts(now);
+    this.shedEndedLocks(now);
+  }
+
+  /** Addresses counted but not locked, and addresses locked (for tests and metrics). */
+  get size(): { counting: number; locked: number } {
+    return { counting: this.counting.size, locked: this.locked.size };
+  }
+
+  private makeRoomToCount(now: number): void {
+    this.shedStaleCounts(now);
+    if (this.counting.size < this.options.maxTracked) return;
+    // Full of recent failures: the least recent one goes (it was not locked, or it would not be here).
+    const oldest = this.counting.keys().next().value;
+    if (oldest !== undefined) this.counting.delete(oldest);
+  }
+
+  /** Entries whose last failure left the window are at the front; drop them. */
+  private shedStaleCounts(now: number): void {
     const windowStart = now - this.options.windowMs;
-    for (const [address, entry] of this.entries) {
-      const lastFailure = entry.failures[entry.failures.length - 1] ?? 0;
-      if (entry.lockedUntil <= now && lastFailure <= windowStart) this.entries.delete(address);
+    for (const [key, failures] of this.counting) {
+      if ((failures[failures.length - 1] as number) > windowStart) break;
+      this.counting.delete(key);
     }
   }
 
-  get size(): number {
-    return this.entries.size;
-  }
-
-  private evictIfFull(): void {
-    if (this.entries.size < this.options.maxTracked) return;
-    this.sweep();
-    while (this.entries.size >= this.options.maxTracked) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
+  /** Ended locks are at the front; drop them. */
+  private shedEndedLocks(now: number): void {
+    for (const [key, lockedUntil] of this.locked) {
+      if (lockedUntil > now) break;
+      this.locked.delete(key);
     }
   }
 }

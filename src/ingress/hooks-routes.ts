@@ -16,19 +16,19 @@ import { SignatureRejected } from '../mappings/mapped-target.js';
 import { HookRouter } from '../mappings/router.js';
 import type { Action, Committed, Store } from '../store/types.js';
 import { renderAnswer } from './actions.js';
-import type { AuthFailureLimiter } from './auth-limiter.js';
+import type { AuthLimiter } from './auth-limiter.js';
 import { BODY_TIMEOUT_MS, payloadTooLarge, readBody } from './body.js';
-import { clientAddress, rejectQueryToken } from './guards.js';
+import { clientAddress, recordAuthFailure, refuseIfLockedOut, rejectQueryToken } from './guards.js';
 import { idempotencyClaim } from './idempotency.js';
 import { parseJsonObject } from './payload.js';
 import { HookPolicy } from './policy.js';
 import type { HookTarget } from './targets.js';
-import { presentedToken, tokenMatcher } from './token.js';
+import { presentedHookToken, tokenMatcher } from './token.js';
 
 export interface IngressDeps {
   config: ResolvedConfig;
   store: Store;
-  limiter: AuthFailureLimiter;
+  limiter: AuthLimiter;
   log: Logger;
   ingress: HookIngress;
   /** Told about every commit, after it is durable (wakes the workers). */
@@ -93,15 +93,12 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       });
     }
     const address = clientAddress(request);
-    const lock = limiter.check(address);
-    if (lock.locked) {
-      throw new HttpError(429, 'rate_limited', 'too many failed authentication attempts; retry later', {
-        'retry-after': String(lock.retryAfterSeconds),
-      });
-    }
+    refuseIfLockedOut(limiter, address);
     const state = ingress.state;
-    if (!state.tokenIsValid(presentedToken(request.headers))) {
-      if (limiter.fail(address)) log.warn({ client: address }, 'auth failures: client address locked out');
+    // Throws 400 ambiguous_credentials (not an auth failure) before any token is compared.
+    const presented = presentedHookToken(request.raw.rawHeaders);
+    if (!state.tokenIsValid(presented)) {
+      recordAuthFailure(limiter, address, log);
       throw new HttpError(401, 'unauthorized', 'missing or invalid hook token');
     }
     const name = (request.params as { '*'?: string })['*'] ?? '';
@@ -142,7 +139,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
         ctx,
       );
     } catch (error) {
-      if (error instanceof SignatureRejected) limiter.fail(clientAddress(request));
+      if (error instanceof SignatureRejected) recordAuthFailure(limiter, clientAddress(request), log);
       throw error;
     }
     if (target.verifies) limiter.succeed(clientAddress(request));

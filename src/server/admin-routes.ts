@@ -6,9 +6,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
-import type { AuthFailureLimiter } from '../ingress/auth-limiter.js';
-import { clientAddress, rejectQueryToken } from '../ingress/guards.js';
-import { tokenMatcher } from '../ingress/token.js';
+import type { AuthLimiter } from '../ingress/auth-limiter.js';
+import { clientAddress, recordAuthFailure, refuseIfLockedOut, rejectQueryToken } from '../ingress/guards.js';
+import { presentedBearerToken, tokenMatcher } from '../ingress/token.js';
+import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 
 export const DEFAULT_EVENT_LIMIT = 1000;
@@ -19,7 +20,9 @@ const MAX_EVENT_LIMIT = 10_000;
 export interface AdminDeps {
   config: ResolvedConfig;
   store: Store;
-  limiter: AuthFailureLimiter;
+  limiter: AuthLimiter;
+  /** Where lockouts are reported (optional: tests may leave it out). */
+  log?: Logger;
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
@@ -32,18 +35,13 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
   const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     rejectQueryToken(request);
     const address = clientAddress(request);
-    const lock = limiter.check(address);
-    if (lock.locked) {
-      throw new HttpError(429, 'rate_limited', 'too many failed authentication attempts; retry later', {
-        'retry-after': String(lock.retryAfterSeconds),
-      });
-    }
+    refuseIfLockedOut(limiter, address);
     if (!adminToken) {
       throw new HttpError(401, 'unauthorized', 'the admin API is disabled: set gateway.auth.token');
     }
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.authorization ?? '');
-    if (!tokenIsValid(match?.[1])) {
-      limiter.fail(address);
+    // Throws 400 ambiguous_credentials (not an auth failure) for repeated Authorization headers.
+    if (!tokenIsValid(presentedBearerToken(request.raw.rawHeaders))) {
+      recordAuthFailure(limiter, address, deps.log);
       throw new HttpError(401, 'unauthorized', 'missing or invalid gateway token');
     }
     limiter.succeed(address);
