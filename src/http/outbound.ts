@@ -1,0 +1,311 @@
+/**
+ * The one outbound HTTP client: every call agentgate makes to another service
+ * (messaging platforms, model providers, Google) goes through it, on Node's
+ * global fetch (undici).
+ *
+ * What it does, so callers don't:
+ * - a time limit on every request (`timeoutMs`, default 30 s), combined with the
+ *   caller's own AbortSignal;
+ * - failures before an answer (timeout, refused, reset, DNS) become an
+ *   OutboundError of kind `timeout` or `network`, always temporary, whose message
+ *   holds only the error code: undici's messages may quote the URL;
+ * - the caller's own abort is rethrown as the caller's reason, untouched: it is
+ *   theirs to interpret (shutdown, run timeout);
+ * - every answer is read whole and returned, whatever its status
+ *   (`send`); `expectOk` throws for a non-2xx answer instead, classified:
+ *   408, 425, 429 and 5xx are temporary, other 4xx permanent, with the wait
+ *   from `Retry-After` (seconds or an HTTP date);
+ * - every message it builds goes through the client's redaction: the caller
+ *   names its secrets (a token in the URL path, an API key, a password) and may
+ *   add its own scrubbing (patterns such as `?token=`).
+ *
+ * What stays with the caller: the shape of the service's answers. A caller
+ * that knows better than the status (Slack's HTTP 200 `{ok:false}`, Telegram's
+ * `parameters.retry_after`, Discord's `retry_after`) reads `send`'s answer and
+ * decides itself, with `classifyStatus` and `retryAfterMs` as building blocks.
+ *
+ *     const client = createOutboundClient({ label: 'telegram', secrets: [botToken] });
+ *     const answer = await client.send({ url, json: { chat_id, text } }, signal);
+ *     if (answer.status === 429) wait(retryAfterMs([answer.json?.parameters?.retry_after]));
+ */
+
+/** Default time limit for one request. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Longest slice of an answer's body quoted in an error message. */
+const MAX_QUOTED_BODY = 200;
+
+/** A request, described. Exactly one of `json`, `form` and `body` may be given. */
+export interface OutboundRequest {
+  /** Default `POST` when there is a body, else `GET`. */
+  method?: string;
+  url: string;
+  headers?: Record<string, string>;
+  /** Sent as JSON, with `content-type: application/json` unless `contentType` says otherwise. */
+  json?: unknown;
+  /** Sent as `application/x-www-form-urlencoded`. */
+  form?: Record<string, string>;
+  /** Sent as is, with `contentType`. */
+  body?: string;
+  contentType?: string;
+  /** Replaces the client's time limit for this request. */
+  timeoutMs?: number;
+}
+
+/** An answer, read whole. */
+export interface OutboundResponse {
+  status: number;
+  statusText: string;
+  headers: Headers;
+  /** The body as text (an HTML error page from a proxy stays readable here). */
+  raw: string;
+  /** The body parsed as a JSON object, or undefined when it is not one. */
+  json: Record<string, unknown> | undefined;
+}
+
+/** `temporary` is worth another try (later); `permanent` will fail the same way again. */
+export type FailureKind = 'temporary' | 'permanent';
+
+/** Why a request failed: no answer in time, no answer at all, or an answer refusing it. */
+export type OutboundFailure = 'timeout' | 'network' | 'status';
+
+/** A failed outbound request; its message never holds a secret the client was told about. */
+export class OutboundError extends Error {
+  constructor(
+    message: string,
+    /** What went wrong: no answer in time, no answer at all, or a refusing answer. */
+    readonly failure: OutboundFailure,
+    readonly kind: FailureKind,
+    /** The HTTP status, for `status` failures. */
+    readonly status?: number,
+    /** How long the service asked to wait before the next try. */
+    readonly retryAfterMs?: number,
+    /** Network failures: the error code (ECONNREFUSED, ENOTFOUND, UND_ERR_SOCKET, ...). */
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'OutboundError';
+  }
+
+  get temporary(): boolean {
+    return this.kind === 'temporary';
+  }
+}
+
+export interface OutboundClientOptions {
+  /** Prefix of every error message, e.g. `telegram` or `openai-chat provider "openai"`. */
+  label: string;
+  /** Strings that must never appear in an error message (tokens, keys, passwords); empty ones are ignored. */
+  secrets?: readonly (string | undefined)[];
+  /** More scrubbing after the secrets are removed (patterns, token shapes). */
+  redact?: (text: string) => string;
+  /** Time limit for one request; default 30 s. */
+  timeoutMs?: number;
+  /** Replaces the global fetch (tests, proxies). */
+  fetch?: typeof fetch;
+  /** The clock for HTTP-date Retry-After values; default Date.now. */
+  now?: () => number;
+}
+
+export interface OutboundClient {
+  /**
+   * Sends the request and reads the whole answer, whatever its status. Throws
+   * OutboundError (`timeout`/`network`, temporary) when there is no answer, or
+   * the caller's abort reason when `signal` fired.
+   */
+  send(request: OutboundRequest, signal?: AbortSignal): Promise<OutboundResponse>;
+  /**
+   * `send`, then throws OutboundError (`status`) for a non-2xx answer, classified
+   * by `classifyStatus`, with Retry-After and a short detail: `describe`'s
+   * reading of the body when it has one, else the body quoted.
+   */
+  expectOk(
+    request: OutboundRequest,
+    signal?: AbortSignal,
+    describe?: (answer: OutboundResponse) => string | undefined,
+  ): Promise<OutboundResponse>;
+  /** The client's redaction, for messages the caller builds from an answer. */
+  redact(text: string): string;
+  readonly label: string;
+}
+
+export function createOutboundClient(options: OutboundClientOptions): OutboundClient {
+  const { label } = options;
+  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+  const now = options.now ?? Date.now;
+  const scrubSecrets = redactor(...(options.secrets ?? []));
+  const redact = options.redact
+    ? (text: string) => (options.redact as (text: string) => string)(scrubSecrets(text))
+    : scrubSecrets;
+
+  async function send(request: OutboundRequest, signal?: AbortSignal): Promise<OutboundResponse> {
+    const timeoutMs = request.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const { body, contentType } = encodeBody(request);
+    const headers: Record<string, string> = { ...request.headers };
+    if (contentType && !hasHeader(headers, 'content-type')) headers['content-type'] = contentType;
+    const failure = (error: unknown, stage: string): unknown => {
+      // The caller's own abort (shutdown, run timeout) is theirs to interpret.
+      if (signal?.aborted) return signal.reason;
+      if (timeout.aborted) {
+        return new OutboundError(
+          redact(`${label}: no answer within ${timeoutMs / 1000} s`),
+          'timeout',
+          'temporary',
+        );
+      }
+      const code = networkCode(error);
+      return new OutboundError(
+        redact(`${label}: ${stage} ${hostOf(request.url)} failed (${code})`),
+        'network',
+        'temporary',
+        undefined,
+        undefined,
+        code,
+      );
+    };
+    let response: Response;
+    try {
+      response = await fetchImpl(request.url, {
+        method: request.method ?? (body === undefined ? 'GET' : 'POST'),
+        headers,
+        body,
+        signal: combined,
+      });
+    } catch (error) {
+      throw failure(error, 'request to');
+    }
+    let raw: string;
+    try {
+      raw = await response.text();
+    } catch (error) {
+      throw failure(error, 'reading the answer from');
+    }
+    return {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+      raw,
+      json: parseObject(raw),
+    };
+  }
+
+  async function expectOk(
+    request: OutboundRequest,
+    signal?: AbortSignal,
+    describe?: (answer: OutboundResponse) => string | undefined,
+  ): Promise<OutboundResponse> {
+    const answer = await send(request, signal);
+    if (answer.status >= 200 && answer.status < 300) return answer;
+    const detail = describe?.(answer) ?? (quote(answer.raw) || answer.statusText || 'request failed');
+    throw new OutboundError(
+      redact(`${label}: ${answer.status} ${detail}`),
+      'status',
+      classifyStatus(answer.status) === 'permanent' ? 'permanent' : 'temporary',
+      answer.status,
+      retryAfterMs([answer.headers.get('retry-after')], now()),
+    );
+  }
+
+  return { send, expectOk, redact, label };
+}
+
+/**
+ * The default reading of a status: 2xx `ok`; 408 (timeout), 425 (too early),
+ * 429 (rate limit) and 5xx `temporary`; any other status `permanent` (the
+ * request itself was refused, and sending it again changes nothing).
+ */
+export function classifyStatus(status: number): 'ok' | FailureKind {
+  if (status >= 200 && status < 300) return 'ok';
+  if (status === 408 || status === 425 || status === 429 || status >= 500) return 'temporary';
+  return 'permanent';
+}
+
+/**
+ * A wait in milliseconds from the first usable hint, in the order given: a
+ * number of seconds (a JSON `retry_after`, possibly fractional), a numeric
+ * string (`Retry-After: 3`), or an HTTP date (RFC 9110 §10.2.3) counted from
+ * `now`. Rounded up, never negative; undefined when no hint is usable.
+ */
+export function retryAfterMs(hints: readonly unknown[], now: number = Date.now()): number | undefined {
+  for (const hint of hints) {
+    if (typeof hint === 'number' && Number.isFinite(hint) && hint >= 0) return Math.ceil(hint * 1000);
+    if (typeof hint !== 'string' || hint.trim() === '') continue;
+    const text = hint.trim();
+    if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
+    // Only a real date: Date.parse also accepts bare numbers and odd fragments.
+    if (!/[a-z]/i.test(text)) continue;
+    const date = Date.parse(text);
+    if (Number.isFinite(date)) return Math.max(0, date - now);
+  }
+  return undefined;
+}
+
+/**
+ * Removes each secret from text about to be shown: services sometimes echo a
+ * malformed token back in their errors. Longest first, so a secret that holds
+ * another is removed whole; empty and missing secrets are ignored.
+ */
+export function redactor(...secrets: readonly (string | undefined)[]): (text: string) => string {
+  const known = [...new Set(secrets.filter((secret): secret is string => !!secret))].sort(
+    (a, b) => b.length - a.length,
+  );
+  return (text) => known.reduce((out, secret) => out.split(secret).join('[redacted]'), text);
+}
+
+/** A network failure's code (from `cause.code` as undici sets it), never its message. */
+export function networkCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? code : 'network error';
+}
+
+/** A body slice short enough for a log line, whitespace folded. */
+export function quote(text: string, max = MAX_QUOTED_BODY): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** Only the host: a URL may carry credentials or tokens in its path or query. */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the service';
+  }
+}
+
+/** Joins a configured base URL and a path without doubling or dropping the slash. */
+export function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
+}
+
+function encodeBody(request: OutboundRequest): { body?: string; contentType?: string } {
+  if (request.json !== undefined) {
+    return { body: JSON.stringify(request.json), contentType: request.contentType ?? 'application/json' };
+  }
+  if (request.form !== undefined) {
+    return {
+      body: new URLSearchParams(request.form).toString(),
+      contentType: request.contentType ?? 'application/x-www-form-urlencoded',
+    };
+  }
+  if (request.body !== undefined) return { body: request.body, contentType: request.contentType };
+  return {};
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  return Object.keys(headers).some((key) => key.toLowerCase() === name);
+}
+
+function parseObject(raw: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
