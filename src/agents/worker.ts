@@ -13,15 +13,21 @@ import { isHeartbeatAck } from '../heartbeat/ack.js';
 import type { Logger } from '../log.js';
 import type { ClaimedRun, DeliveryRecord, Store } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
-import { fitHistory, HISTORY_TURNS } from './history.js';
 import type { ModelRouter } from './models.js';
 import { ownerAliveChecker } from './owner.js';
 import type { ThinkingLevel } from './providers/types.js';
 import { wrapUntrusted } from './safety.js';
-import { readWorkspaceFile, SYSTEM_PROMPT_FILE } from './workspace.js';
+import { type RetryPolicy, runTurn } from './turn.js';
 
 /** Longest reply quoted in a summary event. */
 const SUMMARY_MAX_CHARS = 4000;
+
+/**
+ * A run claimed this many times without ever finishing or being released by a
+ * clean stop took the gateway down with it each time (a kill, a crash, memory):
+ * it is failed instead of being run again.
+ */
+export const MAX_INTERRUPTED_ATTEMPTS = 3;
 
 export interface WorkerDeps {
   store: Store;
@@ -34,6 +40,8 @@ export interface WorkerDeps {
   owner: string;
   leaseMs?: number;
   pollMs?: number;
+  /** Retries of transient provider errors within a turn (defaults in turn.ts). */
+  providerRetry?: RetryPolicy;
 }
 
 class Shutdown extends Error {}
@@ -111,7 +119,11 @@ export class RunWorker {
   }
 
   private async execute(run: ClaimedRun, controller: AbortController): Promise<void> {
-    const { store, models, log, owner } = this.deps;
+    const { store, log, owner } = this.deps;
+    if (run.attempts > MAX_INTERRUPTED_ATTEMPTS) {
+      await this.giveUp(run);
+      return;
+    }
     const agent =
       this.agents.get(run.agentId) ??
       (this.agents.get(this.deps.config.agents.defaultAgentId) as ResolvedAgent);
@@ -121,22 +133,30 @@ export class RunWorker {
     let error: string | null = null;
     let userTurn: string | null = null;
     try {
-      const { provider, model } = models.resolve(run.model ?? models.defaultFor(agent.id));
-      const system = await readWorkspaceFile(agent.workspace, SYSTEM_PROMPT_FILE);
-      const history = fitHistory(await store.loadTranscript(run.sessionKey, HISTORY_TURNS));
-      const turn = run.allowUnsafeExternalContent
+      userTurn = run.allowUnsafeExternalContent
         ? run.message
         : wrapUntrusted(run.message, { source: run.source });
-      userTurn = turn;
-      const result = await provider.complete({
-        model,
-        system,
-        messages: [...history, { role: 'user', content: turn }],
-        thinking: run.thinking as ThinkingLevel | null,
-        signal: controller.signal,
-      });
+      reply = await runTurn(
+        {
+          store,
+          models: this.deps.models,
+          retry: this.deps.providerRetry,
+          onRetry: (failure, delayMs, call) =>
+            log.warn(
+              { runId: run.id, error: failure.message, delayMs, call },
+              'provider call failed; retrying',
+            ),
+        },
+        {
+          agent,
+          model: run.model,
+          sessionKey: run.sessionKey,
+          userTurn,
+          thinking: run.thinking as ThinkingLevel | null,
+          signal: controller.signal,
+        },
+      );
       status = 'succeeded';
-      reply = result.text;
     } catch (failure) {
       const reason = controller.signal.reason;
       if (reason instanceof Shutdown) {
@@ -150,6 +170,29 @@ export class RunWorker {
       clearTimeout(timeout);
     }
 
+    await this.record(run, status, reply, error, userTurn);
+  }
+
+  /** Fails a run that was interrupted too often, without calling the model again. */
+  private async giveUp(run: ClaimedRun): Promise<void> {
+    const error =
+      `the gateway stopped unexpectedly ${MAX_INTERRUPTED_ATTEMPTS} times while running this run ` +
+      '(killed, crashed or out of memory); it is not tried again';
+    this.deps.log.error(
+      { runId: run.id, attempts: run.attempts - 1 },
+      'run failed after repeated interruptions',
+    );
+    await this.record(run, 'failed', null, error, null);
+  }
+
+  private async record(
+    run: ClaimedRun,
+    status: 'succeeded' | 'failed' | 'timed_out',
+    reply: string | null,
+    error: string | null,
+    userTurn: string | null,
+  ): Promise<void> {
+    const { store, log, owner } = this.deps;
     const delivery = initialDelivery(run, status, reply);
     const finishedAt = Date.now();
     const recorded = await store.completeRun({

@@ -8,10 +8,10 @@
  * goes to the session's last route.
  */
 
-import { fitHistory, HISTORY_TURNS } from '../agents/history.js';
 import type { ModelRouter } from '../agents/models.js';
 import { wrapUntrusted } from '../agents/safety.js';
-import { HEARTBEAT_FILE, readWorkspaceFile, SYSTEM_PROMPT_FILE } from '../agents/workspace.js';
+import { type RetryPolicy, runTurn } from '../agents/turn.js';
+import { HEARTBEAT_FILE, readWorkspaceFile } from '../agents/workspace.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
@@ -34,6 +34,8 @@ export interface HeartbeatDeps {
   /** Tells the delivery engine a reply is waiting in the outbox. */
   notifyDelivery: () => void;
   log: Logger;
+  /** Retries of transient provider errors within a turn (defaults in turn.ts). */
+  providerRetry?: RetryPolicy;
 }
 
 interface SessionState {
@@ -111,17 +113,19 @@ export class HeartbeatScheduler {
     const signal = AbortSignal.any([stopSignal, AbortSignal.timeout(timeoutSeconds * 1000)]);
     let reply: string;
     try {
-      const { provider, model } = models.resolve(models.defaultFor(agent.id));
-      const system = await readWorkspaceFile(agent.workspace, SYSTEM_PROMPT_FILE);
-      const history = fitHistory(await store.loadTranscript(sessionKey, HISTORY_TURNS));
-      reply = (
-        await provider.complete({
-          model,
-          system,
-          messages: [...history, { role: 'user', content: prompt }],
-          signal,
-        })
-      ).text;
+      reply = await runTurn(
+        {
+          store,
+          models,
+          retry: this.deps.providerRetry,
+          onRetry: (failure, delayMs, call) =>
+            log.warn(
+              { session: sessionKey, error: failure.message, delayMs, call },
+              'provider call failed; retrying',
+            ),
+        },
+        { agent, model: null, sessionKey, userTurn: prompt, signal },
+      );
     } catch (error) {
       if (stopSignal.aborted) return; // stopping: the events stay pending for the next start
       const message = signal.aborted ? `timed out after ${timeoutSeconds} s` : (error as Error).message;

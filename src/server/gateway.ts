@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ModelRouter } from '../agents/models.js';
 import { newOwnerId } from '../agents/owner.js';
+import type { RetryPolicy } from '../agents/turn.js';
 import { RunWorker } from '../agents/worker.js';
 import { DeliveryEngine } from '../channels/delivery.js';
 import { createChannelAdapters } from '../channels/index.js';
@@ -28,6 +29,8 @@ export interface ListenOptions {
   stopGraceMs?: number;
   /** Delivery retry pacing (tests make it fast). */
   deliveryBaseDelayMs?: number;
+  /** Retries of transient provider errors within a turn (tests make them fast). */
+  providerRetry?: RetryPolicy;
   /** Run the agent worker and heartbeats (default true); ingress-only tests turn them off. */
   workers?: boolean;
   /** Re-read the config file's hooks section when it changes (default true). */
@@ -59,11 +62,13 @@ export async function startGateway(
     baseDelayMs: options.deliveryBaseDelayMs,
   });
   const notifyDelivery = () => delivery.notify();
-  const heartbeat = new HeartbeatScheduler({ store, config, models, notifyDelivery, log });
+  const providerRetry = options.providerRetry;
+  const heartbeat = new HeartbeatScheduler({ store, config, models, notifyDelivery, log, providerRetry });
   const worker = new RunWorker({
     store,
     config,
     models,
+    providerRetry,
     notifyDelivery,
     log,
     owner: newOwnerId(),

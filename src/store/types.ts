@@ -100,6 +100,7 @@ export interface ListEventsOptions {
 
 /** A run the worker holds a lease on. */
 export interface ClaimedRun extends NewRun {
+  /** Claims of this run so far, this one included; a clean stop's release does not count. */
   attempts: number;
   startedAt: number;
 }

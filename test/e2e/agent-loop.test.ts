@@ -233,6 +233,62 @@ describe('webhook → run → summary → Telegram', () => {
     const transcript = await gw.admin(`/api/sessions/${encodeURIComponent(run.sessionKey)}/transcript`);
     expect(transcript.messages.filter((m: { role: string }) => m.role === 'assistant')).toHaveLength(1);
   });
+
+  it('fails a run that took the gateway down three times instead of running it a fourth time', async () => {
+    let calls = 0;
+    llm.setReply(async () => {
+      calls++;
+      await sleep(20_000); // each start is killed while this call is in flight
+      return 'never recorded';
+    });
+    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    const accepted = await gw.hook('agent', {
+      message: 'poison',
+      deliver: false,
+      wakeMode: 'next-heartbeat',
+    });
+    for (let crash = 1; crash <= 3; crash++) {
+      await waitFor(async () => (calls === crash ? true : undefined), `provider call ${crash}`);
+      await gw.restart('SIGKILL');
+    }
+    const run = await gw.settled(accepted.body.runId);
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/stopped unexpectedly 3 times while running this run/);
+    expect(calls).toBe(3);
+    const summary = (await gw.events()).find((e: Json) => e.source === `run:${run.runId}`);
+    expect(summary.text).toMatch(/^Hook: run failed: the gateway stopped unexpectedly 3 times/);
+  }, 60_000);
+
+  it('a clean stop does not count as an interruption', async () => {
+    let calls = 0;
+    llm.setReply(async () => {
+      calls++;
+      if (calls <= 3) await sleep(60_000); // killed twice, then stopped past the grace period
+      return 'done on the fourth start';
+    });
+    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    const accepted = await gw.hook('agent', { message: 'long', deliver: false, wakeMode: 'next-heartbeat' });
+    const signals: NodeJS.Signals[] = ['SIGKILL', 'SIGKILL', 'SIGTERM'];
+    for (const [i, signal] of signals.entries()) {
+      await waitFor(async () => (calls === i + 1 ? true : undefined), `provider call ${i + 1}`);
+      await gw.restart(signal);
+    }
+    const run = await gw.settled(accepted.body.runId);
+    expect(run).toMatchObject({ status: 'succeeded', reply: 'done on the fourth start' });
+  }, 60_000);
+
+  it('retries a rate-limited provider as its Retry-After says, and the run succeeds', async () => {
+    let calls = 0;
+    llm.setReply(() => {
+      calls++;
+      return calls <= 2 ? { status: 429, error: 'Rate limit reached', retryAfter: '0' } : 'after two 429s';
+    });
+    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    const accepted = await gw.hook('agent', { message: 'x', deliver: false, wakeMode: 'next-heartbeat' });
+    const run = await gw.settled(accepted.body.runId);
+    expect(run).toMatchObject({ status: 'succeeded', reply: 'after two 429s', error: null });
+    expect(calls).toBe(3);
+  });
 });
 
 describe('heartbeats', () => {
@@ -345,7 +401,11 @@ describe('heartbeats', () => {
       const list = (await gw.admin(`/api/sessions/${MAIN}/heartbeats`)).heartbeats;
       return list.length > 0 ? list : undefined;
     }, 'a heartbeat record');
-    expect(beats[0]).toMatchObject({ status: 'failed' });
+    expect(beats[0]).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/500 upstream exploded/),
+    });
+    expect(llm.requests).toHaveLength(4); // the first call and three retries with backoff, then it gives up
     expect((await gw.events()).find((e) => e.id === wake.body.eventId)?.status).toBe('pending');
   });
 

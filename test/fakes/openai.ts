@@ -25,7 +25,7 @@ export interface OpenAiChatBody {
  */
 export type FakeOpenAiReply =
   | string
-  | { status: number; error: string; type?: string; code?: string | null }
+  | { status: number; error: string; type?: string; code?: string | null; retryAfter?: string }
   | { status?: number; json: unknown }
   | { status?: number; raw: string; contentType?: string };
 
@@ -177,7 +177,10 @@ function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, mode
       usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
     });
   }
-  if ('error' in reply) return sendError(res, reply.status, reply.error, reply.type, reply.code);
+  if ('error' in reply) {
+    const headers = reply.retryAfter === undefined ? {} : { 'retry-after': reply.retryAfter };
+    return sendError(res, reply.status, reply.error, reply.type, reply.code, headers);
+  }
   if ('json' in reply) return sendChunkedJson(res, reply.status ?? 200, reply.json);
   sendText(res, reply.status ?? 200, reply.raw, { 'content-type': reply.contentType ?? 'text/plain' });
 }
@@ -188,11 +191,17 @@ function sendError(
   message: string,
   type = 'invalid_request_error',
   code: string | null = null,
+  headers: Record<string, string> = {},
 ): void {
-  sendChunkedJson(res, status, { error: { message, type, param: null, code } });
+  sendChunkedJson(res, status, { error: { message, type, param: null, code } }, headers);
 }
 
 /** The fake's answers have always come without content-length (chunked). */
-function sendChunkedJson(res: ServerResponse, status: number, json: unknown): void {
-  sendJson(res, status, json, {}, { contentLength: false });
+function sendChunkedJson(
+  res: ServerResponse,
+  status: number,
+  json: unknown,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(res, status, json, headers, { contentLength: false });
 }

@@ -24,8 +24,11 @@ const MAX_QUOTED_BODY = 200;
 
 export async function postJson(options: PostJsonOptions): Promise<unknown> {
   const { label, url, signal } = options;
-  const fail = (message: string, status?: number): ProviderError =>
-    new ProviderError(redact(`${label}: ${message}`, options.secrets), status);
+  const fail = (message: string, status?: number, retryAfterMs?: number): ProviderError =>
+    new ProviderError(redact(`${label}: ${message}`, options.secrets), status, { retryAfterMs });
+  // Not reaching the provider, or losing the connection, may pass: the turn retries it.
+  const unreachable = (message: string): ProviderError =>
+    new ProviderError(redact(`${label}: ${message}`, options.secrets), undefined, { transient: true });
 
   let response: Response;
   try {
@@ -37,7 +40,7 @@ export async function postJson(options: PostJsonOptions): Promise<unknown> {
     });
   } catch (error) {
     if (signal.aborted) throw abortReason(signal);
-    throw fail(`could not reach ${hostOf(url)}${causeSuffix(error)}`);
+    throw unreachable(`could not reach ${hostOf(url)}${causeSuffix(error)}`);
   }
 
   let text: string;
@@ -45,7 +48,7 @@ export async function postJson(options: PostJsonOptions): Promise<unknown> {
     text = await response.text();
   } catch (error) {
     if (signal.aborted) throw abortReason(signal);
-    throw fail(`connection to ${hostOf(url)} failed while reading the reply${causeSuffix(error)}`);
+    throw unreachable(`connection to ${hostOf(url)} failed while reading the reply${causeSuffix(error)}`);
   }
 
   let json: unknown;
@@ -60,12 +63,25 @@ export async function postJson(options: PostJsonOptions): Promise<unknown> {
     const detail =
       (parsed ? options.errorMessage(json) : undefined) ??
       (quote(text) || response.statusText || 'request failed');
-    throw fail(`${response.status} ${detail}`, response.status);
+    throw fail(
+      `${response.status} ${detail}`,
+      response.status,
+      retryAfterMs(response.headers.get('retry-after')),
+    );
   }
   if (!parsed) {
     throw fail(`returned a reply that is not JSON: ${quote(text) || '(empty body)'}`, response.status);
   }
   return json;
+}
+
+/** `Retry-After` as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
+function retryAfterMs(header: string | null): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** Only the host: a base URL may carry credentials or tokens in its path or query. */

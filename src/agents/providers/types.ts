@@ -32,12 +32,25 @@ export interface ModelProvider {
 
 /** A provider failure with a message fit for `run.error` (never a secret). */
 export class ProviderError extends Error {
+  /** Whether trying again later may succeed (rate limit, overload, network), so the turn retries it. */
+  readonly transient: boolean;
+  /** How long the provider asked us to wait (`Retry-After`), when it said. */
+  readonly retryAfterMs?: number;
+
   constructor(
     message: string,
     /** HTTP status from the provider, when there was one. */
     readonly status?: number,
+    options: { transient?: boolean; retryAfterMs?: number } = {},
   ) {
     super(message);
     this.name = 'ProviderError';
+    this.transient = options.transient ?? (status !== undefined && isTransientStatus(status));
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
+}
+
+/** Statuses that say "not now" rather than "never": timeout, rate limit, server trouble. */
+export function isTransientStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
 }

@@ -95,8 +95,9 @@ export class SqliteRunQueue implements RunQueueStore {
       renew: db.prepare(
         `UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`,
       ),
+      // A clean stop hands the run back: that claim does not count as an interrupted attempt.
       release: db.prepare(
-        `UPDATE runs SET status = 'queued', lease_owner = NULL, lease_until = NULL
+        `UPDATE runs SET status = 'queued', lease_owner = NULL, lease_until = NULL, attempts = MAX(attempts - 1, 0)
           WHERE id = ? AND lease_owner = ? AND status = 'running'`,
       ),
       running: db.prepare<[], { id: string; lease_owner: string | null }>(

@@ -1,0 +1,103 @@
+/**
+ * One agent turn, as runs and heartbeats both make it: the agent's system
+ * prompt (SYSTEM.md), the session's recent transcript, the new user turn, sent
+ * to the model. A provider error that may pass (429, 408, 5xx, a network
+ * failure) is retried with backoff a bounded number of times, within the
+ * turn's own deadline; any other error fails the turn at once.
+ */
+import type { ResolvedAgent } from '../config/resolved.js';
+import type { Store } from '../store/types.js';
+import { fitHistory, HISTORY_TURNS } from './history.js';
+import type { ModelRouter } from './models.js';
+import { abortReason } from './providers/abort.js';
+import { ProviderError, type ThinkingLevel } from './providers/types.js';
+import { readWorkspaceFile, SYSTEM_PROMPT_FILE } from './workspace.js';
+
+export interface RetryPolicy {
+  /** Provider calls per turn, the first included. */
+  maxCalls: number;
+  /** Delay before the first retry; doubles each time, with jitter. */
+  baseDelayMs: number;
+  /** Longest single wait, a provider's Retry-After included. */
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { maxCalls: 4, baseDelayMs: 1000, maxDelayMs: 30_000 };
+
+export interface TurnDeps {
+  store: Store;
+  models: ModelRouter;
+  retry?: RetryPolicy;
+  /** Waits `ms`, or rejects with the signal's reason when it aborts first. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  random?: () => number;
+  /** Told about each retry, for the log. */
+  onRetry?: (error: ProviderError, delayMs: number, call: number) => void;
+}
+
+export interface TurnRequest {
+  agent: ResolvedAgent;
+  /** `<provider>/<model>`, alias-resolved; null means the agent's default. */
+  model: string | null;
+  sessionKey: string;
+  /** The new user turn, already wrapped when it is untrusted. */
+  userTurn: string;
+  thinking?: ThinkingLevel | null;
+  signal: AbortSignal;
+}
+
+/** Makes the turn and returns the model's reply text. */
+export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<string> {
+  const { store, models } = deps;
+  const { provider, model } = models.resolve(request.model ?? models.defaultFor(request.agent.id));
+  const system = await readWorkspaceFile(request.agent.workspace, SYSTEM_PROMPT_FILE);
+  const history = fitHistory(await store.loadTranscript(request.sessionKey, HISTORY_TURNS));
+  const completion = {
+    model,
+    system,
+    messages: [...history, { role: 'user' as const, content: request.userTurn }],
+    thinking: request.thinking ?? null,
+    signal: request.signal,
+  };
+  const retry = deps.retry ?? DEFAULT_RETRY;
+  const sleep = deps.sleep ?? abortableSleep;
+  const random = deps.random ?? Math.random;
+  for (let call = 1; ; call++) {
+    try {
+      return (await provider.complete(completion)).text;
+    } catch (error) {
+      if (request.signal.aborted || !(error instanceof ProviderError) || !error.transient) throw error;
+      if (call >= retry.maxCalls) throw error;
+      const delay = retryDelay(retry, call, error.retryAfterMs, random);
+      deps.onRetry?.(error, delay, call);
+      await sleep(delay, request.signal);
+    }
+  }
+}
+
+/** Exponential backoff with full jitter; a provider's Retry-After wins, within the cap. */
+export function retryDelay(
+  policy: RetryPolicy,
+  call: number,
+  retryAfterMs: number | undefined,
+  random: () => number,
+): number {
+  if (retryAfterMs !== undefined) return Math.min(Math.max(0, retryAfterMs), policy.maxDelayMs);
+  const ceiling = Math.min(policy.baseDelayMs * 2 ** (call - 1), policy.maxDelayMs);
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(abortReason(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
