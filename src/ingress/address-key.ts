@@ -30,66 +30,107 @@ export function addressKey(address: string): string {
   return ipv6Key(address) ?? address.slice(0, MAX_KEY_LENGTH);
 }
 
+/**
+ * The eight 16-bit groups of the address being keyed. Reused across calls: the
+ * key is computed on every request from an IPv6 client, and a scan into a fixed
+ * array costs a fraction of split/regex parsing and allocates nothing.
+ */
+const groups = new Uint16Array(8);
+const COLON = 0x3a;
+const DOT = 0x2e;
+
 /** `2001:db8:a:b::/64` for any address in that /64, the IPv4 address for an IPv4-mapped one; undefined if not IPv6. */
 function ipv6Key(address: string): string | undefined {
   const zone = address.indexOf('%');
-  let text = zone === -1 ? address : address.slice(0, zone);
-  if (text.length > 45) return undefined;
-  // An embedded dotted IPv4 tail is the last 32 bits: rewrite it as two hex groups.
-  let mappedV4: string | undefined;
-  const lastColon = text.lastIndexOf(':');
-  if (text.indexOf('.', lastColon) !== -1) {
-    const v4 = text.slice(lastColon + 1);
-    const octets = parseIpv4(v4);
-    if (!octets) return undefined;
-    mappedV4 = v4;
-    text = `${text.slice(0, lastColon + 1)}${((octets[0] << 8) | octets[1]).toString(16)}:${((octets[2] << 8) | octets[3]).toString(16)}`;
-  }
-  const groups = expandIpv6(text);
-  if (!groups) return undefined;
+  const end = zone === -1 ? address.length : zone;
+  if (end > 45 || !parseIpv6(address, end)) return undefined;
   if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0) {
     if (groups[5] === 0xffff) {
       const high = groups[6] as number;
       const low = groups[7] as number;
-      return mappedV4 ?? `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+      return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
     }
   }
-  return `${(groups[0] as number).toString(16)}:${(groups[1] as number).toString(16)}:${(groups[2] as number).toString(16)}:${(groups[3] as number).toString(16)}::/64`;
+  return `${hex(0)}:${hex(1)}:${hex(2)}:${hex(3)}::/64`;
 }
 
-/** The eight 16-bit groups of an IPv6 address in text (no dotted tail), or undefined if it is not one. */
-function expandIpv6(text: string): number[] | undefined {
-  const gap = text.indexOf('::');
-  if (gap !== -1 && text.indexOf('::', gap + 1) !== -1) return undefined;
-  const head = gap === -1 ? text : text.slice(0, gap);
-  const tail = gap === -1 ? '' : text.slice(gap + 2);
-  const headGroups = head === '' ? [] : head.split(':');
-  const tailGroups = tail === '' ? [] : tail.split(':');
-  const missing = 8 - headGroups.length - tailGroups.length;
-  if (gap === -1 ? missing !== 0 : missing < 1) return undefined;
-  const groups: number[] = [];
-  for (const group of headGroups) {
-    const value = parseGroup(group);
-    if (value === undefined) return undefined;
-    groups.push(value);
+const hex = (index: number) => (groups[index] as number).toString(16);
+
+/** Fills `groups` from `text[0, end)`; false if that is not an IPv6 address (RFC 4291 §2.2 text forms). */
+function parseIpv6(text: string, end: number): boolean {
+  let count = 0;
+  let gapAt = -1;
+  let i = 0;
+  if (text.charCodeAt(0) === COLON) {
+    if (text.charCodeAt(1) !== COLON) return false;
+    gapAt = 0;
+    i = 2;
   }
-  for (let i = 0; i < missing && gap !== -1; i++) groups.push(0);
-  for (const group of tailGroups) {
-    const value = parseGroup(group);
-    if (value === undefined) return undefined;
-    groups.push(value);
+  while (i < end) {
+    let value = 0;
+    let j = i;
+    while (j < end && j - i <= 4) {
+      const digit = hexDigit(text.charCodeAt(j));
+      if (digit < 0) break;
+      value = value * 16 + digit;
+      j++;
+    }
+    if (j < end && text.charCodeAt(j) === DOT) {
+      // A dotted IPv4 tail: the last 32 bits.
+      const v4 = count <= 6 ? parseIpv4(text, i, end) : -1;
+      if (v4 < 0) return false;
+      groups[count++] = v4 >>> 16;
+      groups[count++] = v4 & 0xffff;
+      break;
+    }
+    if (j === i || j - i > 4 || count === 8) return false;
+    groups[count++] = value;
+    if (j === end) break;
+    if (text.charCodeAt(j) !== COLON) return false;
+    j++;
+    if (j < end && text.charCodeAt(j) === COLON) {
+      if (gapAt !== -1) return false;
+      gapAt = count;
+      j++;
+    } else if (j === end) {
+      return false; // a single trailing colon
+    }
+    i = j;
   }
-  return groups;
+  if (gapAt === -1) return count === 8;
+  if (count > 7) return false; // `::` stands for at least one group
+  const shift = 8 - count;
+  for (let k = count - 1; k >= gapAt; k--) groups[k + shift] = groups[k] as number;
+  groups.fill(0, gapAt, gapAt + shift);
+  return true;
 }
 
-function parseGroup(group: string): number | undefined {
-  return /^[0-9a-fA-F]{1,4}$/.test(group) ? Number.parseInt(group, 16) : undefined;
+function hexDigit(code: number): number {
+  if (code >= 0x30 && code <= 0x39) return code - 0x30;
+  const lower = code | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
 }
 
-function parseIpv4(text: string): [number, number, number, number] | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  const octets = parts.map((part) => (/^\d{1,3}$/.test(part) ? Number(part) : 256));
-  if (octets.some((octet) => octet > 255)) return undefined;
-  return octets as [number, number, number, number];
+/** `a.b.c.d` in `text[start, end)` as a 32-bit number, or -1. */
+function parseIpv4(text: string, start: number, end: number): number {
+  let result = 0;
+  let octets = 0;
+  let i = start;
+  while (octets < 4) {
+    let value = 0;
+    let j = i;
+    while (j < end && j - i < 3) {
+      const code = text.charCodeAt(j);
+      if (code < 0x30 || code > 0x39) break;
+      value = value * 10 + code - 0x30;
+      j++;
+    }
+    if (j === i || value > 255) return -1;
+    result = result * 256 + value;
+    octets++;
+    if (octets === 4) return j === end ? result : -1;
+    if (j >= end || text.charCodeAt(j) !== DOT) return -1;
+    i = j + 1;
+  }
+  return -1;
 }
