@@ -1,200 +1,247 @@
 // Loads a raw node:http baseline and the real gateway (started through its CLI)
-// in the same run, with the same client, connections and bodies, and reports
-// requests/s, p50/p99 latency and the ratio to the baseline. Targets are
-// measured in alternating rounds (baseline, wake, agent, baseline, ...) and the
-// median of each is reported, so a noisy moment on a small machine does not
-// decide the ratio. Afterwards it checks that every 2xx answer was committed.
+// with wrk, in interleaved rounds (baseline, wake, agent, baseline, ...), and
+// reports for each target the median and the min–max of requests/s over the
+// rounds, p50/p99 latency, and the ratio to the baseline (of the medians, and
+// the range of the per-round ratios). After each agent load it waits until the
+// gateway has executed its run backlog, so that work does not land in the next
+// target's window. At the end it checks that the store holds every request
+// answered 2xx, and it says how much CPU other processes took meanwhile.
 //
-//   npm run bench -- [--duration 10] [--connections 64] [--rounds 3]
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// On a 2-core machine wrk runs on core 0 and the servers on core 1 (`--pin on`,
+// the default; see bench.md in the README's Performance section for why);
+// `--pin off` leaves placement to the kernel.
+//
+//   npm run bench -- [--rounds 5] [--duration 10] [--warmup 2] [--connections 64]
+//                    [--threads 1] [--pin on|off] [--generator wrk|autocannon]
+//                    [--gateway-dir <checkout>]... [--json <file>]
+//
+// --gateway-dir runs the gateway of another checkout (built there with
+// `npm run build`) under this benchmark; given twice or more, the gateways are
+// measured in the same rounds (their order alternating), so a before/after
+// comparison sees the same machine conditions.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import Database from 'better-sqlite3';
+import { runAutocannon } from './autocannon-load.mjs';
+import { BODY_TEMPLATES, freshTag } from './bodies.mjs';
+import { othersCpuWindow } from './machine-load.mjs';
+import { startServer, stopServer } from './processes.mjs';
+import { printDrains, printNeighbours, printTable } from './report.mjs';
+import { commitCheck, openStore, waitForIdleRuns } from './store-check.mjs';
+import { ensureWrk, runWrk, wrkVersion } from './wrk.mjs';
 
 const { values } = parseArgs({
   options: {
+    rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '64' },
     warmup: { type: 'string', default: '2' },
-    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '64' },
+    threads: { type: 'string', default: '1' },
+    pin: { type: 'string', default: 'on' },
+    generator: { type: 'string', default: 'wrk' },
+    'gateway-dir': { type: 'string', multiple: true },
+    'drain-timeout': { type: 'string', default: '120' },
+    json: { type: 'string' },
   },
 });
-const duration = Number(values.duration);
-const connections = Number(values.connections);
-const warmup = Number(values.warmup);
 const rounds = Number(values.rounds);
+const duration = Number(values.duration);
+const warmup = Number(values.warmup);
+const connections = Number(values.connections);
+const threads = Number(values.threads);
+const drainTimeoutMs = Number(values['drain-timeout']) * 1000;
+const log = (line) => process.stderr.write(`${line}\n`);
 
+const benchRoot = new URL('..', import.meta.url).pathname;
 const HOOK_TOKEN = `bench-hook-${'x'.repeat(40)}`;
-const root = new URL('..', import.meta.url).pathname;
 
-/** A realistic ~1 KB webhook text; each request gets a distinct one so wakes never coalesce. */
-function realisticText(id) {
-  const detail = {
-    repository: 'acme/payments-service',
-    workflow: 'ci.yml',
-    run: id,
-    conclusion: 'failure',
-    branch: 'main',
-    commit: { sha: '3f9c2d1e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e', author: 'dev@example.com' },
-    failedJobs: ['unit-tests (node 20)', 'integration (postgres)'],
-    url: `https://ci.example.com/acme/payments-service/runs/${id}`,
-  };
-  const text = `CI run ${id} failed on main: ${JSON.stringify(detail)}`;
-  return text.padEnd(900, ' .');
-}
-const VARIANTS = 4096;
-const bodies = (make) =>
-  Array.from({ length: VARIANTS }, (_, i) => JSON.stringify(make(`${Date.now()}-${i}`)));
-const wakeBodies = bodies((id) => ({ text: realisticText(id), mode: 'now' }));
-const agentBodies = bodies((id) => ({
-  message: realisticText(id),
-  name: 'CI',
-  wakeMode: 'next-heartbeat',
-  deliver: false,
-}));
-
-function start(command, args, env, pattern) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const onData = (chunk) => {
-      output += chunk;
-      const match = pattern.exec(output);
-      if (match) resolve({ child, url: match[1] });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}:\n${output}`)));
+function gitRevision(dir) {
+  const rev = spawnSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
+  if (rev.status !== 0) return 'not a git checkout';
+  const dirty = spawnSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=no'], {
+    encoding: 'utf8',
   });
+  return `${rev.stdout.trim()}${dirty.stdout.trim() ? '+uncommitted' : ''}`;
 }
 
-function stop(child) {
-  return new Promise((resolve) => {
-    child.removeAllListeners('exit');
-    child.on('exit', resolve);
-    child.kill('SIGTERM');
-  });
+const gatewayDirs = (values['gateway-dir'] ?? [benchRoot]).map((dir) => resolve(dir));
+for (const dir of gatewayDirs) {
+  if (!existsSync(join(dir, 'dist/cli/main.js'))) {
+    log(`no ${join(dir, 'dist/cli/main.js')}: run \`npm run build\` in ${dir} first`);
+    process.exit(2);
+  }
 }
 
-let sent = 0;
-async function load(url, path, variants, seconds) {
-  return autocannon({
-    url: `${url}${path}`,
-    connections,
-    duration: seconds,
-    pipelining: 1,
-    requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${HOOK_TOKEN}` },
-        setupRequest: (request) => ({ ...request, body: variants[sent++ % VARIANTS] }),
+let generator = values.generator;
+let generatorWarning = '';
+if (generator === 'wrk') {
+  const problem = ensureWrk(log);
+  if (problem) {
+    generator = 'autocannon';
+    generatorWarning = `WARNING: ${problem}; falling back to autocannon, which shares the CPU with the servers — these figures are NOT comparable with wrk runs`;
+    log(generatorWarning);
+  }
+} else if (generator !== 'autocannon') {
+  log(`--generator must be wrk or autocannon, not ${generator}`);
+  process.exit(2);
+}
+
+// Pinning needs two cores and taskset; without either, say so and run unpinned.
+let pinned = values.pin === 'on';
+if (pinned && (cpus().length < 2 || spawnSync('taskset', ['-V'], { stdio: 'ignore' }).error)) {
+  log('pinning needs taskset and at least two cores; running unpinned');
+  pinned = false;
+}
+const GENERATOR_CPU = pinned ? 0 : undefined;
+const SERVER_CPU = pinned ? 1 : undefined;
+// autocannon runs in this process, so this process goes where the generator goes.
+if (pinned)
+  spawnSync('taskset', ['-p', '-c', String(GENERATOR_CPU), String(process.pid)], { stdio: 'ignore' });
+
+const work = mkdtempSync(join(tmpdir(), 'agentgate-bench-'));
+
+/** A gateway under test: its own config and fresh store, and its samples. */
+function gatewayOf(dir, index) {
+  const home = join(work, `gateway-${index}`);
+  mkdirSync(home);
+  const configPath = join(home, 'agentgate.json5');
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      gateway: { bind: '127.0.0.1', port: 0, auth: { token: `bench-admin-${'y'.repeat(40)}` } },
+      hooks: {
+        enabled: true,
+        token: HOOK_TOKEN,
+        defaultSessionKey: 'hook:bench',
+        allowedSessionKeyPrefixes: ['hook:'],
       },
-    ],
-  });
-}
-
-async function measure(label, url, path, body) {
-  if (warmup > 0) await load(url, path, body, warmup);
-  const r = await load(url, path, body, duration);
+      models: { providers: { echo: { api: 'echo' } } },
+      agents: { defaults: { model: 'echo/echo' } },
+    }),
+    { mode: 0o600 },
+  );
+  const revision = gitRevision(dir);
   return {
-    label,
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    ok: r['2xx'],
-    other: r.non2xx + r.errors + r.timeouts,
+    dir,
+    revision,
+    name: gatewayDirs.length > 1 ? ` · ${basename(dir)}@${revision}` : '',
+    configPath,
+    dbPath: join(home, 'state/agentgate.db'),
+    samples: { wake: [], agent: [] },
+    totals: { wake: { ok: 0, sent: 0, rejected: 0 }, agent: { ok: 0, sent: 0, rejected: 0 } },
   };
 }
+const gateways = gatewayDirs.map(gatewayOf);
+const servers = [];
 
-const dir = mkdtempSync(join(tmpdir(), 'agentgate-bench-'));
-const configPath = join(dir, 'agentgate.json5');
-writeFileSync(
-  configPath,
-  JSON.stringify({
-    gateway: { bind: '127.0.0.1', port: 0, auth: { token: `bench-admin-${'y'.repeat(40)}` } },
-    hooks: {
-      enabled: true,
-      token: HOOK_TOKEN,
-      defaultSessionKey: 'hook:bench',
-      allowedSessionKeyPrefixes: ['hook:'],
-    },
-    models: { providers: { echo: { api: 'echo' } } },
-    agents: { defaults: { model: 'echo/echo' } },
-  }),
-  { mode: 0o600 },
-);
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-
-function summarise(label, runs) {
-  return {
-    label,
-    rps: median(runs.map((r) => r.rps)),
-    p50: median(runs.map((r) => r.p50)),
-    p99: median(runs.map((r) => r.p99)),
-    ok: runs.reduce((sum, r) => sum + r.ok, 0),
-    other: runs.reduce((sum, r) => sum + r.other, 0),
+function load(url, path, seconds) {
+  const options = {
+    url,
+    path,
+    seconds,
+    connections,
+    threads,
+    cpu: GENERATOR_CPU,
+    token: HOOK_TOKEN,
+    tag: freshTag(),
+    parts: BODY_TEMPLATES[path],
   };
+  return generator === 'wrk' ? runWrk(options) : runAutocannon(options);
 }
 
-const samples = { baseline: [], wake: [], agent: [] };
+/** Warm-up, then the measured run; every request counts for the commit check, warm-up ones too. */
+async function measure(url, path, totals) {
+  const runs = warmup > 0 ? [await load(url, path, warmup)] : [];
+  const othersCpu = othersCpuWindow(servers.map((s) => s.child.pid));
+  runs.push(await load(url, path, duration));
+  const sample = { ...runs.at(-1), othersCpu: othersCpu() };
+  for (const r of totals ? runs : []) {
+    totals.ok += r.ok;
+    totals.sent += r.sent;
+    totals.rejected += r.other;
+  }
+  return sample;
+}
+
+let exitCode = 0;
+const baselineSamples = [];
+const drains = [];
 try {
-  const baseline = await start('node', [join(root, 'bench/baseline-server.mjs')], {}, /listening on (\S+)/);
-  const gateway = await start(
-    'node',
-    [join(root, 'dist/cli/main.js'), 'run', '--config', configPath, '--port', '0'],
-    { AGENTGATE_LOG_LEVEL: 'warn' },
-    /agentgate listening on (\S+)/,
-  );
+  const baseline = await startServer('node', [join(benchRoot, 'bench/baseline-server.mjs')], {
+    pattern: /listening on (\S+)/,
+    cpu: SERVER_CPU,
+  });
+  servers.push(baseline);
+  for (const g of gateways) {
+    const server = await startServer(
+      'node',
+      [join(g.dir, 'dist/cli/main.js'), 'run', '--config', g.configPath, '--port', '0'],
+      { env: { AGENTGATE_LOG_LEVEL: 'warn' }, pattern: /agentgate listening on (\S+)/, cpu: SERVER_CPU },
+    );
+    servers.push(server);
+    Object.assign(g, { server, store: openStore(g.dbPath) });
+  }
+
   for (let round = 1; round <= rounds; round++) {
-    samples.baseline.push(await measure('raw node:http', baseline.url, '/hooks/wake', wakeBodies));
-    samples.wake.push(await measure('gateway /hooks/wake', gateway.url, '/hooks/wake', wakeBodies));
-    samples.agent.push(await measure('gateway /hooks/agent', gateway.url, '/hooks/agent', agentBodies));
-    process.stderr.write(
-      `round ${round}/${rounds}: baseline ${samples.baseline.at(-1).rps.toFixed(0)}, wake ${samples.wake.at(-1).rps.toFixed(0)}, agent ${samples.agent.at(-1).rps.toFixed(0)} req/s\n`,
+    // With several gateways, alternate who goes first so neither always follows the baseline.
+    const order = round % 2 ? gateways : [...gateways].reverse();
+    baselineSamples.push(await measure(baseline.url, '/hooks/wake'));
+    for (const g of order) g.samples.wake.push(await measure(g.server.url, '/hooks/wake', g.totals.wake));
+    for (const g of order) {
+      g.samples.agent.push(await measure(g.server.url, '/hooks/agent', g.totals.agent));
+      drains.push(await waitForIdleRuns(g.store, drainTimeoutMs));
+    }
+    const rps = (samples) => samples.at(-1).rps.toFixed(0);
+    log(
+      `round ${round}/${rounds}: baseline ${rps(baselineSamples)}, ${gateways.map((g) => `wake${g.name} ${rps(g.samples.wake)}, agent${g.name} ${rps(g.samples.agent)}`).join(', ')} req/s`,
     );
   }
-  await stop(baseline.child);
-  await stop(gateway.child);
 
-  const db = new Database(join(dir, 'state/agentgate.db'), { readonly: true });
-  const events = db.prepare('SELECT count(*) AS n FROM events').get().n;
-  const runs = db.prepare('SELECT count(*) AS n FROM runs').get().n;
-  db.close();
+  for (const server of servers.splice(0)) await stopServer(server.child);
+  const checks = gateways.flatMap((g) => [
+    commitCheck(`wake events${g.name}`, g.store.committedWakes(), g.totals.wake),
+    commitCheck(`agent runs${g.name}`, g.store.committedAgentRuns(), g.totals.agent),
+  ]);
+  for (const g of gateways) g.store.close();
 
-  const results = [
-    summarise('raw node:http', samples.baseline),
-    summarise('gateway /hooks/wake', samples.wake),
-    summarise('gateway /hooks/agent', samples.agent),
+  const cpu = cpus();
+  const placement = pinned
+    ? `${generator} on CPU ${GENERATOR_CPU}, servers on CPU ${SERVER_CPU} (taskset)`
+    : 'unpinned';
+  console.log(
+    [
+      '',
+      ...gateways.map((g) => `gateway${g.name}: ${g.dir} (${g.revision})`),
+      `machine: ${cpu.length} × ${cpu[0]?.model.trim()}, Node ${process.version}; generator: ${generator === 'wrk' ? `wrk ${wrkVersion()}, ${threads} thread(s)` : 'autocannon'}; ${placement}`,
+      `load: ${connections} connections, ~1 KB JSON bodies with distinct ids, bearer token; ${rounds} interleaved rounds of ${duration} s, each after ${warmup} s warm-up`,
+      ...(generatorWarning ? [generatorWarning] : []),
+      '',
+    ].join('\n'),
+  );
+  const targets = [
+    { label: 'raw node:http', samples: baselineSamples },
+    ...gateways.map((g) => ({ label: `gateway /hooks/wake${g.name}`, samples: g.samples.wake })),
+    ...gateways.map((g) => ({ label: `gateway /hooks/agent${g.name}`, samples: g.samples.agent })),
   ];
-  const base = results[0].rps;
-  const row = (cells) => `| ${cells.join(' | ')} |`;
-  console.log(
-    `\n${connections} connections, ~1 KB JSON bodies, bearer token; median of ${rounds} alternating rounds of ${duration} s (each after ${warmup} s warm-up)\n`,
-  );
-  console.log(row(['target', 'requests/s', 'p50 ms', 'p99 ms', 'ratio to baseline', '2xx', 'other']));
-  console.log(row(['---', '---:', '---:', '---:', '---:', '---:', '---:']));
-  for (const r of results) {
-    console.log(
-      row([r.label, r.rps.toFixed(0), r.p50, r.p99, `${(r.rps / base).toFixed(2)}×`, r.ok, r.other]),
+  printTable(targets, baselineSamples);
+  printNeighbours(targets);
+  printDrains(drains, values['drain-timeout']);
+  console.log('commit check (every 2xx answer committed; warm-up requests included):');
+  for (const check of checks) console.log(`  ${check.text}`);
+  if (checks.some((c) => !c.pass)) exitCode = 1;
+
+  if (values.json) {
+    const options = { generator, pinned, rounds, duration, warmup, connections, threads };
+    const results = targets.map(({ label, samples }) => ({ label, samples }));
+    writeFileSync(
+      values.json,
+      `${JSON.stringify({ options, gateways: gatewayDirs, results, drains, checks }, null, 2)}\n`,
     );
   }
-  const answered = (runs) => runs.reduce((sum, r) => sum + r.ok, 0);
-  console.log(
-    `\ncommitted: ${events} events for ≥ ${answered(samples.wake)} measured 2xx wake answers, ${runs} runs for ≥ ${answered(samples.agent)} measured 2xx agent answers (warm-up requests add to the store counts)`,
-  );
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  for (const server of servers) await stopServer(server.child);
+  rmSync(work, { recursive: true, force: true });
 }
+process.exitCode = exitCode;
