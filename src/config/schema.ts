@@ -19,7 +19,6 @@ export type ChannelId = (typeof CHANNEL_IDS)[number];
 
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
-export const PROVIDER_APIS = ['openai-chat', 'anthropic-messages', 'command', 'echo'] as const;
 export const PRESETS = ['gmail'] as const;
 export const VERIFY_KINDS = ['github', 'stripe', 'slack', 'standard-webhooks'] as const;
 
