@@ -15,6 +15,7 @@ import type {
   WakeMode,
 } from '../types.js';
 import type { NewOutboxItem } from './outbox.js';
+import type { SqliteRoutes } from './routes.js';
 
 interface HeartbeatRow {
   id: string;
@@ -39,6 +40,7 @@ export class SqliteSessions implements SessionStore {
     private readonly invalidate: (sessionKey: string) => void,
     /** Puts a reply in the delivery outbox, inside the caller's transaction. */
     private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
+    private readonly routes: SqliteRoutes,
   ) {
     this.s = {
       appendTranscript: db.prepare(
@@ -72,14 +74,6 @@ export class SqliteSessions implements SessionStore {
       ),
       heartbeats: db.prepare<[string, number], HeartbeatRow>(
         `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
-      ),
-      getRoute: db.prepare<[string], { channel: string; recipient: string }>(
-        'SELECT channel, recipient FROM routes WHERE session_key = ?',
-      ),
-      setRoute: db.prepare(
-        `INSERT INTO routes (session_key, channel, recipient, updated_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (session_key) DO UPDATE SET channel = excluded.channel, recipient = excluded.recipient,
-                                                  updated_at = excluded.updated_at`,
       ),
     };
   }
@@ -176,16 +170,10 @@ export class SqliteSessions implements SessionStore {
   }
 
   async getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
-    const row = this.s.getRoute.get(mainSessionKey);
-    return row ? { channel: row.channel, to: row.recipient } : undefined;
+    return this.routes.read(mainSessionKey);
   }
 
   async setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
-    this.writeRoute(mainSessionKey, route, now);
-  }
-
-  /** For use inside a caller's transaction. */
-  writeRoute(mainSessionKey: string, route: DeliveryRoute, now: number): void {
-    this.s.setRoute.run(mainSessionKey, route.channel, route.to, now);
+    this.routes.write(mainSessionKey, route, now);
   }
 }

@@ -41,7 +41,8 @@ import {
   type TranscriptEntry,
 } from '../types.js';
 import { MIGRATIONS } from './migrations.js';
-import { SqliteOutbox } from './outbox.js';
+import { type NewOutboxItem, SqliteOutbox } from './outbox.js';
+import { SqliteRoutes } from './routes.js';
 import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
 
@@ -154,19 +155,23 @@ export class SqliteStore implements Store {
         'SELECT seq, id, ts, text, source, status FROM events WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?',
       ),
     };
-    this.sessions = new SqliteSessions(
+    // Built bottom-up, so each part gets the ones it writes through, already made.
+    const routes = new SqliteRoutes(db);
+    const outbox = new SqliteOutbox(db, (sessionKey, route, now) => routes.write(sessionKey, route, now));
+    const enqueueDelivery = (item: NewOutboxItem, now: number) => outbox.enqueue(item, now);
+    const sessions = new SqliteSessions(
       db,
       (sessionKey) => this.newestPending.delete(sessionKey),
-      (item, now) => this.outbox.enqueue(item, now),
+      enqueueDelivery,
+      routes,
     );
-    this.outbox = new SqliteOutbox(db, (sessionKey, route, now) =>
-      this.sessions.writeRoute(sessionKey, route, now),
-    );
+    this.outbox = outbox;
+    this.sessions = sessions;
     this.runQueue = new SqliteRunQueue(
       db,
-      (sessionKey, entry, runId, ts) => this.sessions.appendTranscript(sessionKey, entry, runId, ts),
-      (event) => this.sessions.insertEvent(event),
-      (item, now) => this.outbox.enqueue(item, now),
+      (sessionKey, entry, runId, ts) => sessions.appendTranscript(sessionKey, entry, runId, ts),
+      (event) => sessions.insertEvent(event),
+      enqueueDelivery,
     );
     this.acceptOne = db.transaction(this.acceptInTransaction.bind(this));
     this.commitBatch = db.transaction((batch: PendingAccept[]) =>
