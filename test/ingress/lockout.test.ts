@@ -4,7 +4,9 @@
  * Retry-After); the client address is the socket peer, or — only behind a
  * trusted proxy — the first untrusted X-Forwarded-For hop read right to left.
  */
+import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post } from '../faults/support/load.js';
 import {
   ADMIN_TOKEN,
   type Answer,
@@ -192,6 +194,80 @@ describe('lockout behind a trusted proxy (X-Forwarded-For believed from 127.0.0.
     // The addresses it claimed were never counted.
     const claimed = await postHook(gw, 'wake', { text: 'claimed address fine' }, asClient('192.0.2.1'));
     expect(claimed.status, claimed.text).toBe(200);
+  });
+});
+
+describe('a lockout survives an address flood; IPv6 counts by /64 (issue 9 point 1)', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({ gateway: { trustedProxies: ['127.0.0.1'] } });
+  });
+  afterAll(() => gw.stop());
+
+  /** One failed guess from each of `addresses` over 32 keep-alive connections; every answer must be 401. */
+  async function failOnceEach(addresses: string[], parallel = 32): Promise<void> {
+    const agent = new Agent({ keepAlive: true, maxSockets: parallel });
+    const statuses = new Map<number, number>();
+    let next = 0;
+    try {
+      await Promise.all(
+        Array.from({ length: parallel }, async () => {
+          while (next < addresses.length) {
+            const client = addresses[next++] as string;
+            const { status } = await post(
+              agent,
+              gw.url,
+              '/hooks/wake',
+              '{"text":"flood"}',
+              asClient(client, BAD),
+            );
+            statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          }
+        }),
+      );
+    } finally {
+      agent.destroy();
+    }
+    expect(Object.fromEntries(statuses)).toEqual({ 401: addresses.length });
+  }
+
+  it('keeps an address locked while 10,050 other addresses (IPv4 and IPv6 /64s) fail once each', async () => {
+    const locked = '203.0.113.50';
+    await fail(gw, locked, MAX_FAILURES);
+    expectLockedOut(await postHook(gw, 'wake', { text: 'x' }, asClient(locked, BAD)));
+    // More than the 10,000 counted addresses the gateway keeps, so shedding must happen.
+    const others = Array.from({ length: 10_050 }, (_, i) =>
+      i % 2 === 0
+        ? `10.${(i >> 16) & 0xff}.${(i >> 8) & 0xff}.${i & 0xff}`
+        : `2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`,
+    );
+    await failOnceEach(others);
+    expectLockedOut(await postHook(gw, 'wake', { text: 'after the flood' }, asClient(locked, BAD)));
+    expectLockedOut(await postHook(gw, 'wake', { text: 'after the flood' }, asClient(locked)));
+    const events = await listEvents(gw);
+    expect(events.map((e) => e.text)).not.toContain('after the flood');
+  }, 60_000);
+
+  it('locks the whole /64 of an IPv6 client that changes its interface id on every guess', async () => {
+    for (let i = 0; i < MAX_FAILURES; i++) {
+      const answer = await postHook(
+        gw,
+        'wake',
+        { text: 'x' },
+        asClient(`2001:db8:abcd:1:${i.toString(16)}::7`, BAD),
+      );
+      expectError(answer, 401, 'unauthorized');
+    }
+    expectLockedOut(
+      await postHook(gw, 'wake', { text: 'x' }, asClient('2001:db8:abcd:1:ffff:ffff:ffff:fffe')),
+    );
+    const neighbour = await postHook(
+      gw,
+      'wake',
+      { text: 'next /64 is fine' },
+      asClient('2001:db8:abcd:2::7'),
+    );
+    expect(neighbour.status, neighbour.text).toBe(200);
   });
 });
 
