@@ -14,6 +14,7 @@ import { HttpError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { SignatureRejected } from '../mappings/mapped-target.js';
 import { HookRouter } from '../mappings/router.js';
+import type { TransformLimits } from '../mappings/transforms.js';
 import type { Action, Committed, Store } from '../store/types.js';
 import { renderAnswer } from './actions.js';
 import type { AuthLimiter } from './auth-limiter.js';
@@ -47,18 +48,29 @@ interface IngressState {
 
 /** The live hooks configuration; `reload` swaps it only when the new one is fully built. */
 export class HookIngress {
-  private constructor(private current: IngressState) {}
+  private constructor(
+    private current: IngressState,
+    private readonly transformLimits: Partial<TransformLimits>,
+  ) {}
 
-  static async create(config: ResolvedConfig, log: Logger): Promise<HookIngress> {
-    return new HookIngress(await HookIngress.build(config, log));
+  static async create(
+    config: ResolvedConfig,
+    log: Logger,
+    transformLimits: Partial<TransformLimits> = {},
+  ): Promise<HookIngress> {
+    return new HookIngress(await HookIngress.build(config, log, transformLimits), transformLimits);
   }
 
-  private static async build(config: ResolvedConfig, log: Logger): Promise<IngressState> {
+  private static async build(
+    config: ResolvedConfig,
+    log: Logger,
+    transformLimits: Partial<TransformLimits>,
+  ): Promise<IngressState> {
     return {
       config,
       tokenIsValid: tokenMatcher(config.hooks.token ?? ''),
       policy: new HookPolicy(config),
-      router: await HookRouter.create(config, log),
+      router: await HookRouter.create(config, log, transformLimits),
     };
   }
 
@@ -67,7 +79,15 @@ export class HookIngress {
   }
 
   async reload(config: ResolvedConfig, log: Logger): Promise<void> {
-    this.current = await HookIngress.build(config, log);
+    const previous = this.current;
+    this.current = await HookIngress.build(config, log, this.transformLimits);
+    // Not awaited: the old transforms' workers end as their last calls finish.
+    void previous.router.retire();
+  }
+
+  /** Ends the transform workers (gateway stop). */
+  close(): Promise<void> {
+    return this.current.router.terminate();
   }
 }
 

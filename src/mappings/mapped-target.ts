@@ -15,7 +15,7 @@ import type { Logger } from '../log.js';
 import type { Action } from '../store/types.js';
 import { verifySignature } from './signatures.js';
 import { compileTemplate, type TemplateContext } from './templates.js';
-import { runTransform, TRANSFORM_TIMEOUT_MS, type TransformAction, type TransformFn } from './transforms.js';
+import type { TransformAction, TransformPool } from './transforms.js';
 
 /** Most actions one request may fan out into with `forEach`. */
 export const FOR_EACH_LIMIT = 100;
@@ -42,7 +42,8 @@ export interface MappedTargetOptions {
   mapping: MappingConfig;
   id: string;
   defaultMaxBodyBytes: number;
-  transform?: TransformFn;
+  /** Runs the mapping's transform in its worker pool (time bound and validation included). */
+  transform?: Pick<TransformPool, 'run'>;
   log: Logger;
 }
 
@@ -90,17 +91,13 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
         if (options.transform) {
           let result: TransformAction | null;
           try {
-            result = await runTransform(
-              options.transform,
-              {
-                payload: item,
-                headers,
-                query: request.query,
-                path: request.name,
-                url: request.url,
-              },
-              TRANSFORM_TIMEOUT_MS,
-            );
+            result = await options.transform.run({
+              payload: item,
+              headers,
+              query: request.query,
+              path: request.name,
+              url: request.url,
+            });
           } catch (error) {
             log.error({ err: error, mapping: id }, 'mapping transform failed');
             throw new HttpError(500, 'mapping_failed', `mapping "${id}" failed`);

@@ -10,7 +10,7 @@ import { builtInTargets, type HookTarget } from '../ingress/targets.js';
 import type { Logger } from '../log.js';
 import { gmailPreset } from './gmail-preset.js';
 import { mappedTarget } from './mapped-target.js';
-import { loadTransform, type TransformFn } from './transforms.js';
+import { loadTransform, type TransformLimits, type TransformPool } from './transforms.js';
 
 interface MappingEntry {
   path: string | undefined;
@@ -22,33 +22,56 @@ export class HookRouter {
     private readonly builtIns: Map<string, HookTarget>,
     private readonly mappings: MappingEntry[],
     private readonly presets: Map<string, HookTarget>,
+    /** The transforms' worker pools: they outlive requests, so the router's owner ends them. */
+    private readonly transforms: TransformPool[],
   ) {}
 
   /** Builds the router, loading every transform module now so a broken one fails at start or reload. */
-  static async create(config: ResolvedConfig, log: Logger): Promise<HookRouter> {
+  static async create(
+    config: ResolvedConfig,
+    log: Logger,
+    transformLimits: Partial<TransformLimits> = {},
+  ): Promise<HookRouter> {
     const { hooks } = config;
     const mappings: MappingEntry[] = [];
+    const transforms: TransformPool[] = [];
     for (const [index, mapping] of hooks.mappings.entries()) {
       const id = mapping.id ?? `mapping-${index}`;
-      let transform: TransformFn | undefined;
+      let transform: TransformPool | undefined;
       if (mapping.transform) {
         try {
-          transform = await loadTransform({
-            transformsRoot: hooks.transformsRoot,
-            transformsDir: hooks.transformsDir,
-            module: mapping.transform.module,
-            exportName: mapping.transform.export,
-          });
+          transform = await loadTransform(
+            {
+              transformsRoot: hooks.transformsRoot,
+              transformsDir: hooks.transformsDir,
+              module: mapping.transform.module,
+              exportName: mapping.transform.export,
+            },
+            transformLimits,
+          );
         } catch (error) {
+          // The router will not be used: end the workers of the transforms loaded so far.
+          await Promise.all(transforms.map((pool) => pool.terminate()));
           throw new Error(`hooks.mappings[${index}].transform.module: ${(error as Error).message}`);
         }
+        transforms.push(transform);
       }
       const target = mappedTarget({ mapping, id, defaultMaxBodyBytes: hooks.maxBodyBytes, transform, log });
       mappings.push({ path: mapping.match?.path, target });
     }
     const presets = new Map<string, HookTarget>();
     if (hooks.presets.includes('gmail')) presets.set('gmail', gmailPreset());
-    return new HookRouter(builtInTargets(config), mappings, presets);
+    return new HookRouter(builtInTargets(config), mappings, presets, transforms);
+  }
+
+  /** After a reload: transform workers end once idle (late requests of this config are still served). */
+  retire(): Promise<void> {
+    return Promise.all(this.transforms.map((pool) => pool.retire())).then(() => {});
+  }
+
+  /** At shutdown: every transform worker is terminated. */
+  terminate(): Promise<void> {
+    return Promise.all(this.transforms.map((pool) => pool.terminate())).then(() => {});
   }
 
   /** The targets that may serve this hook name, in precedence order; empty when none (404). */

@@ -16,6 +16,7 @@ import { AuthFailureLimiter } from '../ingress/auth-limiter.js';
 import { HookIngress } from '../ingress/hooks-routes.js';
 import { IDEMPOTENCY_TTL_MS } from '../ingress/idempotency.js';
 import type { Logger } from '../log.js';
+import type { TransformLimits } from '../mappings/transforms.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import { buildApp } from './app.js';
@@ -35,6 +36,8 @@ export interface ListenOptions {
   workers?: boolean;
   /** Re-read the config file's hooks section when it changes (default true). */
   watchConfig?: boolean;
+  /** Transform worker limits (time bound, heap, pool size); tests make the time bound short. */
+  transforms?: Partial<TransformLimits>;
 }
 
 export interface RunningGateway {
@@ -53,7 +56,7 @@ export async function startGateway(
   log: Logger,
   options: ListenOptions = {},
 ): Promise<RunningGateway> {
-  const ingress = await HookIngress.create(config, log);
+  const ingress = await HookIngress.create(config, log, options.transforms);
   const store = openStore(config.store);
   const limiter = new AuthFailureLimiter();
   const workers = options.workers ?? true;
@@ -104,6 +107,7 @@ export async function startGateway(
   } catch (error) {
     for (const timer of timers) clearInterval(timer);
     await store.close();
+    await ingress.close();
     throw error;
   }
   if (workers) {
@@ -129,6 +133,7 @@ export async function startGateway(
       for (const timer of timers) clearInterval(timer);
       stopWatching();
       await app.close();
+      await ingress.close();
       const grace = options.stopGraceMs ?? 8000;
       await Promise.all([worker.stop(grace), heartbeat.stop(grace)]);
       await delivery.stop();

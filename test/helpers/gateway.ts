@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { loadConfigFile } from '../../src/config/load.js';
 import type { ResolvedConfig } from '../../src/config/resolved.js';
 import { createLogger } from '../../src/log.js';
-import { type RunningGateway, startGateway } from '../../src/server/gateway.js';
+import { type ListenOptions, type RunningGateway, startGateway } from '../../src/server/gateway.js';
 
 export const HOOK_TOKEN = 'hook-token-0123456789abcdef0123456789';
 export const ADMIN_TOKEN = 'admin-token-0123456789abcdef012345678';
@@ -88,6 +88,8 @@ export interface StartOptions {
   /** Run agent runs and heartbeats too; off by default, so ingress tests see runs as accepted. */
   workers?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** Transform worker limits (e.g. a short time bound instead of 5 s). */
+  transforms?: ListenOptions['transforms'];
 }
 
 export async function startTestGateway(
@@ -102,6 +104,7 @@ export async function startTestGateway(
     port: 0,
     bodyTimeoutMs: options.bodyTimeoutMs,
     workers: options.workers ?? false,
+    transforms: options.transforms,
   });
   const hooksPath = loaded.config.hooks.path;
   const url = gateway.url;

@@ -1,8 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tests write transform sources that contain template literals
 /**
  * Mapping transforms (CONTRACT §3 containment, §7 behaviour): loading JS and TS
- * modules from a real temp transforms root, export selection, result validation,
- * time limits, and every way a module path could escape the transforms directory.
+ * modules from a real temp transforms root into their worker threads, export
+ * selection, result validation, time limits, and every way a module path could
+ * escape the transforms directory. Runaways and crashes: transform-isolation.test.ts.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,11 +11,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   loadTransform,
-  runTransform,
   TRANSFORM_TIMEOUT_MS,
   TransformError,
-  type TransformFn,
   type TransformInput,
+  type TransformLimits,
+  type TransformPool,
   TransformTimeoutError,
 } from '../../src/mappings/transforms.js';
 
@@ -33,7 +34,10 @@ beforeEach(() => {
   mkdirSync(dir, { recursive: true });
   mkdirSync(outside);
 });
-afterEach(() => {
+/** Every pool a test started; each is terminated after the test, so no worker outlives it. */
+const pools: TransformPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.terminate()));
   rmSync(base, { recursive: true, force: true });
 });
 
@@ -52,11 +56,25 @@ function write(name: string, source: string, at = dir): string {
   return file;
 }
 
-const load = (module: string, exportName?: string) =>
-  loadTransform({ transformsRoot: root, transformsDir: dir, module, ...(exportName ? { exportName } : {}) });
+async function load(module: string, exportName?: string, limits: Partial<TransformLimits> = {}) {
+  const pool = await loadTransform(
+    { transformsRoot: root, transformsDir: dir, module, ...(exportName ? { exportName } : {}) },
+    limits,
+  );
+  pools.push(pool);
+  return pool;
+}
 
 async function loadAndRun(module: string, exportName?: string) {
-  return runTransform(await load(module, exportName), input, 1000);
+  return (await load(module, exportName)).run(input);
+}
+
+let sources = 0;
+/** Writes `source` as a fresh .mjs transform and runs it once on `input`. */
+async function run(source: string, limits: Partial<TransformLimits> = { timeoutMs: 1000 }) {
+  const name = `inline-${++sources}.mjs`;
+  write(name, source);
+  return (await load(name, undefined, limits)).run(input);
 }
 
 describe('loadTransform: module kinds and exports', () => {
@@ -212,32 +230,18 @@ describe('loadTransform: containment', () => {
   });
 });
 
-describe('runTransform', () => {
-  const run = (fn: TransformFn, timeoutMs = 1000) => runTransform(fn, input, timeoutMs);
-
+describe('running a transform in its worker', () => {
   it('exports the default time limit', () => {
     expect(TRANSFORM_TIMEOUT_MS).toBe(5000);
   });
 
   it('returns a sync result, keeping known fields and dropping unknown ones', async () => {
-    const fn = (() => ({
-      kind: 'wake',
-      text: 't',
-      message: 'm',
-      name: 'n',
-      sessionKey: 'hook:x',
-      agentId: 'main',
-      wakeMode: 'now',
-      deliver: false,
-      channel: 'slack',
-      to: 'C1',
-      model: 'openai/x',
-      thinking: 'low',
-      timeoutSeconds: 30,
-      extra: 'ignored',
-      message2: 1,
-    })) as unknown as TransformFn;
-    expect(await run(fn)).toEqual({
+    const result = await run(`export default () => ({
+      kind: 'wake', text: 't', message: 'm', name: 'n', sessionKey: 'hook:x', agentId: 'main',
+      wakeMode: 'now', deliver: false, channel: 'slack', to: 'C1', model: 'openai/x', thinking: 'low',
+      timeoutSeconds: 30, extra: 'ignored', message2: 1,
+    });`);
+    expect(result).toEqual({
       kind: 'wake',
       text: 't',
       message: 'm',
@@ -255,70 +259,94 @@ describe('runTransform', () => {
   });
 
   it('awaits an async result', async () => {
-    expect(await run(async (i) => ({ message: String((i.payload as { n: number }).n) }))).toEqual({
+    expect(await run('export default async (i) => ({ message: String(i.payload.n) });')).toEqual({
       message: '7',
     });
   });
 
   it('maps null and undefined to null (skip)', async () => {
-    expect(await run(() => null)).toBeNull();
-    expect(await run((async () => undefined) as unknown as TransformFn)).toBeNull();
+    expect(await run('export default () => null;')).toBeNull();
+    expect(await run('export default async () => undefined;')).toBeNull();
   });
 
-  it('propagates a thrown error unchanged, sync or async', async () => {
-    const err = new Error('transform broke');
-    await expect(
-      run(() => {
-        throw err;
-      }),
-    ).rejects.toBe(err);
-    await expect(run(async () => Promise.reject(err))).rejects.toBe(err);
+  it("propagates a thrown error's name, message and stack, sync or async", async () => {
+    for (const source of [
+      'export default () => { throw new RangeError("transform broke"); };',
+      'export default async () => Promise.reject(new RangeError("transform broke"));',
+    ]) {
+      const error = await run(source).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect(error).toMatchObject({ name: 'RangeError', message: 'transform broke' });
+      expect(error?.stack).toMatch(/inline-\d+\.mjs/);
+    }
+    await expect(run('export default () => { throw "a string"; };')).rejects.toThrow(
+      /threw a non-error value: a string/,
+    );
   });
 
   it('cuts off a transform that never settles', async () => {
     const started = Date.now();
-    const pending = run(() => new Promise(() => {}), 50);
-    await expect(pending).rejects.toBeInstanceOf(TransformTimeoutError);
-    await expect(run(() => new Promise(() => {}), 20)).rejects.toThrow(/did not finish within 20 ms/);
-    expect(Date.now() - started).toBeLessThan(1000);
+    await expect(
+      run('export default () => new Promise(() => {});', { timeoutMs: 50 }),
+    ).rejects.toBeInstanceOf(TransformTimeoutError);
+    await expect(run('export default () => new Promise(() => {});', { timeoutMs: 20 })).rejects.toThrow(
+      /did not finish within 20 ms; its worker was stopped/,
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('refuses results that are not plain objects', async () => {
-    for (const bad of [[], 'text', 42, true, new Date(), new (class Action {})()]) {
-      await expect(
-        run(() => bad as never),
-        JSON.stringify(bad),
-      ).rejects.toBeInstanceOf(TransformError);
+    for (const bad of ['[]', '"text"', '42', 'true', 'new Date()', 'new (class Action {})()']) {
+      await expect(run(`export default () => ${bad};`), bad).rejects.toBeInstanceOf(TransformError);
     }
-    await expect(run(() => [] as never)).rejects.toThrow(/must be an object or null, got an array/);
-    await expect(run(() => 'hi' as never)).rejects.toThrow(/got a string "hi"/);
-    await expect(run(() => new (class Action {})() as never)).rejects.toThrow(
+    await expect(run('export default () => [];')).rejects.toThrow(/must be an object or null, got an array/);
+    await expect(run('export default () => "hi";')).rejects.toThrow(/got a string "hi"/);
+    await expect(run('export default () => new (class Action {})();')).rejects.toThrow(
       /plain object, got an instance of Action/,
     );
   });
 
+  it('refuses functions and classes with a TransformError, not a clone error', async () => {
+    await expect(run('export default () => () => ({ text: "x" });')).rejects.toThrow(
+      /must be an object or null, got a function/,
+    );
+    await expect(run('export default () => class Action {};')).rejects.toThrow(/got a function/);
+    await expect(run('export default () => ({ text: () => "x" });')).rejects.toThrow(
+      /field "text" must be a string, got a function/,
+    );
+    // Unknown fields are dropped, so what they hold never has to cross back.
+    expect(await run('export default () => ({ text: "x", helper: () => 1, sym: Symbol("s") });')).toEqual({
+      text: 'x',
+    });
+  });
+
   it('accepts a null-prototype object', async () => {
-    const result = Object.assign(Object.create(null) as object, { text: 'x' });
-    expect(await run(() => result)).toEqual({ text: 'x' });
+    expect(await run('export default () => Object.assign(Object.create(null), { text: "x" });')).toEqual({
+      text: 'x',
+    });
   });
 
   it('refuses known fields of the wrong type, naming the field', async () => {
-    const cases: [Record<string, unknown>, RegExp][] = [
-      [{ message: 42 }, /field "message" must be a string, got number 42/],
-      [{ to: null }, /field "to" must be a string, got null/],
-      [{ deliver: 'yes' }, /field "deliver" must be a boolean/],
-      [{ timeoutSeconds: '30' }, /field "timeoutSeconds" must be a finite number/],
-      [{ timeoutSeconds: Number.NaN }, /field "timeoutSeconds" must be a finite number/],
-      [{ kind: 'shout' }, /field "kind" must be "agent" or "wake"/],
-      [{ channel: { id: 1 } }, /field "channel" must be a string, got an object/],
+    const cases: [string, RegExp][] = [
+      ['{ message: 42 }', /field "message" must be a string, got number 42/],
+      ['{ to: null }', /field "to" must be a string, got null/],
+      ['{ deliver: "yes" }', /field "deliver" must be a boolean/],
+      ['{ timeoutSeconds: "30" }', /field "timeoutSeconds" must be a finite number/],
+      ['{ timeoutSeconds: NaN }', /field "timeoutSeconds" must be a finite number/],
+      ['{ kind: "shout" }', /field "kind" must be "agent" or "wake"/],
+      ['{ channel: { id: 1 } }', /field "channel" must be a string, got an object/],
     ];
     for (const [result, message] of cases) {
-      await expect(run(() => result as never)).rejects.toThrow(message);
+      await expect(run(`export default () => (${result});`)).rejects.toThrow(message);
     }
   });
 
   it('refuses an object whose fields would be inherited from a custom prototype', async () => {
-    const result = Object.create({ message: 'inherited' }) as object;
-    await expect(run(() => result)).rejects.toThrow(/plain object/);
+    await expect(run('export default () => Object.create({ message: "inherited" });')).rejects.toThrow(
+      /plain object/,
+    );
   });
 });

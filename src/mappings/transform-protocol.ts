@@ -1,0 +1,29 @@
+/** Messages between the gateway (transform-pool.ts) and a transform worker (transform-worker.ts). */
+import type { TransformAction, TransformInput } from './transform-action.js';
+
+/** `workerData` of a transform worker. */
+export interface WorkerSpec {
+  /** The real path of the module, already checked to lie inside the transforms directory. */
+  file: string;
+  /** The module as the config names it, for error messages. */
+  module: string;
+  exportName: string | undefined;
+}
+
+export interface SerializedError {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+/** The worker's first message: whether the module loaded and has a usable export. */
+export type LoadReply = { loaded: true } | { loaded: false; error: SerializedError };
+
+export interface CallRequest {
+  id: number;
+  input: TransformInput;
+}
+
+export type CallReply =
+  | { id: number; action: TransformAction | null; error?: undefined }
+  | { id: number; error: SerializedError };
