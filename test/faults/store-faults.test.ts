@@ -1,0 +1,208 @@
+/**
+ * A store that fills up or goes read-only (real faults, Linux as root): while
+ * it cannot write, hooks answer 503 `unavailable` and nothing is half-written;
+ * reads go on; when the space or the disk is back, the refused requests retried
+ * under their Idempotency-Key are accepted as new. Afterwards every 2xx is in
+ * the store exactly once with its idempotency record, and no refused request
+ * left a row or a key. test/ingress/store-unavailable.test.ts covers a store
+ * locked by another process.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN } from '../helpers/gateway.js';
+import { reportFigure, size } from './support/figures.js';
+import {
+  Ext4Volume,
+  ext4Unavailable,
+  fillUp,
+  mountTmpfs,
+  tmpfsUnavailable,
+  unmount,
+} from './support/filesystems.js';
+import { GatewayProcess, withReadOnlyDb } from './support/gateway-process.js';
+import { accepted, checkStore, sendTagged, type Tagged } from './support/tagged-requests.js';
+
+const BEFORE = size(200, 50);
+const DURING = size(300, 60);
+const AFTER = size(200, 50);
+
+const noTmpfs = tmpfsUnavailable();
+const noExt4 = ext4Unavailable();
+if (noTmpfs) console.warn(`store faults: skipping the full-disk test: ${noTmpfs}`);
+if (noExt4) console.warn(`store faults: skipping the read-only test: ${noExt4}`);
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function mountpoint(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agentgate-store-fault-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function startOn(dir: string): Promise<GatewayProcess> {
+  const gateway = new GatewayProcess(dir, { agents: { defaults: { heartbeat: { every: '0' } } } });
+  await gateway.start();
+  cleanups.push(() => gateway.stop());
+  return gateway;
+}
+
+/** Sends `count` tagged requests one after another (wake and agent in turn). */
+async function sendMany(
+  agent: Agent,
+  gateway: GatewayProcess,
+  phase: string,
+  count: number,
+): Promise<Tagged[]> {
+  const sent: Tagged[] = [];
+  for (let i = 0; i < count; i++) {
+    sent.push(await sendTagged(agent, gateway.url, `${phase}-${i}`, i % 2 === 0 ? 'wake' : 'agent'));
+  }
+  return sent;
+}
+
+/** Reads still work while writes cannot: health, and a run accepted before the fault. */
+async function readsWork(gateway: GatewayProcess, before: Tagged[]): Promise<boolean> {
+  const run = before.find((t) => t.kind === 'agent');
+  const health = await fetch(`${gateway.url}/healthz`);
+  const answer = await fetch(`${gateway.url}/api/runs/${run?.id}`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  return health.status === 200 && answer.status === 200;
+}
+
+/** Retries every refused request under its key; returns each key's final outcome. */
+async function retryRefused(
+  agent: Agent,
+  gateway: GatewayProcess,
+  all: Tagged[],
+): Promise<Map<string, Tagged>> {
+  const final = new Map(all.map((t) => [t.key, t]));
+  for (const t of all.filter((t) => !accepted(t))) {
+    const retry = await sendTagged(agent, gateway.url, t.key, t.kind);
+    final.set(t.key, retry);
+  }
+  return final;
+}
+
+function statusCounts(sent: readonly Tagged[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const t of sent) {
+    const label = t.code ? `${t.status} ${t.code}` : String(t.status);
+    counts[label] = (counts[label] ?? 0) + 1;
+  }
+  return counts;
+}
+
+describe('a store that cannot write', () => {
+  it.skipIf(noTmpfs)(
+    'when the disk is full: 503 unavailable, nothing half-written, recovery once freed',
+    async () => {
+      const dir = mountpoint();
+      mountTmpfs(dir, 24 * 1024 * 1024);
+      cleanups.push(() => unmount(dir));
+      const gateway = await startOn(dir);
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      cleanups.push(() => agent.destroy());
+
+      const before = await sendMany(agent, gateway, 'before-full', BEFORE);
+      expect(before.filter(accepted)).toHaveLength(BEFORE);
+
+      const filler = join(dir, 'filler');
+      const filled = fillUp(filler);
+      const during = await sendMany(agent, gateway, 'full', DURING);
+      const readable = await readsWork(gateway, before);
+
+      rmSync(filler);
+      const retried = await retryRefused(agent, gateway, during);
+      const after = await sendMany(agent, gateway, 'after-full', AFTER);
+      const exit = await gateway.kill('SIGTERM');
+
+      const final = new Map([...before, ...after].map((t) => [t.key, t]));
+      for (const [key, t] of retried) final.set(key, t);
+      const problems = withReadOnlyDb(gateway.dbPath, (db) => checkStore(db, final));
+      const refused = during.filter((t) => !accepted(t));
+      reportFigure('store-full', {
+        fillerMiB: +(filled / 2 ** 20).toFixed(1),
+        before: statusCounts(before),
+        whileFull: statusCounts(during),
+        retriedAfterFreeing: statusCounts(
+          [...retried.values()].filter((t) => refused.some((r) => r.key === t.key)),
+        ),
+        after: statusCounts(after),
+        readsWhileFull: readable,
+        storeProblems: problems.length,
+        exitCode: exit.code,
+      });
+
+      // The disk really was full: requests were refused, each as 503 unavailable.
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused.filter((t) => t.status !== 503 || t.code !== 'unavailable')).toEqual([]);
+      expect(readable).toBe(true);
+      // Retries of refused keys are new work, not replays, and are accepted once space is back.
+      expect([...retried.values()].filter((t) => !accepted(t))).toEqual([]);
+      expect(after.filter(accepted)).toHaveLength(AFTER);
+      expect(problems).toEqual([]);
+      expect(exit.code).toBe(0);
+    },
+  );
+
+  it.skipIf(noExt4)(
+    'when the disk goes read-only: 503 unavailable, nothing half-written, recovery once repaired',
+    async () => {
+      const dir = mountpoint();
+      const volume = new Ext4Volume(dir);
+      volume.mount();
+      cleanups.push(() => volume.remove());
+      let gateway = await startOn(dir);
+      let agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+      const before = await sendMany(agent, gateway, 'before-ro', BEFORE);
+      expect(before.filter(accepted)).toHaveLength(BEFORE);
+
+      volume.failReadOnly();
+      const during = await sendMany(agent, gateway, 'read-only', DURING);
+      const readable = await readsWork(gateway, before);
+      // Linux keeps an ext4 that failed read-only until it is unmounted, so recovery
+      // is what an operator does: stop the gateway, repair, mount, start again.
+      const exitWhileReadOnly = await gateway.kill('SIGTERM');
+      agent.destroy();
+      volume.repair();
+      gateway = await startOn(dir);
+      agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      cleanups.push(() => agent.destroy());
+
+      const retried = await retryRefused(agent, gateway, during);
+      const after = await sendMany(agent, gateway, 'after-ro', AFTER);
+      const exit = await gateway.kill('SIGTERM');
+
+      const final = new Map([...before, ...after].map((t) => [t.key, t]));
+      for (const [key, t] of retried) final.set(key, t);
+      const problems = withReadOnlyDb(gateway.dbPath, (db) => checkStore(db, final));
+      reportFigure('store-read-only', {
+        before: statusCounts(before),
+        whileReadOnly: statusCounts(during),
+        readsWhileReadOnly: readable,
+        exitWhileReadOnly,
+        retriedAfterRepair: statusCounts(
+          [...retried.values()].filter((t) => during.some((d) => d.key === t.key)),
+        ),
+        after: statusCounts(after),
+        storeProblems: problems.length,
+        exitCode: exit.code,
+      });
+
+      expect(during.filter((t) => t.status !== 503 || t.code !== 'unavailable')).toEqual([]);
+      expect(readable).toBe(true);
+      expect([...retried.values()].filter((t) => !accepted(t))).toEqual([]);
+      expect(after.filter(accepted)).toHaveLength(AFTER);
+      expect(problems).toEqual([]);
+      expect(exit.code).toBe(0);
+    },
+  );
+});
