@@ -64,10 +64,12 @@ export async function runCommand(options: RunOptions): Promise<void> {
   // Only now: a supervisor may send SIGTERM as soon as it reads this line.
   console.log(`agentgate listening on ${gateway.url}`);
 
-  // CONTRACT §8: `run` starts the Gmail receiver itself when hooks.gmail.account is set.
+  // CONTRACT §8: `run` starts the Gmail receiver itself when hooks.gmail.account is set. It listens
+  // on hooks.gmail.serve and hands mail to this gateway's ingress in process (hookUrl is for
+  // `hooks gmail run` alone).
   if (loaded.config.hooks.gmail?.account) {
     try {
-      gmailReceiver = createGmailReceiver(loaded.config, log, { gatewayUrl: gateway.url });
+      gmailReceiver = createGmailReceiver(loaded.config, log, { gatewayApp: gateway.app });
       console.log(`agentgate gmail receiver listening on ${await gmailReceiver.start()}`);
     } catch (error) {
       log.error({ error: (error as Error).message }, 'gmail receiver not started; hooks keep being served');

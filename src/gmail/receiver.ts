@@ -1,23 +1,24 @@
 /**
  * The gmail preset's Pub/Sub push receiver (CONTRACT §8). Each push names the
  * mailbox and its newest history id; the receiver reads what was added since
- * the last id it handled, forwards each new message (not sent, draft, spam or
- * trash) to the gateway's `/hooks/gmail` with `Idempotency-Key:
- * gmail:<messageId>`, and only then answers 2xx — any failure is a 5xx, so
- * Pub/Sub delivers the push again. Pushes are handled one at a time.
+ * the last id it handled, hands each new message (not sent, draft, spam or
+ * trash) to its sink — the gateway's `/hooks/gmail`, in process inside
+ * `agentgate run`, over HTTP for `agentgate hooks gmail run` — and only then
+ * answers 2xx; any failure is a 5xx, so Pub/Sub delivers the push again.
+ * Pushes are handled one at a time. The HTTP side lives in push-server.ts and
+ * push-routes.ts; this file keeps the mailbox in step.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { HttpError } from '../http/errors.js';
 import { AuthFailureLimiter } from '../ingress/auth-limiter.js';
 import { tokenMatcher } from '../ingress/token.js';
 import type { Logger } from '../log.js';
+import type { Envelope } from './envelope.js';
 import { type GmailApi, HistoryExpiredError } from './google/gmail-api.js';
 import { extractMail, isExcluded } from './google/mime.js';
-import { OidcRejected, type OidcVerifier } from './oidc.js';
+import type { OidcVerifier } from './oidc.js';
+import { listenForPushes, type PushServer } from './push-server.js';
+import type { MailSink } from './sink.js';
 import { type GmailState, newerHistoryId, readGmailState, writeGmailState } from './state.js';
 
-const MAX_PUSH_BYTES = 64 * 1024;
 /** How many of the label's newest messages are looked at when the stored history id has expired. */
 const RECOVERY_SCAN = 25;
 const RETRY_MAX_MS = 5 * 60_000;
@@ -27,32 +28,25 @@ export interface GmailReceiverOptions {
   label: string;
   topic: string;
   pushToken: string;
-  hookUrl: string;
-  hookToken: string;
   includeBody: boolean;
   maxBytes: number;
   renewEveryMinutes: number;
   serve: { bind: string; port: number; path: string };
   stateFile: string;
   api: GmailApi;
+  /** Where accepted mail goes: the gateway's ingress. */
+  sink: MailSink;
   /** Also require Google's OIDC token on each push (hooks.gmail.oidc). */
   oidc?: OidcVerifier;
+  /** The §4 lockout; a wrong push or OIDC token counts toward it. */
+  limiter?: AuthFailureLimiter;
   log: Logger;
-  fetch?: typeof fetch;
-}
-
-interface Envelope {
-  emailAddress: string;
-  historyId: string;
-  messageId: string;
 }
 
 export class GmailReceiver {
-  private server?: Server;
+  private server?: PushServer;
   private state: GmailState;
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly limiter = new AuthFailureLimiter();
-  private readonly pushTokenIsValid: (token: string | undefined) => boolean;
   private readonly seenPushes = new Set<string>();
   private renewTimer?: NodeJS.Timeout;
   private retryTimer?: NodeJS.Timeout;
@@ -61,22 +55,24 @@ export class GmailReceiver {
 
   constructor(private readonly options: GmailReceiverOptions) {
     this.state = readGmailState(options.stateFile);
-    this.pushTokenIsValid = tokenMatcher(options.pushToken);
   }
 
   /** Listens, then registers the watch (retrying with backoff when Google cannot be reached). */
   async start(): Promise<string> {
-    const { serve } = this.options;
-    this.server = createServer((request, response) => {
-      this.handle(request, response).catch((error) => this.answerError(response, error));
-    });
-    await new Promise<void>((resolve, reject) => {
-      this.server?.once('error', reject);
-      this.server?.listen(serve.port, serve.bind, () => resolve());
-    });
-    const { port } = this.server.address() as AddressInfo;
-    const host = serve.bind.includes(':') ? `[${serve.bind}]` : serve.bind;
-    this.url = `http://${host}:${port}${serve.path}`;
+    const { serve, log } = this.options;
+    this.server = await listenForPushes(
+      serve,
+      {
+        path: serve.path,
+        pushTokenIsValid: tokenMatcher(this.options.pushToken),
+        oidc: this.options.oidc,
+        limiter: this.options.limiter ?? new AuthFailureLimiter(),
+        log,
+        onPush: (envelope) => this.acceptPush(envelope),
+      },
+      log,
+    );
+    this.url = this.server.url;
     void this.watchWithRetry(1000);
     const renewMs = this.options.renewEveryMinutes * 60_000;
     this.renewTimer = setInterval(() => void this.watchWithRetry(1000), renewMs);
@@ -88,7 +84,7 @@ export class GmailReceiver {
     this.stopped = true;
     clearInterval(this.renewTimer);
     clearTimeout(this.retryTimer);
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.server?.close();
     await this.queue.catch(() => {});
   }
 
@@ -116,55 +112,24 @@ export class GmailReceiver {
     }
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', 'http://receiver');
-    if (url.pathname !== this.options.serve.path) throw new HttpError(404, 'not_found', 'not found');
-    if (request.method !== 'POST') {
-      throw new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use POST`, {
-        allow: 'POST',
-      });
-    }
-    const address = (request.socket.remoteAddress ?? 'unknown').replace(/^::ffff:/, '');
-    const lock = this.limiter.check(address);
-    if (lock.locked) {
-      throw new HttpError(429, 'rate_limited', 'too many failed authentication attempts; retry later', {
-        'retry-after': String(lock.retryAfterSeconds),
-      });
-    }
-    if (!this.pushTokenIsValid(url.searchParams.get('token') ?? undefined)) {
-      this.limiter.fail(address);
-      this.options.log.warn({ client: address }, 'gmail push refused: wrong or missing push token');
-      throw new HttpError(401, 'unauthorized', 'missing or invalid push token');
-    }
-    if (this.options.oidc) {
-      try {
-        await this.options.oidc.verify(request.headers.authorization);
-      } catch (error) {
-        if (!(error instanceof OidcRejected)) throw error;
-        this.limiter.fail(address);
-        this.options.log.warn({ client: address, reason: error.message }, 'gmail push refused: OIDC token');
-        throw new HttpError(401, 'unauthorized', error.message);
-      }
-    }
-    this.limiter.succeed(address);
-    const envelope = parseEnvelope(await readBody(request));
+  /** A push that passed authentication: acknowledged (resolves) only once its new mail is in the gateway. */
+  private async acceptPush(envelope: Envelope): Promise<void> {
     const { log, account } = this.options;
     if (envelope.emailAddress.toLowerCase() !== account.toLowerCase()) {
       log.warn(
         { emailAddress: envelope.emailAddress },
         'gmail push for another mailbox acknowledged and ignored',
       );
-      return answer(response, 204);
+      return;
     }
     if (this.seenPushes.has(envelope.messageId)) {
       log.info({ messageId: envelope.messageId }, 'gmail push replayed; already handled');
-      return answer(response, 204);
+      return;
     }
     const work = this.queue.then(() => this.process(envelope));
     this.queue = work.catch(() => {});
     await work;
     this.remember(envelope.messageId);
-    answer(response, 204);
   }
 
   /** Reads and forwards what is new since the stored history id; saves the new id only when all went through. */
@@ -194,30 +159,12 @@ export class GmailReceiver {
         maxBytes: this.options.maxBytes,
       });
       if (isExcluded(mail.labelIds)) continue;
-      await this.forward(mail);
+      const { labelIds: _labels, ...fields } = mail;
+      await this.options.sink(fields);
       this.state.forwarded.push(id);
     }
     this.state.historyId = newerHistoryId(this.state.historyId, newest);
     writeGmailState(this.options.stateFile, this.state);
-  }
-
-  private async forward(mail: ReturnType<typeof extractMail>): Promise<void> {
-    const { labelIds: _labels, ...fields } = mail;
-    const response = await (this.options.fetch ?? fetch)(this.options.hookUrl, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${this.options.hookToken}`,
-        'content-type': 'application/json',
-        'idempotency-key': `gmail:${mail.id}`,
-      },
-      body: JSON.stringify({ messages: [fields] }),
-      signal: AbortSignal.timeout(30_000),
-    });
-    // 409: this key was accepted before with another body (e.g. a longer cut) — already forwarded.
-    if (!response.ok && response.status !== 409) {
-      throw new Error(`the gateway answered ${response.status} for gmail message ${mail.id}`);
-    }
-    await response.arrayBuffer();
   }
 
   private remember(pushId: string): void {
@@ -227,73 +174,4 @@ export class GmailReceiver {
       if (oldest !== undefined) this.seenPushes.delete(oldest);
     }
   }
-
-  private answerError(response: ServerResponse, error: unknown): void {
-    if (error instanceof HttpError) {
-      answer(response, error.statusCode, error.toJSON(), error.headers);
-      return;
-    }
-    this.options.log.error(
-      { error: (error as Error).message },
-      'gmail push failed; Pub/Sub will deliver it again',
-    );
-    answer(response, 503, { ok: false, error: 'could not process the push; retry', code: 'unavailable' });
-  }
-}
-
-function answer(
-  response: ServerResponse,
-  status: number,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) {
-  if (body === undefined) {
-    response.writeHead(status, headers).end();
-    return;
-  }
-  response
-    .writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers })
-    .end(JSON.stringify(body));
-}
-
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_PUSH_BYTES) {
-        reject(new HttpError(413, 'payload_too_large', `push body exceeds ${MAX_PUSH_BYTES} bytes`));
-        request.destroy();
-      } else chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
-
-/** Pub/Sub's push envelope: `{message: {data: base64({emailAddress, historyId}), messageId}, subscription}`. */
-export function parseEnvelope(body: Buffer): Envelope {
-  const malformed = (why: string) => new HttpError(400, 'invalid_payload', `malformed Pub/Sub push: ${why}`);
-  let outer: { message?: { data?: unknown; messageId?: unknown; message_id?: unknown } };
-  try {
-    outer = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw malformed('not JSON');
-  }
-  const message = outer?.message;
-  if (!message || typeof message.data !== 'string') throw malformed('message.data is missing');
-  const messageId = message.messageId ?? message.message_id;
-  if (typeof messageId !== 'string' || messageId === '') throw malformed('message.messageId is missing');
-  let data: { emailAddress?: unknown; historyId?: unknown };
-  try {
-    data = JSON.parse(Buffer.from(message.data, 'base64').toString('utf8'));
-  } catch {
-    throw malformed('message.data is not base64 JSON');
-  }
-  const historyId = typeof data.historyId === 'number' ? String(data.historyId) : data.historyId;
-  if (typeof data.emailAddress !== 'string' || typeof historyId !== 'string' || !/^\d+$/.test(historyId)) {
-    throw malformed('the notification needs emailAddress and a numeric historyId');
-  }
-  return { emailAddress: data.emailAddress, historyId, messageId };
 }

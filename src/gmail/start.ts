@@ -1,10 +1,12 @@
 /**
  * Builds the Gmail push receiver from the configuration: used by
- * `agentgate hooks gmail run`, and by `agentgate run` whenever
- * `hooks.gmail.account` is set.
+ * `agentgate hooks gmail run` (mail forwarded over HTTP to `hookUrl`), and by
+ * `agentgate run` whenever `hooks.gmail.account` is set (mail handed to the
+ * gateway's own app in process; `hookUrl` is not used there).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { resolveConfigPath } from '../config/paths.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
@@ -12,6 +14,7 @@ import { GmailApi } from './google/gmail-api.js';
 import { GoogleAuth, type GoogleCredentials } from './google/oauth.js';
 import { OidcVerifier } from './oidc.js';
 import { GmailReceiver } from './receiver.js';
+import { forwardOverHttp, handToIngress } from './sink.js';
 import { stateFileFor } from './state.js';
 
 export class GmailConfigError extends Error {}
@@ -45,6 +48,8 @@ export interface GmailReceiverStartOptions {
   fetch?: typeof fetch;
   /** The running gateway's URL (its real port), for the default hookUrl. */
   gatewayUrl?: string;
+  /** The gateway's own app, when the receiver runs inside `agentgate run`: mail is injected there. */
+  gatewayApp?: FastifyInstance;
 }
 
 export function createGmailReceiver(
@@ -74,8 +79,13 @@ export function createGmailReceiver(
     label: settings.label,
     topic,
     pushToken,
-    hookUrl: settings.hookUrl ?? defaultHookUrl(config, options.gatewayUrl),
-    hookToken: config.hooks.token,
+    sink: options.gatewayApp
+      ? handToIngress(options.gatewayApp, `${config.hooks.path}/gmail`, config.hooks.token)
+      : forwardOverHttp(
+          settings.hookUrl ?? defaultHookUrl(config, options.gatewayUrl),
+          config.hooks.token,
+          options.fetch,
+        ),
     includeBody: settings.includeBody,
     maxBytes: settings.maxBytes,
     renewEveryMinutes: settings.renewEveryMinutes,
@@ -91,6 +101,5 @@ export function createGmailReceiver(
         })
       : undefined,
     log,
-    fetch: options.fetch,
   });
 }

@@ -180,7 +180,8 @@ describe('hooks gmail setup', () => {
     expect((await setup('--credentials', join(dir, 'creds.json'))).code).toBe(0);
     const config = JSON5.parse(readFileSync(configPath, 'utf8'));
     config.hooks.gmail.serve = { bind: '127.0.0.1', port: 0, path: '/gmail-pubsub' };
-    delete config.hooks.gmail.hookUrl; // forward to this gateway, whatever port it got
+    // `run` hands mail to its own ingress in process: a hookUrl where nothing listens does not matter.
+    config.hooks.gmail.hookUrl = 'http://127.0.0.1:9/hooks/gmail';
     config.channels = { telegram: { botToken: '1:tg', apiBaseUrl: telegram.url } };
     config.agents.defaults.heartbeat = { every: '0' };
     writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
@@ -242,6 +243,7 @@ describe('hooks gmail setup', () => {
     child.stdout.on('data', (d) => {
       out += d;
     });
+    const exited = new Promise((resolve) => child.on('close', resolve));
     try {
       const url = await waitFor(
         async () => /agentgate gmail receiver listening on (\S+)/.exec(out)?.[1],
@@ -252,6 +254,7 @@ describe('hooks gmail setup', () => {
       await waitFor(async () => (google.watchCalls.length > 0 ? true : undefined), 'the watch call');
     } finally {
       child.kill('SIGTERM');
+      await exited; // it may still be writing its state file, which afterEach removes
     }
   });
 });
