@@ -27,8 +27,15 @@ export function addressKey(address: string): string {
   ) {
     return address.slice(MAPPED_PREFIX.length);
   }
-  return ipv6Key(address) ?? address.slice(0, MAX_KEY_LENGTH);
+  // A request asks for its key more than once (lockout check, then success or failure).
+  if (address === lastAddress) return lastKey;
+  lastKey = ipv6Key(address) ?? address.slice(0, MAX_KEY_LENGTH);
+  lastAddress = address;
+  return lastKey;
 }
+
+let lastAddress = '';
+let lastKey = '';
 
 /**
  * The eight 16-bit groups of the address being keyed. Reused across calls: the

@@ -14,7 +14,10 @@ import { HttpError } from '../http/errors.js';
 
 export const TOKEN_HEADER = 'x-agentgate-token';
 const AUTHORIZATION = 'authorization';
-const BEARER = 'bearer';
+/** `Bearer <token>` with one run of non-blank characters as the token (regex: native and cheap). */
+const BEARER_TOKEN = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+/** The Bearer scheme, however malformed the rest. */
+const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
 
 const ambiguous = (detail: string) =>
   new HttpError(400, 'ambiguous_credentials', `ambiguous credentials: ${detail}; send the token once`);
@@ -40,12 +43,15 @@ export function presentedHookToken(rawHeaders: readonly string[]): string | unde
       tokenHeader = rawHeaders[i + 1] as string;
     }
   }
-  if (authorization !== undefined && hasBearerScheme(authorization)) {
-    const bearer = bearerToken(authorization);
-    if (tokenHeader !== undefined && tokenHeader !== bearer) {
-      throw ambiguous(`Authorization and ${TOKEN_HEADER} carry different tokens`);
+  if (authorization !== undefined) {
+    const match = BEARER_TOKEN.exec(authorization);
+    if (match || BEARER_SCHEME.test(authorization)) {
+      const token = match?.[1];
+      if (tokenHeader !== undefined && tokenHeader !== token) {
+        throw ambiguous(`Authorization and ${TOKEN_HEADER} carry different tokens`);
+      }
+      return token;
     }
-    return bearer;
   }
   return tokenHeader === undefined || tokenHeader.length === 0 ? undefined : tokenHeader;
 }
@@ -62,45 +68,19 @@ export function presentedBearerToken(rawHeaders: readonly string[]): string | un
       authorization = rawHeaders[i + 1] as string;
     }
   }
-  return authorization !== undefined && hasBearerScheme(authorization)
-    ? bearerToken(authorization)
-    : undefined;
+  return authorization === undefined ? undefined : BEARER_TOKEN.exec(authorization)?.[1];
 }
 
-/** `name` equals `lowercase` ignoring ASCII case, without allocating a lowercased copy. */
+/** `name` equals `lowercase` ignoring ASCII case; the usual spellings are settled by one comparison. */
 function isHeader(name: string, lowercase: string): boolean {
-  return name.length === lowercase.length && startsWithIgnoringCase(name, lowercase);
-}
-
-function startsWithIgnoringCase(text: string, lowercase: string): boolean {
-  if (text.length < lowercase.length) return false;
+  if (name.length !== lowercase.length) return false;
+  if (name === lowercase) return true;
   for (let i = 0; i < lowercase.length; i++) {
-    const code = text.charCodeAt(i);
+    const code = name.charCodeAt(i);
     // Fold A–Z only; '-' and the other characters of these names must match exactly.
     if ((code >= 0x41 && code <= 0x5a ? code | 0x20 : code) !== lowercase.charCodeAt(i)) return false;
   }
   return true;
-}
-
-const isBlank = (code: number) => code === 0x20 || code === 0x09;
-
-/** `Bearer` (any case) alone or followed by a space or tab. */
-function hasBearerScheme(value: string): boolean {
-  return (
-    startsWithIgnoringCase(value, BEARER) &&
-    (value.length === BEARER.length || isBlank(value.charCodeAt(BEARER.length)))
-  );
-}
-
-/** The token of `Bearer <token>`: one run of non-blank characters, else undefined (malformed). */
-function bearerToken(value: string): string | undefined {
-  let start = BEARER.length;
-  while (start < value.length && isBlank(value.charCodeAt(start))) start++;
-  let end = start;
-  while (end < value.length && !isBlank(value.charCodeAt(end))) end++;
-  if (end === start) return undefined;
-  for (let rest = end; rest < value.length; rest++) if (!isBlank(value.charCodeAt(rest))) return undefined;
-  return value.slice(start, end);
 }
 
 /**
