@@ -8,6 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { addressKey, MAX_KEY_LENGTH } from '../../src/ingress/address-key.js';
 import { AuthFailureLimiter, type LimiterOptions } from '../../src/ingress/auth-limiter.js';
+import { recordAuthFailure } from '../../src/ingress/guards.js';
+import type { Logger } from '../../src/log.js';
 
 class FakeClock {
   constructor(public ms = 1_700_000_000_000) {}
@@ -143,6 +145,19 @@ describe('bounded memory without washing out a lock (issue 9 point 1)', () => {
     clock.advance(1); // x's lock ends at this very moment, so z is locked instead
     expect(limiter.fail('z')).toBe('locked');
     expect(limiter.fail('w')).toBe('overflow');
+  });
+
+  it('has the guards warn once when a lock begins and once when the lock table overflows', () => {
+    const { limiter } = limiterWith({ maxLocked: 1, maxFailures: 2 });
+    const warnings: unknown[][] = [];
+    const log = { warn: (...args: unknown[]) => warnings.push(args) } as unknown as Logger;
+    for (const address of ['198.51.100.1', '198.51.100.1', '198.51.100.2', '198.51.100.2', '198.51.100.2']) {
+      recordAuthFailure(limiter, address, log);
+    }
+    expect(warnings).toEqual([
+      [{ client: '198.51.100.1' }, expect.stringMatching(/locked out/)],
+      [{ client: '198.51.100.2' }, expect.stringMatching(/table of locked-out addresses is full/)],
+    ]);
   });
 
   it('sweep drops stale counts and ended locks', () => {
