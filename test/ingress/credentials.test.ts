@@ -171,6 +171,12 @@ describe('over HTTP (behind a trusted loopback proxy, so X-Forwarded-For names t
         400,
         'token_in_query',
       );
+      // A method without a hook route is answered by the not-found handler (405), after the same check.
+      expectError(
+        await send(gw, `/hooks/wake?${key}=x`, { method: 'PROPFIND', headers: BEARER }),
+        400,
+        'token_in_query',
+      );
       expectError(
         await send(gw, `/api/runs/x?${key}=x`, {
           method: 'GET',
@@ -186,6 +192,8 @@ describe('over HTTP (behind a trusted loopback proxy, so X-Forwarded-For names t
     const query = OTHER_KEYS.map((key) => `${key}=1`).join('&');
     const answer = await postHook(gw, `wake?${query}`, { text: 'look-alike keys pass' }, BEARER);
     expect(answer.status, answer.text).toBe(200);
+    const propfind = await send(gw, `/hooks/wake?${query}`, { method: 'PROPFIND', headers: BEARER });
+    expectError(propfind, 405, 'method_not_allowed');
   });
 
   it('refuses two Authorization headers on a hook, whichever of them is right, and commits nothing', async () => {
