@@ -20,7 +20,12 @@ export type ErrorCode =
   | 'idempotency_conflict'
   | 'mapping_failed'
   | 'unavailable'
-  | 'internal_error';
+  | 'internal_error'
+  // Refused before any route is reached (Node's HTTP parser or the router):
+  | 'bad_request'
+  | 'headers_too_large'
+  | 'uri_too_long'
+  | 'invalid_url';
 
 export class HttpError extends Error {
   constructor(

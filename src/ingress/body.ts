@@ -3,10 +3,10 @@
  *
  * Over the limit (by Content-Length, or while a chunked/unannounced body is
  * still arriving) it fails at once with 413 and keeps draining what the client
- * still sends, so the connection can be closed without a TCP reset that would
- * make the client lose the 413 answer (see `lingeringClose`).
+ * still sends. Both 413 and 408 carry `Connection: close`: the error handler
+ * sends them as the connection's last answer with a lingering close, so the
+ * client gets the answer rather than a TCP reset (server/closing-answer.ts).
  */
-import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { HttpError } from '../http/errors.js';
 
@@ -22,6 +22,10 @@ export function bodyTimedOut(timeoutMs: number): HttpError {
   return new HttpError(408, 'request_timeout', `request body not received within ${timeoutMs / 1000} s`, {
     connection: 'close',
   });
+}
+
+function bodyAborted(): HttpError {
+  return new HttpError(400, 'bad_request', 'the connection closed before the request body was complete');
 }
 
 export function readBody(
@@ -56,7 +60,9 @@ export function readBody(
     else chunks.push(chunk);
   };
   const onEnd = () => finish(null, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
-  const onError = (error: Error) => finish(error);
+  // A client that closes mid-body is not a server failure: answer (to nobody) as a client error.
+  const onError = (error: NodeJS.ErrnoException) =>
+    finish(error.code === 'ECONNRESET' ? bodyAborted() : error);
   const timer = setTimeout(() => finish(bodyTimedOut(timeoutMs)), timeoutMs);
 
   stream.on('data', onData);
@@ -65,32 +71,3 @@ export function readBody(
 }
 
 const ignore = () => {};
-
-/** How long a connection that got an early error answer keeps draining input before it is cut. */
-export const LINGER_MS = 5_000;
-
-/**
- * Node ends a `Connection: close` response with `socket.destroySoon()`, which
- * closes the socket as soon as the answer is flushed. If the client is still
- * sending, the kernel then answers its data with a reset, and many clients
- * report that reset instead of the answer they already received. Instead, half
- * close (FIN after the answer), keep reading and discarding until the client
- * finishes or `LINGER_MS` passes, then close — as nginx's lingering close does.
- */
-export function lingeringClose(socket: Socket): void {
-  const linger = function (this: Socket) {
-    this.end();
-    const destroy = () => this.destroy();
-    const timer = setTimeout(destroy, LINGER_MS);
-    timer.unref();
-    // No 'data' listener here: on a socket the HTTP parser consumes natively, adding
-    // one unconsumes it, and if the parser had paused reading (request backpressure)
-    // reading never restarts, so the client's unread data ends in a reset. The
-    // parser keeps draining the (resumed or dumped) request; resume() restarts
-    // reading if it was paused.
-    this.resume();
-    this.once('end', destroy);
-    this.once('close', () => clearTimeout(timer));
-  };
-  (socket as Socket & { destroySoon: () => void }).destroySoon = linger;
-}

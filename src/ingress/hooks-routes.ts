@@ -191,11 +191,25 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       const limit = Math.max(...candidates.map((target) => target.maxBodyBytes));
       readBody(payload, request.headers['content-length'], limit, bodyTimeoutMs, done);
     });
+    // Fastify answers a Content-Type it cannot parse (`a/b c`, `;;;`, empty) with
+    // 415 before any parser runs. The body is JSON whatever the header says, so a
+    // malformed header counts as absent, for the mapping's transform too.
+    // `mediaType` is the parse Fastify does anyway and caches for the request.
+    const malformedContentTypeIsAbsent = (
+      request: FastifyRequest,
+      _reply: FastifyReply,
+      done: () => void,
+    ) => {
+      if (request.mediaType === undefined && request.headers['content-type'] !== undefined) {
+        request.headers = { 'content-type': undefined };
+      }
+      done();
+    };
     for (const url of [hooksPath, `${hooksPath}/*`]) {
       scope.route({
         method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
         url,
-        onRequest: guard,
+        onRequest: [guard, malformedContentTypeIsAbsent],
         handler: handle,
       });
     }

@@ -6,17 +6,19 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
+  type FastifyRequest,
   LogController,
 } from 'fastify';
 import type { ResolvedConfig } from '../config/resolved.js';
-import { HttpError } from '../http/errors.js';
+import { type ErrorCode, HttpError } from '../http/errors.js';
 import type { AuthFailureLimiter } from '../ingress/auth-limiter.js';
-import { lingeringClose } from '../ingress/body.js';
 import { rejectQueryToken } from '../ingress/guards.js';
 import { type HookIngress, type IngressDeps, registerHookRoutes } from '../ingress/hooks-routes.js';
 import type { Logger } from '../log.js';
 import { type Store, StoreUnavailableError } from '../store/types.js';
 import { registerAdminRoutes } from './admin-routes.js';
+import { MAX_PARAM_LENGTH, onBadUrl, onClientError, onMaxParamLength } from './client-errors.js';
+import { sendClosingAnswer } from './closing-answer.js';
 
 export interface AppDeps {
   config: ResolvedConfig;
@@ -41,24 +43,45 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: trusted.length > 0 ? trusted : false,
     return503OnClosing: true,
     keepAliveTimeout: 72_000,
+    // Requests refused before any route answer in CONTRACT §4's shape too (client-errors.ts).
+    clientErrorHandler: onClientError,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, onBadUrl, onMaxParamLength },
   });
 
-  app.setErrorHandler((error: FastifyError | HttpError | Error, request, reply) => {
-    const httpError = toHttpError(error);
-    if (httpError.statusCode >= 500) request.log.error({ err: error, url: request.url }, 'request failed');
-    if (httpError.headers.connection === 'close') lingeringClose(request.raw.socket);
-    reply.code(httpError.statusCode).headers(httpError.headers).send(httpError.toJSON());
-  });
+  // Outside the hook routes (which parse every body themselves) no route takes a
+  // body: the body of a request to an unknown path is not read, so its answer is
+  // 404/405 whatever it holds or claims to be. Node discards it after the answer.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
-  app.setNotFoundHandler((request, reply) => {
+  const notFound = (request: FastifyRequest): HttpError => {
     const inHooks = config.hooks.enabled && request.url.startsWith(`${config.hooks.path}/`);
     // Methods without a hook route land here: the query-token check still comes first (CONTRACT §4).
     if (inHooks) rejectQueryToken(request);
-    const error = inHooks
+    return inHooks
       ? new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use POST`, {
           allow: 'POST',
         })
       : new HttpError(404, 'not_found', `nothing at ${request.method} ${request.url.split('?')[0]}`);
+  };
+
+  app.setErrorHandler((error: FastifyError | HttpError | Error, request, reply) => {
+    let httpError = toHttpError(error);
+    // Fastify refuses a malformed Content-Type (415) before an unknown path's
+    // handler runs; the path is what is wrong, so say that instead.
+    if (request.is404 && !(error instanceof HttpError)) httpError = answerOf(() => notFound(request));
+    if (httpError.statusCode >= 500) request.log.error({ err: error, url: request.url }, 'request failed');
+    if (httpError.headers.connection === 'close') {
+      // The connection's last answer, with a lingering close (closing-answer.ts).
+      reply.hijack();
+      sendClosingAnswer(reply.raw, httpError);
+      return;
+    }
+    reply.code(httpError.statusCode).headers(httpError.headers).send(httpError.toJSON());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = notFound(request);
     reply.code(error.statusCode).headers(error.headers).send(error.toJSON());
   });
 
@@ -75,9 +98,28 @@ function toHttpError(error: FastifyError | HttpError | Error): HttpError {
     });
   }
   const status = (error as FastifyError).statusCode;
-  if (status === 405) return new HttpError(405, 'method_not_allowed', error.message);
   if (status !== undefined && status >= 400 && status < 500) {
-    return new HttpError(status, status === 404 ? 'not_found' : 'invalid_payload', error.message);
+    return new HttpError(status, FRAMEWORK_CODES[status] ?? 'bad_request', error.message);
   }
   return new HttpError(500, 'internal_error', 'internal error');
+}
+
+/** Codes for the 4xx that Fastify itself raises; any other is a `bad_request`. */
+const FRAMEWORK_CODES: Record<number, ErrorCode> = {
+  404: 'not_found',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  414: 'uri_too_long',
+  431: 'headers_too_large',
+};
+
+/** The error `compute` throws as an answer, or the one it returns. */
+function answerOf(compute: () => HttpError): HttpError {
+  try {
+    return compute();
+  } catch (error) {
+    if (error instanceof HttpError) return error;
+    throw error;
+  }
 }

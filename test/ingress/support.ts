@@ -148,7 +148,19 @@ export function parseResponse(data: Buffer): RawResponse | undefined {
   return { statusLine, status: Number(statusLine.split(' ')[1]), headers, body, json };
 }
 
-/** A raw HTTP/1.1 connection: write what you like, and wait for the server's (first) response. */
+/** Every complete response in `data`, in order: the answers to pipelined requests on one connection. */
+export function parseResponses(data: Buffer): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let rest = data;
+  for (let parsed = parseResponse(rest); parsed; parsed = parseResponse(rest)) {
+    responses.push(parsed);
+    const headEnd = rest.indexOf('\r\n\r\n') + 4;
+    rest = rest.subarray(headEnd + Number(parsed.headers['content-length'] ?? '0'));
+  }
+  return responses;
+}
+
+/** A raw HTTP/1.1 connection: write what you like, and wait for the server's responses. */
 export class RawClient {
   readonly socket: Socket;
   private data = Buffer.alloc(0);
@@ -156,6 +168,8 @@ export class RawClient {
   /** Set when the connection failed (e.g. a reset); `response()` still reports what arrived before. */
   error: Error | undefined;
   closed = false;
+  /** The server half-closed (FIN): it will send nothing more. */
+  ended = false;
 
   private constructor(socket: Socket) {
     this.socket = socket;
@@ -165,6 +179,10 @@ export class RawClient {
     });
     socket.on('error', (error) => {
       this.error = error;
+      this.notify();
+    });
+    socket.on('end', () => {
+      this.ended = true;
       this.notify();
     });
     socket.on('close', () => {
@@ -210,30 +228,53 @@ export class RawClient {
   }
 
   /** Resolves with the first complete response; rejects after `timeoutMs` or when the socket closes without one. */
-  response(timeoutMs = 10_000): Promise<RawResponse> {
+  async response(timeoutMs = 10_000): Promise<RawResponse> {
+    return (await this.responses(1, timeoutMs))[0] as RawResponse;
+  }
+
+  /**
+   * Resolves with the first `count` complete responses; rejects after `timeoutMs`
+   * or when the server ends the connection before sending that many.
+   */
+  responses(count: number, timeoutMs = 10_000): Promise<RawResponse[]> {
+    return this.until<RawResponse[]>(timeoutMs, `${count} complete response(s)`, () => {
+      const parsed = parseResponses(this.data);
+      if (parsed.length >= count) return { value: parsed.slice(0, count) };
+      if (this.closed || this.ended) {
+        return {
+          failure: `connection ended with ${parsed.length} of ${count} response(s) (${this.error?.message ?? 'no error'})`,
+        };
+      }
+      return undefined;
+    });
+  }
+
+  /** Resolves once the server has ended the connection (FIN or close); rejects after `timeoutMs`. */
+  serverEnd(timeoutMs = 10_000): Promise<void> {
+    return this.until<void>(timeoutMs, 'the server ending the connection', () =>
+      this.ended || this.closed ? { value: undefined } : undefined,
+    );
+  }
+
+  /** Re-evaluates `state` on every socket event until it settles, or fails after `timeoutMs`. */
+  private until<T>(
+    timeoutMs: number,
+    what: string,
+    state: () => { value: T } | { failure: string } | undefined,
+  ): Promise<T> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(
-          new Error(`no complete response within ${timeoutMs} ms; got: ${this.data.toString('latin1')}`),
-        );
-      }, timeoutMs);
+      const got = () => this.data.toString('latin1');
+      const timer = setTimeout(
+        () => reject(new Error(`no ${what} within ${timeoutMs} ms; got: ${got()}`)),
+        timeoutMs,
+      );
       const check = () => {
-        const parsed = parseResponse(this.data);
-        if (parsed) {
-          clearTimeout(timer);
-          resolve(parsed);
-          return true;
-        }
-        if (this.closed) {
-          clearTimeout(timer);
-          reject(
-            new Error(
-              `connection closed without a complete response (${this.error?.message ?? 'no error'}); got: ${this.data.toString('latin1')}`,
-            ),
-          );
-          return true;
-        }
-        return false;
+        const settled = state();
+        if (!settled) return false;
+        clearTimeout(timer);
+        if ('failure' in settled) reject(new Error(`${settled.failure}; got: ${got()}`));
+        else resolve(settled.value);
+        return true;
       };
       if (check()) return;
       const waiter = () => {
