@@ -5,12 +5,12 @@
  *
  * Memory is bounded without ever letting a lockout be washed out:
  * - Addresses still below the limit live in `counting` (at most `maxTracked`,
- *   10 000 ≈ 5 MB with 19 failures each).
+ *   10 000 ≈ 6 MB with 19 failures each; bench/auth-guard.mjs).
  *   When it is full, the entry whose last failure is oldest is shed — expired
  *   ones first, as they are the oldest. Shedding one costs that address at most
  *   the failures it had so far, never a lockout.
  * - Locked addresses move to `locked`, which is never shed before a lock ends.
- *   It has its own, much larger bound (`maxLocked`, 100 000 ≈ 9 MB): beyond it a
+ *   It has its own, much larger bound (`maxLocked`, 100 000 ≈ 13 MB): beyond it a
  *   new lockout cannot be recorded, the address goes on being answered 401 (and
  *   counted) and the caller is told once a minute ('overflow') so it can warn.
  *   Refusing every new address instead would hand anyone who owns 100 000 /64s
