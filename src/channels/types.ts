@@ -1,8 +1,15 @@
 /**
  * One interface for every messaging platform (CONTRACT §3 `channels`): send a
  * text to a recipient. The delivery engine around it decides what to send where.
+ *
+ * A platform is described, not programmed against HTTP: its module says how to
+ * build the request for one message (`Platform.buildRequest`) and what an answer
+ * means (`Platform.interpret`); the shared sender (sender.ts) does the sending
+ * through the outbound client, which owns time limits, network failures and
+ * redaction.
  */
 import type { ChannelId } from '../config/schema.js';
+import type { OutboundClient, OutboundRequest, OutboundResponse } from '../http/outbound.js';
 
 export interface OutboundMessage {
   /** Recipient as the platform names it (chat id, channel id, phone number, ...). */
@@ -29,6 +36,55 @@ export interface AdapterOptions {
   fetch?: typeof fetch;
   /** Per-request timeout (ms); default 30 s. */
   timeoutMs?: number;
+}
+
+/** What a platform's answer means for the message. */
+export type Verdict =
+  | { outcome: 'sent'; messageId?: string }
+  | { outcome: 'temporary'; reason: string; retryAfterMs?: number }
+  | { outcome: 'permanent'; reason: string }
+  /** The short-lived credential was refused: fetch a fresh one and try once more. */
+  | { outcome: 'stale-credential'; reason: string };
+
+export const sent = (messageId?: unknown): Verdict =>
+  typeof messageId === 'string' && messageId !== ''
+    ? { outcome: 'sent', messageId }
+    : typeof messageId === 'number'
+      ? { outcome: 'sent', messageId: String(messageId) }
+      : { outcome: 'sent' };
+export const temporary = (reason: string, retryAfterMs?: number): Verdict =>
+  retryAfterMs === undefined
+    ? { outcome: 'temporary', reason }
+    : { outcome: 'temporary', reason, retryAfterMs };
+export const permanent = (reason: string): Verdict => ({ outcome: 'permanent', reason });
+
+/** A platform, described: no HTTP of its own. */
+export interface Platform {
+  readonly id: ChannelId;
+  readonly maxMessageLength: number;
+  /** Strings that must never appear in an error: tokens, passwords, their encodings. */
+  readonly secrets: readonly string[];
+  /** More scrubbing for what the platform echoes back (e.g. `?password=` in a quoted URL). */
+  readonly redact?: (text: string) => string;
+  /**
+   * Checks the recipient and the text (a DeliveryError, permanent, when they
+   * cannot be sent) and describes the request that sends them.
+   */
+  buildRequest(message: OutboundMessage): OutboundRequest;
+  /** What the answer means; `redact` scrubs the platform's own words before they are quoted. */
+  interpret(answer: OutboundResponse, redact: (text: string) => string): Verdict;
+  /** A short-lived credential fetched before sending (Teams' Bot Framework token). */
+  readonly credentials?: CredentialSource;
+}
+
+export interface CredentialSource {
+  /**
+   * Headers carrying a cached credential, or a fresh one fetched through
+   * `client`; added to the request. Throws DeliveryError.
+   */
+  headers(client: OutboundClient, signal?: AbortSignal): Promise<Record<string, string>>;
+  /** Drops the cached credential after the platform refused it. */
+  invalidate(): void;
 }
 
 /**

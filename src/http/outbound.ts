@@ -8,7 +8,8 @@
  *   caller's own AbortSignal;
  * - failures before an answer (timeout, refused, reset, DNS) become an
  *   OutboundError of kind `timeout` or `network`, always temporary, whose message
- *   holds only the error code: undici's messages may quote the URL;
+ *   holds only the error code (`telegram: request failed (ECONNREFUSED)`):
+ *   undici's messages may quote the URL, and a URL may hold a token;
  * - the caller's own abort is rethrown as the caller's reason, untouched: it is
  *   theirs to interpret (shutdown, run timeout);
  * - every answer is read whole and returned, whatever its status
@@ -71,20 +72,30 @@ export type OutboundFailure = 'timeout' | 'network' | 'status';
 
 /** A failed outbound request; its message never holds a secret the client was told about. */
 export class OutboundError extends Error {
-  constructor(
-    message: string,
-    /** What went wrong: no answer in time, no answer at all, or a refusing answer. */
-    readonly failure: OutboundFailure,
-    readonly kind: FailureKind,
-    /** The HTTP status, for `status` failures. */
-    readonly status?: number,
-    /** How long the service asked to wait before the next try. */
-    readonly retryAfterMs?: number,
-    /** Network failures: the error code (ECONNREFUSED, ENOTFOUND, UND_ERR_SOCKET, ...). */
-    readonly code?: string,
-  ) {
+  /** What went wrong: no answer in time, no answer at all, or a refusing answer. */
+  readonly failure: OutboundFailure;
+  readonly kind: FailureKind;
+  /** The HTTP status, for `status` failures. */
+  readonly status?: number;
+  /** How long the service asked to wait before the next try. */
+  readonly retryAfterMs?: number;
+  /** Network failures: the error code (ECONNREFUSED, ENOTFOUND, UND_ERR_SOCKET, ...). */
+  readonly code?: string;
+  /** Network failures: the connection broke while the answer was being read. */
+  readonly duringAnswer?: boolean;
+  /** Timeouts: the time limit that ran out. */
+  readonly timeoutMs?: number;
+
+  constructor(message: string, details: Omit<OutboundError, keyof Error | 'temporary'>) {
     super(message);
     this.name = 'OutboundError';
+    this.failure = details.failure;
+    this.kind = details.kind;
+    this.status = details.status;
+    this.retryAfterMs = details.retryAfterMs;
+    this.code = details.code;
+    this.duringAnswer = details.duringAnswer;
+    this.timeoutMs = details.timeoutMs;
   }
 
   get temporary(): boolean {
@@ -145,25 +156,24 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     const { body, contentType } = encodeBody(request);
     const headers: Record<string, string> = { ...request.headers };
     if (contentType && !hasHeader(headers, 'content-type')) headers['content-type'] = contentType;
-    const failure = (error: unknown, stage: string): unknown => {
+    const failure = (error: unknown, duringAnswer: boolean): unknown => {
       // The caller's own abort (shutdown, run timeout) is theirs to interpret.
       if (signal?.aborted) return signal.reason;
       if (timeout.aborted) {
-        return new OutboundError(
-          redact(`${label}: no answer within ${timeoutMs / 1000} s`),
-          'timeout',
-          'temporary',
-        );
+        return new OutboundError(redact(`${label}: no answer within ${timeoutMs / 1000} s`), {
+          failure: 'timeout',
+          kind: 'temporary',
+          timeoutMs,
+        });
       }
       const code = networkCode(error);
-      return new OutboundError(
-        redact(`${label}: ${stage} ${hostOf(request.url)} failed (${code})`),
-        'network',
-        'temporary',
-        undefined,
-        undefined,
+      const what = duringAnswer ? 'the answer broke off' : 'request failed';
+      return new OutboundError(redact(`${label}: ${what} (${code})`), {
+        failure: 'network',
+        kind: 'temporary',
         code,
-      );
+        duringAnswer,
+      });
     };
     let response: Response;
     try {
@@ -174,13 +184,13 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
         signal: combined,
       });
     } catch (error) {
-      throw failure(error, 'request to');
+      throw failure(error, false);
     }
     let raw: string;
     try {
       raw = await response.text();
     } catch (error) {
-      throw failure(error, 'reading the answer from');
+      throw failure(error, true);
     }
     return {
       status: response.status,
@@ -199,13 +209,12 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     const answer = await send(request, signal);
     if (answer.status >= 200 && answer.status < 300) return answer;
     const detail = describe?.(answer) ?? (quote(answer.raw) || answer.statusText || 'request failed');
-    throw new OutboundError(
-      redact(`${label}: ${answer.status} ${detail}`),
-      'status',
-      classifyStatus(answer.status) === 'permanent' ? 'permanent' : 'temporary',
-      answer.status,
-      retryAfterMs([answer.headers.get('retry-after')], now()),
-    );
+    throw new OutboundError(redact(`${label}: ${answer.status} ${detail}`), {
+      failure: 'status',
+      kind: classifyStatus(answer.status) === 'permanent' ? 'permanent' : 'temporary',
+      status: answer.status,
+      retryAfterMs: retryAfterMs([answer.headers.get('retry-after')], now()),
+    });
   }
 
   return { send, expectOk, redact, label };

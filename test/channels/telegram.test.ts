@@ -1,9 +1,9 @@
 /**
  * The Telegram adapter against the loopback Bot API fake: delivery, chat ids,
- * splitting, and how each failure maps to a DeliveryError (without the token).
+ * one message within the limit, and how each failure maps to a DeliveryError (without the token).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTelegramAdapter, splitText, telegramChatId } from '../../src/channels/adapters/telegram.js';
+import { createTelegramAdapter, telegramChatId } from '../../src/channels/adapters/telegram.js';
 import { createChannelAdapters } from '../../src/channels/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
@@ -83,31 +83,14 @@ describe('telegram adapter: delivery', () => {
     expect(() => telegramChatId('  ')).toThrow(DeliveryError);
   });
 
-  it('splits text over 4096 characters into ordered parts and returns the last message id', async () => {
-    const text = `${'a'.repeat(4096)}${'b'.repeat(4096)}${'c'.repeat(1808)}`;
-    const { messageId } = await adapter().send({ to: String(USER), text });
-    const sent = tg.messages.map((m) => m.text);
-    expect(sent.map((part) => part.length)).toEqual([4096, 4096, 1808]);
-    expect(sent.join('')).toBe(text);
-    expect(messageId).toBe(String(tg.messages[2]?.messageId));
-  });
-
-  it('sends text of exactly 4096 characters as one message', async () => {
+  it('sends text of exactly 4096 characters as one message, and refuses longer without calling Telegram', async () => {
     await adapter().send({ to: String(USER), text: 'x'.repeat(4096) });
     expect(tg.messages).toHaveLength(1);
-  });
-
-  it('never cuts a surrogate pair in two', () => {
-    const text = `${'a'.repeat(4095)}😀${'b'.repeat(10)}`;
-    const parts = splitText(text, 4096);
-    expect(parts.map((p) => p.length)).toEqual([4095, 12]);
-    expect(parts[1]?.startsWith('😀')).toBe(true);
-    expect(splitText('', 4096)).toEqual(['']);
-  });
-
-  it('skips parts that are only whitespace, which Telegram would refuse', async () => {
-    await adapter().send({ to: String(USER), text: `x${' '.repeat(4100)}` });
-    expect(tg.messages).toHaveLength(1);
+    // The delivery engine splits replies (split.ts); the adapter sends one message.
+    const error = await failure(adapter().send({ to: String(USER), text: 'x'.repeat(4097) }));
+    expect(error.permanent).toBe(true);
+    expect(error.message).toBe('telegram: message text is 4097 characters; the limit is 4096');
+    expect(tg.requests).toHaveLength(1);
   });
 
   it('refuses empty text without calling Telegram', async () => {
@@ -128,14 +111,6 @@ describe('telegram adapter: failures', () => {
     await expect(adapter().send({ to: String(USER), text: 'hi' })).resolves.toEqual({
       messageId: expect.any(String),
     });
-  });
-
-  it('says how far a split message got when a later part fails', async () => {
-    tg.failNext(1, 'rate_limit', { retryAfter: 2, after: 1 });
-    const error = await failure(adapter().send({ to: String(USER), text: 'y'.repeat(9000) }));
-    expect(error.retryAfterMs).toBe(2000);
-    expect(error.message).toContain('after 1 of 3 parts were sent');
-    expect(tg.messages).toHaveLength(1);
   });
 
   it('treats an unknown chat as permanent', async () => {

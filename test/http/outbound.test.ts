@@ -92,7 +92,7 @@ describe('send', () => {
     await closed.close();
     const error = await rejection(client().send({ url: `${closed.url}/bot${TOKEN}/x`, json: {} }));
     expect(error).toMatchObject({ failure: 'network', kind: 'temporary', code: 'ECONNREFUSED' });
-    expect(error.message).toMatch(/^testing: request to 127\.0\.0\.1:\d+ failed \(ECONNREFUSED\)$/);
+    expect(error.message).toBe('testing: request failed (ECONNREFUSED)');
     expect(error.message).not.toContain(TOKEN);
   });
 

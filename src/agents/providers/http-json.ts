@@ -1,8 +1,14 @@
 /**
  * The one HTTP exchange the HTTP providers share: POST a JSON body, get JSON back,
- * and turn every way that can fail into a ProviderError fit for `run.error` — except
- * an abort, which is rethrown as the caller's own reason (see abort.ts).
+ * through the shared outbound client (src/http/outbound.ts), and turn every way
+ * that can fail into a ProviderError fit for `run.error` — except an abort, which
+ * is rethrown as the caller's own reason (see abort.ts).
+ *
+ * Each ProviderError says whether another try may succeed (`transient`: no
+ * answer, 408/429/5xx) and how long the provider asked to wait (Retry-After);
+ * agents/turn.ts retries on that.
  */
+import { createOutboundClient, hostOf, OutboundError, quote } from '../../http/outbound.js';
 import { abortReason } from './abort.js';
 import { ProviderError } from './types.js';
 
@@ -19,97 +25,59 @@ export interface PostJsonOptions {
   secrets: (string | undefined)[];
 }
 
-/** Longest slice of a non-JSON error body quoted in a message: enough to recognise, not a page of HTML. */
-const MAX_QUOTED_BODY = 200;
+/**
+ * No time limit of the client's own: the run's `timeoutSeconds` bound a model call
+ * through `signal` (a long completion may rightly take many minutes).
+ */
+const NO_CLIENT_LIMIT_MS = 2_147_483_647;
 
 export async function postJson(options: PostJsonOptions): Promise<unknown> {
   const { label, url, signal } = options;
-  const fail = (message: string, status?: number, retryAfterMs?: number): ProviderError =>
-    new ProviderError(redact(`${label}: ${message}`, options.secrets), status, { retryAfterMs });
-  // Not reaching the provider, or losing the connection, may pass: the turn retries it.
-  const unreachable = (message: string): ProviderError =>
-    new ProviderError(redact(`${label}: ${message}`, options.secrets), undefined, { transient: true });
-
-  let response: Response;
+  const client = createOutboundClient({ label, secrets: options.secrets, timeoutMs: NO_CLIENT_LIMIT_MS });
+  let answer: Awaited<ReturnType<typeof client.expectOk>>;
   try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { ...options.headers, 'content-type': 'application/json' },
-      body: JSON.stringify(options.body),
+    answer = await client.expectOk(
+      { url, headers: options.headers, json: options.body },
       signal,
-    });
-  } catch (error) {
-    if (signal.aborted) throw abortReason(signal);
-    throw unreachable(`could not reach ${hostOf(url)}${causeSuffix(error)}`);
-  }
-
-  let text: string;
-  try {
-    text = await response.text();
-  } catch (error) {
-    if (signal.aborted) throw abortReason(signal);
-    throw unreachable(`connection to ${hostOf(url)} failed while reading the reply${causeSuffix(error)}`);
-  }
-
-  let json: unknown;
-  let parsed = true;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    parsed = false;
-  }
-
-  if (!response.ok) {
-    const detail =
-      (parsed ? options.errorMessage(json) : undefined) ??
-      (quote(text) || response.statusText || 'request failed');
-    throw fail(
-      `${response.status} ${detail}`,
-      response.status,
-      retryAfterMs(response.headers.get('retry-after')),
+      (failed) => {
+        const json = parse(failed.raw);
+        return json === undefined ? undefined : options.errorMessage(json);
+      },
     );
+  } catch (error) {
+    if (signal.aborted) throw abortReason(signal);
+    if (!(error instanceof OutboundError)) throw error;
+    // Not reaching the provider, or losing the connection, may pass: the turn retries it.
+    const transient = error.failure === 'status' ? undefined : true;
+    throw new ProviderError(client.redact(describe(error, label, url)), error.status, {
+      transient,
+      retryAfterMs: error.retryAfterMs,
+    });
   }
-  if (!parsed) {
-    throw fail(`returned a reply that is not JSON: ${quote(text) || '(empty body)'}`, response.status);
+  const json = parse(answer.raw);
+  if (json === undefined) {
+    const reason = `${label}: returned a reply that is not JSON: ${quote(answer.raw) || '(empty body)'}`;
+    throw new ProviderError(client.redact(reason), answer.status);
   }
   return json;
 }
 
-/** `Retry-After` as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
-function retryAfterMs(header: string | null): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+/** The message for `run.error`: fetch's "fetch failed" says nothing; the cause's code does. */
+function describe(error: OutboundError, label: string, url: string): string {
+  const code = error.code && error.code !== 'network error' ? ` (${error.code})` : '';
+  if (error.failure === 'network' && error.duringAnswer) {
+    return `${label}: connection to ${hostOf(url)} failed while reading the reply${code}`;
+  }
+  if (error.failure === 'network') return `${label}: could not reach ${hostOf(url)}${code}`;
+  return error.message;
 }
 
-/** Only the host: a base URL may carry credentials or tokens in its path or query. */
-function hostOf(url: string): string {
+function parse(text: string): unknown {
   try {
-    return new URL(url).host;
+    return JSON.parse(text);
   } catch {
-    return 'the provider';
+    return undefined;
   }
-}
-
-/** fetch's "fetch failed" says nothing; the cause's code (ECONNREFUSED, ENOTFOUND, ...) does. */
-function causeSuffix(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
-  return typeof cause?.code === 'string' ? ` (${cause.code})` : '';
-}
-
-function quote(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > MAX_QUOTED_BODY ? `${flat.slice(0, MAX_QUOTED_BODY)}…` : flat;
-}
-
-function redact(message: string, secrets: (string | undefined)[]): string {
-  let out = message;
-  for (const secret of secrets) {
-    if (secret) out = out.split(secret).join('[redacted]');
-  }
-  return out;
 }
 
 /** `https://host/v1/` → `https://host/v1`, so paths can be appended with one "/". */

@@ -12,17 +12,19 @@
  * retryable; 401 (bad token), 403, 404 and other 4xx → permanent.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
-import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
-import { DeliveryError } from '../types.js';
+import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { createAdapter } from '../sender.js';
 import {
-  checkText,
-  type HttpAnswer,
-  joinUrl,
-  platformText,
-  postJson,
-  redactor,
-  retryAfterMs,
-} from './http.js';
+  type AdapterOptions,
+  type ChannelAdapter,
+  DeliveryError,
+  type Platform,
+  permanent,
+  sent,
+  temporary,
+  type Verdict,
+} from '../types.js';
+import { checkText, platformText } from './support.js';
 
 /** Discord's limit for a message's `content`. */
 export const DISCORD_TEXT_LIMIT = 2000;
@@ -33,25 +35,24 @@ export function createDiscordAdapter(
   config: NonNullable<ChannelsConfig['discord']>,
   options: AdapterOptions = {},
 ): ChannelAdapter {
-  const scrub = redactor(config.botToken);
+  return createAdapter(discordPlatform(config), options);
+}
 
+export function discordPlatform(config: NonNullable<ChannelsConfig['discord']>): Platform {
   return {
     id: 'discord',
     maxMessageLength: DISCORD_TEXT_LIMIT,
-    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+    secrets: [config.botToken],
+    buildRequest(message) {
       const channelId = discordChannelId(message.to);
       checkText('discord', message.text, DISCORD_TEXT_LIMIT);
-      const answer = await postJson({
-        platform: 'discord',
+      return {
         url: joinUrl(config.apiBaseUrl, `channels/${channelId}/messages`),
         headers: { authorization: `Bot ${config.botToken}`, 'user-agent': USER_AGENT },
-        body: { content: message.text, allowed_mentions: { parse: [] } },
-        timeoutMs: options.timeoutMs,
-        fetch: options.fetch,
-        signal,
-      });
-      return interpret(answer, scrub);
+        json: { content: message.text, allowed_mentions: { parse: [] } },
+      };
     },
+    interpret,
   };
 }
 
@@ -65,9 +66,9 @@ export function discordChannelId(to: string): string {
   return id;
 }
 
-function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
   const { status, json } = answer;
-  if (status >= 200 && status < 300 && typeof json?.id === 'string') return { messageId: json.id };
+  if (status >= 200 && status < 300 && typeof json?.id === 'string') return sent(json.id);
 
   const code = typeof json?.code === 'number' ? json.code : undefined;
   const text = platformText(json?.message, scrub) ?? `unexpected answer (HTTP ${status})`;
@@ -78,15 +79,15 @@ function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendRes
 
   if (status === 429) {
     // The body's value is fractional seconds, more precise than the header.
-    const wait = retryAfterMs(json?.retry_after, answer.headers.get('retry-after'));
+    const wait = retryAfterMs([json?.retry_after, answer.headers.get('retry-after')]);
     const scope = json?.global === true ? ' (global)' : '';
-    throw new DeliveryError(`${reason}${scope}`, false, wait);
+    return temporary(`${reason}${scope}`, wait);
   }
   // A 2xx without a message object (a proxy?) was not a refusal: worth another try.
-  if (status < 400 || status >= 500 || status === 408) throw new DeliveryError(reason, false);
-  if (status === 401) throw new DeliveryError(`${reason}: check channels.discord.botToken`, true);
+  if (status < 400 || status >= 500 || status === 408) return temporary(reason);
+  if (status === 401) return permanent(`${reason}: check channels.discord.botToken`);
   // 403 Missing Access/Permissions, 404 Unknown Channel, 400 Invalid Form Body, ...
-  throw new DeliveryError(reason, true);
+  return permanent(reason);
 }
 
 /**

@@ -21,17 +21,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ChannelsConfig } from '../../config/schema.js';
-import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
-import { DeliveryError } from '../types.js';
+import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { createAdapter } from '../sender.js';
 import {
-  checkText,
-  type HttpAnswer,
-  joinUrl,
-  platformText,
-  postJson,
-  redactor,
-  retryAfterMs,
-} from './http.js';
+  type AdapterOptions,
+  type ChannelAdapter,
+  DeliveryError,
+  type Platform,
+  permanent,
+  sent,
+  temporary,
+  type Verdict,
+} from '../types.js';
+import { checkText, platformText } from './support.js';
 
 /**
  * iMessage publishes no text limit, and Messages takes far longer texts than
@@ -51,42 +53,41 @@ export function createIMessageAdapter(
   config: NonNullable<ChannelsConfig['imessage']>,
   options: AdapterOptions = {},
 ): ChannelAdapter {
+  return createAdapter(imessagePlatform(config), options);
+}
+
+export function imessagePlatform(config: NonNullable<ChannelsConfig['imessage']>): Platform {
   const url = `${joinUrl(config.serverUrl, '/api/v1/message/text')}?password=${encodeURIComponent(config.password)}`;
-  const redact = redactor(config.password, encodeURIComponent(config.password));
-  // Also blank any auth parameter in a URL the server quotes, whatever encoding it used.
-  const scrub = (text: string) => redact(text).replace(AUTH_PARAM, '$1[redacted]');
   return {
     id: 'imessage',
     maxMessageLength: IMESSAGE_TEXT_LIMIT,
-    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+    secrets: [config.password, encodeURIComponent(config.password)],
+    // Also blank any auth parameter in a URL the server quotes, whatever encoding it used.
+    redact: (text) => text.replace(AUTH_PARAM, '$1[redacted]'),
+    buildRequest(message) {
       const address = message.to.trim();
       if (address === '') throw new DeliveryError('imessage: no recipient phone number or email', true);
       checkText('imessage', message.text, IMESSAGE_TEXT_LIMIT);
-      const answer = await postJson({
-        platform: 'imessage',
+      return {
         url,
         headers: { accept: 'application/json' },
-        body: {
+        json: {
           chatGuid: `iMessage;-;${address}`,
           tempGuid: randomUUID(),
           message: message.text,
           method: 'apple-script',
         },
-        timeoutMs: options.timeoutMs,
-        fetch: options.fetch,
-        signal,
-      });
-      return interpret(answer, scrub);
+      };
     },
+    interpret,
   };
 }
 
-function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
   const { status, json } = answer;
   const error = json?.error as { type?: unknown; message?: unknown; error?: unknown } | undefined;
   if (status >= 200 && status < 300 && json && json.status === 200 && !error) {
-    const guid = (json.data as { guid?: unknown } | undefined)?.guid;
-    return typeof guid === 'string' && guid !== '' ? { messageId: guid } : {};
+    return sent((json.data as { guid?: unknown } | undefined)?.guid);
   }
 
   // The docs name the detail `error.error`, the server sends `error.message`: read both.
@@ -94,24 +95,21 @@ function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendRes
   const summary = platformText(json?.message, scrub) ?? `unexpected answer`;
   const reason = `imessage: ${summary}${detail ? `: ${detail}` : ''} (HTTP ${status})`;
 
-  if (status === 429) throw new DeliveryError(reason, false, retryAfterMs(answer.headers.get('retry-after')));
-  if (status === 401) throw new DeliveryError(`${reason}: check channels.imessage.password`, true);
-  if (status === 404) {
-    throw new DeliveryError(`${reason}: check channels.imessage.serverUrl and the recipient`, true);
-  }
+  if (status === 429) return temporary(reason, retryAfterMs([answer.headers.get('retry-after')]));
+  if (status === 401) return permanent(`${reason}: check channels.imessage.password`);
+  if (status === 404) return permanent(`${reason}: check channels.imessage.serverUrl and the recipient`);
   if (status >= 500) {
     if (NO_SUCH_CHAT.test(`${detail ?? ''} ${summary}`)) {
-      throw new DeliveryError(`${reason}: no iMessage chat with this recipient`, true);
+      return permanent(`${reason}: no iMessage chat with this recipient`);
     }
     // Saved with an error code: Messages tried and refused; another try would just add a failed bubble.
     const code = (json?.data as { error?: unknown } | undefined)?.error;
-    if (typeof code === 'number' && code !== 0) {
-      throw new DeliveryError(`${reason}: Messages reported error ${code}`, true);
-    }
-    throw new DeliveryError(reason, false);
+    if (typeof code === 'number' && code !== 0)
+      return permanent(`${reason}: Messages reported error ${code}`);
+    return temporary(reason);
   }
   // A 2xx without a JSON success body is a tunnel's page, not BlueBubbles: worth another try.
-  if (status < 400 || status === 408) throw new DeliveryError(reason, false);
+  if (status < 400 || status === 408) return temporary(reason);
   // 400 (validation), 403 and any other refusal.
-  throw new DeliveryError(reason, true);
+  return permanent(reason);
 }

@@ -15,17 +15,19 @@
  * (invalid post, e.g. too long) are permanent.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
-import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
-import { DeliveryError } from '../types.js';
+import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { createAdapter } from '../sender.js';
 import {
-  checkText,
-  type HttpAnswer,
-  joinUrl,
-  platformText,
-  postJson,
-  redactor,
-  retryAfterMs,
-} from './http.js';
+  type AdapterOptions,
+  type ChannelAdapter,
+  DeliveryError,
+  type Platform,
+  permanent,
+  sent,
+  temporary,
+  type Verdict,
+} from '../types.js';
+import { checkText, platformText } from './support.js';
 
 /** `model.PostMessageMaxRunesV2`: the server refuses longer posts (counted in runes, never more than UTF-16 units). */
 export const MATTERMOST_TEXT_LIMIT = 16_383;
@@ -37,61 +39,52 @@ export function createMattermostAdapter(
   config: NonNullable<ChannelsConfig['mattermost']>,
   options: AdapterOptions = {},
 ): ChannelAdapter {
+  return createAdapter(mattermostPlatform(config), options);
+}
+
+export function mattermostPlatform(config: NonNullable<ChannelsConfig['mattermost']>): Platform {
   const url = joinUrl(config.baseUrl, '/api/v4/posts');
-  const scrub = redactor(config.token);
   return {
     id: 'mattermost',
     maxMessageLength: MATTERMOST_TEXT_LIMIT,
-    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+    secrets: [config.token],
+    buildRequest(message) {
       const channelId = message.to.trim();
       if (channelId === '') throw new DeliveryError('mattermost: no recipient channel id', true);
       checkText('mattermost', message.text, MATTERMOST_TEXT_LIMIT);
-      const answer = await postJson({
-        platform: 'mattermost',
+      return {
         url,
         headers: { authorization: `Bearer ${config.token}`, accept: 'application/json' },
-        body: { channel_id: channelId, message: message.text },
-        timeoutMs: options.timeoutMs,
-        fetch: options.fetch,
-        signal,
-      });
-      return interpret(answer, scrub);
+        json: { channel_id: channelId, message: message.text },
+      };
     },
+    interpret,
   };
 }
 
-function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
   const { status, json } = answer;
-  if (status >= 200 && status < 300 && json) {
-    // A 2xx JSON answer means the post exists: never retry it, even without an id.
-    return typeof json.id === 'string' && json.id !== '' ? { messageId: json.id } : {};
-  }
+  // A 2xx JSON answer means the post exists: never retry it, even without an id.
+  if (status >= 200 && status < 300 && json) return sent(json.id);
   const text = platformText(json?.message, scrub) ?? platformText(answer.raw, scrub, 120);
   const errorId = typeof json?.id === 'string' ? `${json.id}, ` : '';
   const reason = `mattermost: ${text ?? 'unexpected answer'} (${errorId}HTTP ${status})`;
 
-  if (status === 429) {
-    throw new DeliveryError(reason, false, rateLimitWait(answer.headers));
-  }
+  if (status === 429) return temporary(reason, rateLimitWait(answer.headers));
   // A 2xx that is not JSON is a proxy's page, not a post: worth another try.
-  if (status < 400 || status >= 500 || status === 408) throw new DeliveryError(reason, false);
-  if (status === 401) throw new DeliveryError(`${reason}: check channels.mattermost.token`, true);
+  if (status < 400 || status >= 500 || status === 408) return temporary(reason);
+  if (status === 401) return permanent(`${reason}: check channels.mattermost.token`);
   if (status === 403) {
-    throw new DeliveryError(
-      `${reason}: the bot must be a member of the channel, and the channel must exist`,
-      true,
-    );
+    return permanent(`${reason}: the bot must be a member of the channel, and the channel must exist`);
   }
-  if (status === 404) {
-    throw new DeliveryError(`${reason}: check channels.mattermost.baseUrl and the channel id`, true);
-  }
+  if (status === 404) return permanent(`${reason}: check channels.mattermost.baseUrl and the channel id`);
   // 400 (invalid post, e.g. a malformed channel id), 413 and any other refusal.
-  throw new DeliveryError(reason, true);
+  return permanent(reason);
 }
 
 /** Retry-After wins; else X-RateLimit-Reset, as seconds to wait or as a Unix time. */
 function rateLimitWait(headers: Headers): number | undefined {
-  const retryAfter = retryAfterMs(headers.get('retry-after'));
+  const retryAfter = retryAfterMs([headers.get('retry-after')]);
   if (retryAfter !== undefined) return retryAfter;
   const reset = headers.get('x-ratelimit-reset')?.trim();
   if (!reset || !/^\d+(\.\d+)?$/.test(reset)) return undefined;

@@ -23,19 +23,27 @@
  * 400 are permanent. Neither the app password nor a token ever appears in an error.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
-import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
-import { DeliveryError } from '../types.js';
 import {
-  checkText,
-  DEFAULT_TIMEOUT_MS,
-  type HttpAnswer,
   joinUrl,
-  networkCode,
-  platformText,
-  postJson,
+  type OutboundClient,
+  OutboundError,
+  type OutboundResponse,
   redactor,
   retryAfterMs,
-} from './http.js';
+} from '../../http/outbound.js';
+import { createAdapter } from '../sender.js';
+import {
+  type AdapterOptions,
+  type ChannelAdapter,
+  type CredentialSource,
+  DeliveryError,
+  type Platform,
+  permanent,
+  sent,
+  temporary,
+  type Verdict,
+} from '../types.js';
+import { checkText, platformText } from './support.js';
 
 /**
  * Teams caps a bot message at about 100 KB counted as UTF-16 and advises staying
@@ -58,29 +66,52 @@ export function createMsTeamsAdapter(
   config: NonNullable<ChannelsConfig['msteams']>,
   options: AdapterOptions = {},
 ): ChannelAdapter {
-  const tenant = config.tenantId ?? 'botframework.com';
-  const tokenUrl =
-    config.tokenUrl ?? `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0/token`;
-  const fetchImpl = options.fetch ?? fetch;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return createAdapter(msteamsPlatform(config), options);
+}
+
+export function msteamsPlatform(config: NonNullable<ChannelsConfig['msteams']>): Platform {
   // The password as sent in the form (spaces as '+') and in a URL, besides as it is.
   const formPassword = new URLSearchParams({ p: config.appPassword }).toString().slice(2);
   const passwordForms = [config.appPassword, encodeURIComponent(config.appPassword), formPassword];
-  let cached: CachedToken | undefined;
-  /** Tokens issued to this adapter so far (the current and the previous one), never shown. */
-  const tokens: string[] = [];
-  const scrub = (text: string) => redactor(...passwordForms, ...tokens)(text);
+  const credentials = botFrameworkToken(config);
+  return {
+    id: 'msteams',
+    maxMessageLength: MSTEAMS_TEXT_LIMIT,
+    secrets: passwordForms,
+    redact: credentials.redact,
+    credentials,
+    buildRequest(message) {
+      const conversationId = message.to.trim();
+      if (conversationId === '') throw new DeliveryError('msteams: no recipient conversation id', true);
+      checkText('msteams', message.text, MSTEAMS_TEXT_LIMIT);
+      return {
+        url: joinUrl(config.serviceUrl, `/v3/conversations/${encodeURIComponent(conversationId)}/activities`),
+        headers: { accept: 'application/json' },
+        json: { type: 'message', text: message.text },
+      };
+    },
+    interpret: interpretActivity,
+  };
+}
 
-  /** A token from the cache, or a fresh one. Concurrent first sends may each fetch one; harmless. */
-  async function token(signal?: AbortSignal): Promise<string> {
+/**
+ * The Bot Framework token by client credentials, cached until shortly before it
+ * expires. Concurrent first sends may each fetch one; harmless.
+ */
+function botFrameworkToken(
+  config: NonNullable<ChannelsConfig['msteams']>,
+): CredentialSource & { redact: (text: string) => string } {
+  const tenant = config.tenantId ?? 'botframework.com';
+  const tokenUrl =
+    config.tokenUrl ?? `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0/token`;
+  let cached: CachedToken | undefined;
+  /** Tokens issued so far (the current and the previous one), never shown. */
+  const tokens: string[] = [];
+  const redact = (text: string) => redactor(...tokens)(text);
+
+  async function token(client: OutboundClient, signal?: AbortSignal): Promise<string> {
     if (cached && Date.now() < cached.refreshAt) return cached.value;
-    const form = new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: config.appId,
-      client_secret: config.appPassword,
-      scope: BOT_FRAMEWORK_SCOPE,
-    }).toString();
-    const answer = await postForm(tokenUrl, form, signal);
+    const answer = await requestToken(client, signal);
     const json = answer.json;
     if (answer.status === 200 && typeof json?.access_token === 'string' && json.access_token !== '') {
       const lifeMs = Math.max(0, Number(json.expires_in) || 0) * 1000;
@@ -92,70 +123,53 @@ export function createMsTeamsAdapter(
       tokens.length = Math.min(tokens.length, 2);
       return json.access_token;
     }
-    throw tokenError(answer, scrub);
+    throw tokenError(answer, client.redact);
   }
 
-  async function postForm(url: string, form: string, signal?: AbortSignal): Promise<HttpAnswer> {
-    const timeout = AbortSignal.timeout(timeoutMs);
+  async function requestToken(client: OutboundClient, signal?: AbortSignal): Promise<OutboundResponse> {
     try {
-      const response = await fetchImpl(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: form,
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
-      const raw = await response.text();
-      return { status: response.status, headers: response.headers, raw, json: parseObject(raw) };
+      return await client.send(
+        {
+          url: tokenUrl,
+          headers: { accept: 'application/json' },
+          form: {
+            grant_type: 'client_credentials',
+            client_id: config.appId,
+            client_secret: config.appPassword,
+            scope: BOT_FRAMEWORK_SCOPE,
+          },
+        },
+        signal,
+      );
     } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted)
-        throw new DeliveryError(
-          `msteams: no answer from the token endpoint within ${timeoutMs / 1000} s`,
-          false,
-        );
-      // Only the error code: the message of a failed fetch may quote the URL.
-      throw new DeliveryError(`msteams: token request failed (${networkCode(error)})`, false);
+      if (!(error instanceof OutboundError)) throw error;
+      if (error.failure === 'timeout') {
+        const seconds = (error.timeoutMs ?? 0) / 1000;
+        throw new DeliveryError(`msteams: no answer from the token endpoint within ${seconds} s`, false);
+      }
+      throw new DeliveryError(`msteams: token request failed (${error.code ?? 'network error'})`, false);
     }
   }
 
-  function postActivity(conversationId: string, text: string, bearer: string, signal?: AbortSignal) {
-    return postJson({
-      platform: 'msteams',
-      url: joinUrl(config.serviceUrl, `/v3/conversations/${encodeURIComponent(conversationId)}/activities`),
-      headers: { authorization: `Bearer ${bearer}`, accept: 'application/json' },
-      body: { type: 'message', text },
-      timeoutMs,
-      fetch: fetchImpl,
-      signal,
-    });
-  }
-
   return {
-    id: 'msteams',
-    maxMessageLength: MSTEAMS_TEXT_LIMIT,
-    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
-      const conversationId = message.to.trim();
-      if (conversationId === '') throw new DeliveryError('msteams: no recipient conversation id', true);
-      checkText('msteams', message.text, MSTEAMS_TEXT_LIMIT);
-      let answer = await postActivity(conversationId, message.text, await token(signal), signal);
-      if (answer.status === 401) {
-        // Revoked or expired early: one more try with a token fetched now.
-        cached = undefined;
-        answer = await postActivity(conversationId, message.text, await token(signal), signal);
-      }
-      return interpretActivity(answer, scrub);
+    redact,
+    async headers(client, signal) {
+      return { authorization: `Bearer ${await token(client, signal)}` };
+    },
+    invalidate() {
+      cached = undefined;
     },
   };
 }
 
-function tokenError(answer: HttpAnswer, scrub: (text: string) => string): DeliveryError {
+function tokenError(answer: OutboundResponse, scrub: (text: string) => string): DeliveryError {
   const { status, json } = answer;
   const code = platformText(json?.error, scrub, 60);
   // AAD descriptions run on with trace and correlation ids: the first line says it all.
   const description = platformText(String(json?.error_description ?? '').split(/\r?\n/)[0], scrub);
   const reason = `msteams: the token endpoint refused${code ? ` (${code})` : ''}${description ? `: ${description}` : ''} (HTTP ${status})`;
   if (status === 429)
-    return new DeliveryError(reason, false, retryAfterMs(answer.headers.get('retry-after')));
+    return new DeliveryError(reason, false, retryAfterMs([answer.headers.get('retry-after')]));
   if (status >= 500 || status === 408) return new DeliveryError(reason, false);
   if (status >= 400) {
     return new DeliveryError(`${reason}: check channels.msteams.appId, appPassword and tenantId`, true);
@@ -164,43 +178,31 @@ function tokenError(answer: HttpAnswer, scrub: (text: string) => string): Delive
   return new DeliveryError(`msteams: the token endpoint sent no access token (HTTP ${status})`, false);
 }
 
-function interpretActivity(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+function interpretActivity(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
   const { status, json } = answer;
-  if (status >= 200 && status < 300) {
-    // Any 2xx means the activity was taken: never send it twice.
-    return typeof json?.id === 'string' && json.id !== '' ? { messageId: json.id } : {};
-  }
+  // Any 2xx means the activity was taken: never send it twice.
+  if (status >= 200 && status < 300) return sent(json?.id);
   const error = json?.error as { code?: unknown; message?: unknown } | undefined;
   const code = platformText(error?.code, scrub, 60);
   const text =
     platformText(error?.message, scrub) ?? platformText(json?.message, scrub) ?? 'unexpected answer';
   const reason = `msteams: ${text}${code ? ` (${code}, HTTP ${status})` : ` (HTTP ${status})`}`;
 
-  if (status === 429) throw new DeliveryError(reason, false, retryAfterMs(answer.headers.get('retry-after')));
-  if (status >= 500 || status === 408) throw new DeliveryError(reason, false);
+  if (status === 429) return temporary(reason, retryAfterMs([answer.headers.get('retry-after')]));
+  if (status >= 500 || status === 408) return temporary(reason);
   if (status === 401) {
-    throw new DeliveryError(
-      `${reason}: a fresh token was refused too; check channels.msteams.appId and tenantId`,
-      true,
-    );
+    // The sender fetches a fresh token and tries once more; this is the reason if that is refused too.
+    return {
+      outcome: 'stale-credential',
+      reason: `${reason}: a fresh token was refused too; check channels.msteams.appId and tenantId`,
+    };
   }
   if (status === 403) {
-    throw new DeliveryError(`${reason}: the bot is not in this conversation or may not post there`, true);
+    return permanent(`${reason}: the bot is not in this conversation or may not post there`);
   }
   if (status === 404) {
-    throw new DeliveryError(`${reason}: check the conversation id and channels.msteams.serviceUrl`, true);
+    return permanent(`${reason}: check the conversation id and channels.msteams.serviceUrl`);
   }
   // 400 (bad activity), 413 (MessageSizeTooBig) and any other refusal.
-  throw new DeliveryError(reason, true);
-}
-
-function parseObject(raw: string): Record<string, unknown> | undefined {
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return permanent(reason);
 }

@@ -22,9 +22,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ChannelsConfig } from '../../config/schema.js';
-import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
-import { DeliveryError } from '../types.js';
-import { checkText, type HttpAnswer, platformText, postJson, redactor, retryAfterMs } from './http.js';
+import { type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { createAdapter } from '../sender.js';
+import {
+  type AdapterOptions,
+  type ChannelAdapter,
+  DeliveryError,
+  type Platform,
+  permanent,
+  sent,
+  temporary,
+  type Verdict,
+} from '../types.js';
+import { checkText, platformText } from './support.js';
 
 /**
  * Signal itself takes long bodies, but its clients do not show them whole: Signal
@@ -44,32 +54,31 @@ export function createSignalAdapter(
   config: NonNullable<ChannelsConfig['signal']>,
   options: AdapterOptions = {},
 ): ChannelAdapter {
+  return createAdapter(signalPlatform(config), options);
+}
+
+export function signalPlatform(config: NonNullable<ChannelsConfig['signal']>): Platform {
   const { url, headers, secrets } = endpoint(config.rpcUrl);
-  const scrub = redactor(...secrets);
   return {
     id: 'signal',
     maxMessageLength: SIGNAL_TEXT_LIMIT,
-    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+    secrets,
+    buildRequest(message) {
       const recipient = message.to.trim();
       if (recipient === '') throw new DeliveryError('signal: no recipient phone number', true);
       checkText('signal', message.text, SIGNAL_TEXT_LIMIT);
-      const id = randomUUID();
-      const answer = await postJson({
-        platform: 'signal',
+      return {
         url,
         headers,
-        body: {
+        json: {
           jsonrpc: '2.0',
           method: 'send',
           params: { account: config.account, recipient: [recipient], message: message.text },
-          id,
+          id: randomUUID(),
         },
-        timeoutMs: options.timeoutMs,
-        fetch: options.fetch,
-        signal,
-      });
-      return interpret(answer, scrub);
+      };
     },
+    interpret,
   };
 }
 
@@ -92,41 +101,34 @@ function endpoint(rpcUrl: string): { url: string; headers: Record<string, string
   return { url: parsed.toString(), headers, secrets };
 }
 
-function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
   const { status, json } = answer;
   if (status !== 200 || !json) {
     const reason = `signal: unexpected answer (HTTP ${status})`;
-    if (status === 429)
-      throw new DeliveryError(reason, false, retryAfterMs(answer.headers.get('retry-after')));
+    if (status === 429) return temporary(reason, retryAfterMs([answer.headers.get('retry-after')]));
     if (status === 404 || status === 405 || status === 415) {
-      throw new DeliveryError(
-        `${reason}: channels.signal.rpcUrl must be signal-cli's /api/v1/rpc endpoint`,
-        true,
-      );
+      return permanent(`${reason}: channels.signal.rpcUrl must be signal-cli's /api/v1/rpc endpoint`);
     }
-    if (status === 401 || status === 403) throw new DeliveryError(`${reason}: refused by the endpoint`, true);
-    throw new DeliveryError(reason, false);
+    if (status === 401 || status === 403) return permanent(`${reason}: refused by the endpoint`);
+    return temporary(reason);
   }
 
   const error = json.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
-  if (error && typeof error === 'object') throw rpcError(error, scrub);
+  if (error && typeof error === 'object') return rpcError(error, scrub);
 
   // Neither result nor error: not a JSON-RPC answer (a proxy's JSON?), so nothing was sent.
-  if (!('result' in json)) throw new DeliveryError('signal: unexpected answer (no JSON-RPC result)', false);
+  if (!('result' in json)) return temporary('signal: unexpected answer (no JSON-RPC result)');
   const result = json.result as { timestamp?: unknown; results?: unknown } | undefined;
   // Older signal-cli versions report a failed recipient in a successful answer.
   const failed = failedResults(result?.results);
-  if (failed.length > 0) throw resultsError(failed, 'signal: the message was not delivered');
-  const timestamp = result?.timestamp;
-  return typeof timestamp === 'number' || typeof timestamp === 'string'
-    ? { messageId: String(timestamp) }
-    : {};
+  if (failed.length > 0) return resultsError(failed, 'signal: the message was not delivered');
+  return sent(result?.timestamp);
 }
 
 function rpcError(
   error: { code?: unknown; message?: unknown; data?: unknown },
   scrub: (text: string) => string,
-): DeliveryError {
+): Verdict {
   const code = typeof error.code === 'number' ? error.code : undefined;
   const reason = `signal: ${platformText(error.message, scrub) ?? 'error'} (JSON-RPC error ${code ?? '?'})`;
   const failed = failedResults(
@@ -134,28 +136,27 @@ function rpcError(
   );
   switch (code) {
     case -5:
-      return new DeliveryError(reason, false, rateLimitWait(failed));
+      return temporary(reason, rateLimitWait(failed));
     case -4:
-      return new DeliveryError(
+      return permanent(
         `${reason}: the recipient's safety number changed; trust it with signal-cli before sending`,
-        true,
       );
     case -3:
     case -32603:
-      return new DeliveryError(reason, false);
+      return temporary(reason);
     case -32602:
-      return new DeliveryError(`${reason}: check channels.signal.account`, true);
+      return permanent(`${reason}: check channels.signal.account`);
     case -1:
       // "Failed to send message": the per-recipient results tell transient from final.
-      return failed.length > 0 ? resultsError(failed, reason) : new DeliveryError(reason, true);
+      return failed.length > 0 ? resultsError(failed, reason) : permanent(reason);
     case -32700:
     case -32600:
     case -32601:
       // Parse error, invalid request, unknown method: ours to fix, not to retry.
-      return new DeliveryError(reason, true);
+      return permanent(reason);
     default:
       // A code this adapter does not know (a newer signal-cli): a few bounded retries beat dropping it.
-      return new DeliveryError(reason, false);
+      return temporary(reason);
   }
 }
 
@@ -168,29 +169,25 @@ function failedResults(results: unknown): SendFailureResult[] {
 }
 
 /** A failure from per-recipient results: retryable only when every failure is transient. */
-function resultsError(failed: SendFailureResult[], reason: string): DeliveryError {
+function resultsError(failed: SendFailureResult[], reason: string): Verdict {
   const types = new Set(failed.map((item) => String(item.type)));
   const detail = `${reason} [${[...types].join(', ')}]`;
   if (types.has('UNREGISTERED_FAILURE')) {
-    return new DeliveryError(`${detail}: the recipient is not registered on Signal`, true);
+    return permanent(`${detail}: the recipient is not registered on Signal`);
   }
   if (types.has('IDENTITY_FAILURE')) {
-    return new DeliveryError(
-      `${detail}: the recipient's safety number changed; trust it with signal-cli`,
-      true,
-    );
+    return permanent(`${detail}: the recipient's safety number changed; trust it with signal-cli`);
   }
-  if ([...types].every((type) => type === 'RATE_LIMIT_FAILURE')) {
-    return new DeliveryError(detail, false, rateLimitWait(failed));
-  }
+  if ([...types].every((type) => type === 'RATE_LIMIT_FAILURE'))
+    return temporary(detail, rateLimitWait(failed));
   if ([...types].every((type) => type === 'NETWORK_FAILURE' || type === 'RATE_LIMIT_FAILURE')) {
-    return new DeliveryError(detail, false);
+    return temporary(detail);
   }
-  return new DeliveryError(detail, true);
+  return permanent(detail);
 }
 
 /** The longest wait any rate-limited recipient was given. */
 function rateLimitWait(failed: SendFailureResult[]): number | undefined {
-  const waits = failed.map((item) => retryAfterMs(item.retryAfterSeconds)).filter((ms) => ms !== undefined);
+  const waits = failed.map((item) => retryAfterMs([item.retryAfterSeconds])).filter((ms) => ms !== undefined);
   return waits.length > 0 ? Math.max(...waits) : undefined;
 }

@@ -13,17 +13,19 @@
  * permanent. Success `{ok:true, channel, ts, message}`: the `ts` is the id.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
-import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
-import { DeliveryError } from '../types.js';
+import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { createAdapter } from '../sender.js';
 import {
-  checkText,
-  type HttpAnswer,
-  joinUrl,
-  platformText,
-  postJson,
-  redactor,
-  retryAfterMs,
-} from './http.js';
+  type AdapterOptions,
+  type ChannelAdapter,
+  DeliveryError,
+  type Platform,
+  permanent,
+  sent,
+  temporary,
+  type Verdict,
+} from '../types.js';
+import { checkText, platformText } from './support.js';
 
 /**
  * Slack truncates `text` beyond 40,000 characters (changelog "Truncating really
@@ -47,30 +49,29 @@ export function createSlackAdapter(
   config: NonNullable<ChannelsConfig['slack']>,
   options: AdapterOptions = {},
 ): ChannelAdapter {
-  const url = joinUrl(config.apiBaseUrl, 'chat.postMessage');
-  const scrub = redactor(config.botToken);
+  return createAdapter(slackPlatform(config), options);
+}
 
+export function slackPlatform(config: NonNullable<ChannelsConfig['slack']>): Platform {
+  const url = joinUrl(config.apiBaseUrl, 'chat.postMessage');
   return {
     id: 'slack',
     maxMessageLength: SLACK_TEXT_LIMIT,
-    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+    secrets: [config.botToken],
+    buildRequest(message) {
       const channel = message.to.trim();
       if (channel === '') throw new DeliveryError('slack: no recipient channel', true);
       // The limit applies to the text as written; escaping can lengthen it a little,
       // and Slack truncates (with a warning) rather than refusing past 40,000.
       checkText('slack', message.text, SLACK_TEXT_LIMIT);
-      const answer = await postJson({
-        platform: 'slack',
+      return {
         url,
         headers: { authorization: `Bearer ${config.botToken}` },
         contentType: 'application/json; charset=utf-8',
-        body: { channel, text: slackEscape(message.text) },
-        timeoutMs: options.timeoutMs,
-        fetch: options.fetch,
-        signal,
-      });
-      return interpret(answer, scrub);
+        json: { channel, text: slackEscape(message.text) },
+      };
     },
+    interpret,
   };
 }
 
@@ -83,28 +84,25 @@ export function slackEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
   const { status, json } = answer;
-  if (status >= 200 && status < 300 && json?.ok === true) {
-    return typeof json.ts === 'string' ? { messageId: json.ts } : {};
-  }
+  // Slack answers most refusals with HTTP 200: the body decides, not the status.
+  if (status >= 200 && status < 300 && json?.ok === true) return sent(json.ts);
 
   const error = platformText(json?.error, scrub, 100);
-  const retryAfter = retryAfterMs(answer.headers.get('retry-after'));
+  const retryAfter = retryAfterMs([answer.headers.get('retry-after')]);
   if (status === 429 || (error !== undefined && RATE_LIMITED.has(error))) {
-    throw new DeliveryError(`slack: ${error ?? 'ratelimited'} (HTTP ${status})`, false, retryAfter);
+    return temporary(`slack: ${error ?? 'ratelimited'} (HTTP ${status})`, retryAfter);
   }
   if (error === undefined || status >= 500 || TRANSIENT.has(error)) {
     // No Slack error code (a proxy's page, a broken answer) or a server-side failure: try again.
-    throw new DeliveryError(`slack: ${error ?? 'unexpected answer'} (HTTP ${status})`, false);
+    return temporary(`slack: ${error ?? 'unexpected answer'} (HTTP ${status})`);
   }
-  if (AUTH.has(error)) {
-    throw new DeliveryError(`slack: ${error}: check channels.slack.botToken`, true);
-  }
+  if (AUTH.has(error)) return permanent(`slack: ${error}: check channels.slack.botToken`);
   if (error === 'missing_scope') {
     const needed = platformText(json?.needed, scrub, 100);
-    throw new DeliveryError(`slack: missing_scope: the app needs the ${needed ?? 'chat:write'} scope`, true);
+    return permanent(`slack: missing_scope: the app needs the ${needed ?? 'chat:write'} scope`);
   }
   const hint = HINTS[error];
-  throw new DeliveryError(`slack: ${error}${hint ? `: ${hint}` : ''}`, true);
+  return permanent(`slack: ${error}${hint ? `: ${hint}` : ''}`);
 }

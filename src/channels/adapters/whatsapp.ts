@@ -15,17 +15,19 @@
  * Graph echoes malformed tokens back in its error message.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
-import type { AdapterOptions, ChannelAdapter, OutboundMessage, SendResult } from '../types.js';
-import { DeliveryError } from '../types.js';
+import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { createAdapter } from '../sender.js';
 import {
-  checkText,
-  type HttpAnswer,
-  joinUrl,
-  platformText,
-  postJson,
-  redactor,
-  retryAfterMs,
-} from './http.js';
+  type AdapterOptions,
+  type ChannelAdapter,
+  DeliveryError,
+  type Platform,
+  permanent,
+  sent,
+  temporary,
+  type Verdict,
+} from '../types.js';
+import { checkText, platformText } from './support.js';
 
 /** The Cloud API's limit for `text.body`. */
 export const WHATSAPP_TEXT_LIMIT = 4096;
@@ -59,20 +61,22 @@ export function createWhatsAppAdapter(
   config: NonNullable<ChannelsConfig['whatsapp']>,
   options: AdapterOptions = {},
 ): ChannelAdapter {
-  const url = joinUrl(config.apiBaseUrl, `${encodeURIComponent(config.phoneNumberId)}/messages`);
-  const scrub = redactor(config.accessToken);
+  return createAdapter(whatsappPlatform(config), options);
+}
 
+export function whatsappPlatform(config: NonNullable<ChannelsConfig['whatsapp']>): Platform {
+  const url = joinUrl(config.apiBaseUrl, `${encodeURIComponent(config.phoneNumberId)}/messages`);
   return {
     id: 'whatsapp',
     maxMessageLength: WHATSAPP_TEXT_LIMIT,
-    async send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+    secrets: [config.accessToken],
+    buildRequest(message) {
       const to = whatsappRecipient(message.to);
       checkText('whatsapp', message.text, WHATSAPP_TEXT_LIMIT);
-      const answer = await postJson({
-        platform: 'whatsapp',
+      return {
         url,
         headers: { authorization: `Bearer ${config.accessToken}` },
-        body: {
+        json: {
           messaging_product: 'whatsapp',
           recipient_type: 'individual',
           to,
@@ -80,12 +84,9 @@ export function createWhatsAppAdapter(
           // No link preview: a reply quoting a URL must not make Meta fetch it.
           text: { preview_url: false, body: message.text },
         },
-        timeoutMs: options.timeoutMs,
-        fetch: options.fetch,
-        signal,
-      });
-      return interpret(answer, scrub);
+      };
     },
+    interpret,
   };
 }
 
@@ -107,12 +108,11 @@ export function whatsappRecipient(to: string): string {
   return digits;
 }
 
-function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendResult {
+function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
   const { status, json } = answer;
   const error = json?.error && typeof json.error === 'object' ? (json.error as GraphError) : undefined;
   if (status >= 200 && status < 300 && json && !error) {
-    const id = (json.messages as { id?: unknown }[] | undefined)?.[0]?.id;
-    return typeof id === 'string' ? { messageId: id } : {};
+    return sent((json.messages as { id?: unknown }[] | undefined)?.[0]?.id);
   }
 
   const code = typeof error?.code === 'number' ? error.code : undefined;
@@ -125,25 +125,23 @@ function interpret(answer: HttpAnswer, scrub: (text: string) => string): SendRes
 
   if (status === 429 || (code !== undefined && RATE_LIMIT_WAIT_MS.has(code))) {
     const wait =
-      retryAfterMs(answer.headers.get('retry-after')) ??
+      retryAfterMs([answer.headers.get('retry-after')]) ??
       (code === undefined ? undefined : RATE_LIMIT_WAIT_MS.get(code)) ??
       DEFAULT_RATE_LIMIT_WAIT_MS;
-    throw new DeliveryError(reason, false, wait);
+    return temporary(reason, wait);
   }
   // A 2xx that is not the documented answer (a proxy?) was not a refusal: worth another try.
   if (status < 400 || status >= 500 || status === 408 || (code !== undefined && TRANSIENT_CODES.has(code))) {
-    throw new DeliveryError(reason, false);
+    return temporary(reason);
   }
-  if (status === 401 || code === 190) {
-    throw new DeliveryError(`${reason}: check channels.whatsapp.accessToken`, true);
-  }
+  if (status === 401 || code === 190) return permanent(`${reason}: check channels.whatsapp.accessToken`);
   // Subcode 33: the object in the path (the sender's phone number id) does not exist.
   if (code === 100 && error?.error_subcode === 33) {
-    throw new DeliveryError(`${reason}: check channels.whatsapp.phoneNumberId`, true);
+    return permanent(`${reason}: check channels.whatsapp.phoneNumberId`);
   }
   if (code !== undefined && RECIPIENT_CODES.has(code)) {
-    throw new DeliveryError(`${reason}: check the recipient number`, true);
+    return permanent(`${reason}: check the recipient number`);
   }
   // Permissions (10, 200-299), policy blocks (368), outside the 24-hour window (131047), ...
-  throw new DeliveryError(reason, true);
+  return permanent(reason);
 }

@@ -172,6 +172,20 @@ describe('openai-chat provider', () => {
     );
   });
 
+  it('marks 429 and 5xx transient with the Retry-After wait, and a refusal not', async () => {
+    fake = await startFakeOpenAi({
+      reply: () => ({ status: 429, error: 'Rate limit reached', type: 'requests', retryAfter: '20' }),
+    });
+    const limited = await failure(provider(fake.baseUrl).complete(request()));
+    expect(limited).toMatchObject({ status: 429, transient: true, retryAfterMs: 20_000 });
+    await fake.close();
+    fake = await startFakeOpenAi({ reply: () => ({ status: 503, error: 'overloaded' }) });
+    expect(await failure(provider(fake.baseUrl).complete(request()))).toMatchObject({ transient: true });
+    await fake.close();
+    fake = await startFakeOpenAi({ reply: () => ({ status: 400, error: 'bad request' }) });
+    expect(await failure(provider(fake.baseUrl).complete(request()))).toMatchObject({ transient: false });
+  });
+
   it('maps a non-JSON error page to a short quote of it', async () => {
     fake = await startFakeOpenAi({
       reply: () => ({ status: 502, raw: '<html>\n  <body>Bad gateway</body>\n</html>' }),
@@ -237,6 +251,7 @@ describe('openai-chat provider', () => {
     const error = await failure(provider(baseUrl, { apiKey: KEY }).complete(request()));
     expect(error.message).toBe(`openai-chat provider "openai": could not reach ${host} (ECONNREFUSED)`);
     expect(error.status).toBeUndefined();
+    expect(error.transient).toBe(true);
   });
 
   it('aborts a slow request promptly with the caller reason and closes the connection', async () => {
