@@ -11,16 +11,21 @@
  * capital read as its letter, case and separators ignored.
  *
  * The wrap's random id is fixed here and every attempt carries it: the
- * strongest attacker, one who guessed the id.
+ * strongest attacker, one who guessed the id. A fast-check property splices
+ * attempts into random text. Then the whole corpus goes over HTTP through the
+ * real gateway (built CLI, fake model provider): as /hooks/agent messages and
+ * as /hooks/wake events shown to heartbeats, checking the prompts the model got.
  *
- * Figures: `npx vitest run test/agents/injection-corpus.test.ts` prints the
- * corpus size and the escape count.
+ * Figures: `npm run build && npx vitest run test/agents/injection-corpus.test.ts`
+ * prints the corpus size and the escape count.
  */
 import { createRequire } from 'node:module';
 import { decodeHTML } from 'entities';
 import fc from 'fast-check';
 import { unicodeName } from 'unicode-name';
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
+import { Gateway, waitFor } from '../helpers/loop-gateway.js';
 
 vi.mock('node:crypto', async (importOriginal) => ({
   ...(await importOriginal<typeof import('node:crypto')>()),
@@ -81,17 +86,35 @@ function readings(text: string): string[] {
 
 const MARKER_NAME = START_WORDS.join('').toLowerCase();
 
-/** Why a wrap let the content escape, or undefined when it held. */
-function escapeOf(wrapped: string): string | undefined {
+const FRAME_START = /<<<EXTERNAL_UNTRUSTED_CONTENT id="([0-9a-f]{16})"[^\n]*>>>/g;
+
+/**
+ * Why a prompt let the content escape its frame, or undefined when it held:
+ * one start marker, one end marker with the same id after it, and no marker
+ * name in what lies between (when `id` is given, the frame must carry it).
+ */
+function escapeOf(prompt: string, id?: string): string | undefined {
+  const starts = [...prompt.matchAll(FRAME_START)];
+  if (starts.length !== 1) return `${starts.length} start markers`;
+  const [start] = starts as [RegExpExecArray];
+  const frameId = start[1] as string;
+  if (id !== undefined && frameId !== id) return `the frame carries id ${frameId}`;
+  const end = `<<<END_EXTERNAL_UNTRUSTED_CONTENT id="${frameId}">>>`;
+  const ends = prompt.split(end).length - 1;
+  if (ends !== 1) return `${ends} end markers`;
+  const endAt = prompt.indexOf(end);
+  if (endAt < start.index) return 'the end marker comes before the start marker';
+  const body = prompt.slice(start.index + start[0].length, endAt);
+  if (readings(body).some((reading) => reading.includes(MARKER_NAME))) return 'a marker name survived';
+  return undefined;
+}
+
+/** `escapeOf` for a bare wrap: also the frame's place, on the second line and the last. */
+function wrapEscapeOf(wrapped: string): string | undefined {
   const lines = wrapped.split('\n');
   if (lines[1] !== REAL_START) return `second line is not the start marker: ${lines[1]}`;
   if (lines[lines.length - 1] !== REAL_END) return 'last line is not the end marker';
-  const starts = wrapped.split(`<<<EXTERNAL_UNTRUSTED_CONTENT id="${ID}"`).length - 1;
-  const ends = wrapped.split(REAL_END).length - 1;
-  if (starts !== 1 || ends !== 1) return `${starts} start and ${ends} end markers`;
-  const body = lines.slice(2, -1).join('\n');
-  if (readings(body).some((reading) => reading.includes(MARKER_NAME))) return 'a marker name survived';
-  return undefined;
+  return escapeOf(wrapped, ID);
 }
 
 // ---- the corpus ------------------------------------------------------------------------
@@ -409,7 +432,7 @@ describe('injection corpus', () => {
         const text = round === 0 ? content : `${filler}\n${content} ${filler}`;
         const wrapped = wrapUntrusted(text, { source: 'hook:corpus' });
         wraps++;
-        const why = escapeOf(wrapped);
+        const why = wrapEscapeOf(wrapped);
         if (why)
           escapes.push(`${kind}: ${why}\n  in:  ${JSON.stringify(text)}\n  out: ${JSON.stringify(wrapped)}`);
         // Defused content stays defused.
@@ -458,9 +481,88 @@ describe('injection corpus', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(noise, lookalike), { minLength: 1, maxLength: 12 }), (parts) => {
         const wrapped = wrapUntrusted(parts.join(''), { source: 'hook:corpus' });
-        expect(escapeOf(wrapped)).toBeUndefined();
+        expect(wrapEscapeOf(wrapped)).toBeUndefined();
       }),
       { numRuns: 1000, seed: 0x5afe },
+    );
+  });
+});
+
+/** Splits the corpus into texts of at most `limit` characters, one attempt per line. */
+function chunks(attempts: Attempt[], limit: number): { text: string; count: number }[] {
+  const out: { text: string; count: number }[] = [];
+  for (const { content } of attempts) {
+    const last = out[out.length - 1];
+    if (last && last.text.length + content.length + 1 <= limit) {
+      last.text += `\n${content}`;
+      last.count++;
+    } else {
+      out.push({ text: content, count: 1 });
+    }
+  }
+  return out;
+}
+
+const lastUserMessage = (body: { messages: { role: string; content: unknown }[] }) =>
+  String(body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+
+describe('injection corpus over HTTP, through the real gateway', () => {
+  const attempts = corpus();
+  let llm: FakeOpenAi;
+  let gw: Gateway;
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi({ reply: () => 'HEARTBEAT_OK' });
+    gw = await new Gateway(llm, {}).start();
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await llm?.close();
+  });
+
+  it('agent runs: every attempt posted to /hooks/agent reaches the model defused', async () => {
+    // 100,000 characters per message keeps each body under the 256 KiB hook limit.
+    const messages = chunks(attempts, 100_000);
+    const before = llm.requests.length;
+    for (const { text } of messages) {
+      const accepted = await gw.hook('agent', { message: text, deliver: false, wakeMode: 'next-heartbeat' });
+      expect(accepted.status).toBe(202);
+      expect(await gw.settled(accepted.body.runId)).toMatchObject({ status: 'succeeded' });
+    }
+    const prompts = llm.requests.slice(before).map((request) => lastUserMessage(request.body));
+    expect(prompts).toHaveLength(messages.length);
+    for (const [index, prompt] of prompts.entries()) {
+      expect(escapeOf(prompt)).toBeUndefined();
+      // The whole message arrived, defused exactly as the wrap defuses it.
+      expect(prompt).toContain(neutraliseMarkers(messages[index]?.text as string));
+    }
+    console.log(
+      `injection corpus over HTTP: ${attempts.length} attempts in ${messages.length} agent run(s), 0 escapes`,
+    );
+  });
+
+  it('heartbeats: every attempt posted as an event to /hooks/wake reaches the model defused', async () => {
+    // A heartbeat quotes up to 4,000 characters of each event and 50,000 in all: one event per
+    // chunk, and as many heartbeats as it takes to show them all.
+    const events = chunks(attempts, 3_900);
+    for (const { text } of events) {
+      expect((await gw.hook('wake', { text, mode: 'next-heartbeat' })).status).toBe(200);
+    }
+    const heartbeats = () =>
+      llm.requests
+        .map((request) => lastUserMessage(request.body))
+        .filter((message) => message.startsWith('[heartbeat]'));
+    while ((await gw.events()).some((event) => event.status === 'pending')) {
+      const seen = heartbeats().length;
+      expect((await gw.hook('wake', { text: 'tick', mode: 'now' })).status).toBe(200);
+      await waitFor(async () => (heartbeats().length > seen ? true : undefined), 'the next heartbeat');
+    }
+    const prompts = heartbeats();
+    for (const prompt of prompts) expect(escapeOf(prompt)).toBeUndefined();
+    const shown = prompts.join('\n');
+    for (const { text } of events) expect(shown).toContain(neutraliseMarkers(text));
+    console.log(
+      `injection corpus over HTTP: ${attempts.length} attempts in ${events.length} events, ${prompts.length} heartbeats, 0 escapes`,
     );
   });
 });
