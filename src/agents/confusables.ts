@@ -54,6 +54,22 @@ const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 const LATIN_LETTER = /\p{Script=Latin}/u;
 const PUNCTUATION_OR_SYMBOL = /[\p{P}\p{S}]/u;
 
+/**
+ * Letters that confusables.txt gives the same prototype as a punctuation mark
+ * or space: `ー`, `一`, `ㅡ` look like a dash (`—` has prototype `ー`).
+ */
+const PUNCTUATION_PROTOTYPES = new Set(
+  Object.entries(CONFUSABLES)
+    .filter(([source, target]) => /^[\p{P}\p{Zs}]$/u.test(source) && /^[^\0-\x7f]*\p{L}+$/u.test(target))
+    .map(([, target]) => target),
+);
+/** Modifier letters (`ـ`, `ˉ`, `ー`) and letters that look like punctuation: they separate, they do not spell. */
+const readsAsPunctuation = (char: string) =>
+  MODIFIER_LETTER.test(char) ||
+  PUNCTUATION_PROTOTYPES.has(char) ||
+  PUNCTUATION_PROTOTYPES.has(CONFUSABLES[char] ?? '');
+const MODIFIER_LETTER = /\p{Lm}/u;
+
 /** Folds text that is already a skeleton (ASCII and the like): case, brackets, other letters, separators. */
 function classify(text: string): Folded {
   let out = '';
@@ -61,7 +77,7 @@ function classify(text: string): Folded {
     const code = char.codePointAt(0) as number;
     if ((code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)) out += char.toLowerCase();
     else if (char === '<' || char === '>') out += char;
-    else if (LETTER_OR_DIGIT.test(char)) out += OTHER;
+    else if (LETTER_OR_DIGIT.test(char) && !readsAsPunctuation(char)) out += OTHER;
   }
   return out;
 }

@@ -77,12 +77,22 @@ function readings(text: string): string[] {
     .map((c) => (/^[\p{P}\p{S}]$/u.test(c.normalize('NFKD')) ? ' ' : readCharacter(c)))
     .join('');
   return [asLetters, asSeparators].map((reading) =>
-    reading
-      .toLowerCase()
-      .replace(/[^a-z\p{L}\p{N}]/gu, '')
-      .replace(/[^a-z]/g, '#'),
+    [...reading.toLowerCase()]
+      .map((c) => (/[a-z]/.test(c) ? c : /[\p{L}\p{N}]/u.test(c) && !looksLikePunctuation(c) ? '#' : ''))
+      .join(''),
   );
 }
+
+/** Letters a reader takes for punctuation: modifier letters, and dash-like ones (`ー` `一` `ㅡ`, like `—`). */
+const DASH_LIKE = new Set(
+  Object.entries(CONFUSABLES)
+    .filter(
+      ([source, target]) => /^[\p{P}\p{Zs}]$/u.test(source) && /^\p{L}$/u.test(target) && target > '\x7f',
+    )
+    .map(([, target]) => target),
+);
+const looksLikePunctuation = (c: string) =>
+  /\p{Lm}/u.test(c) || DASH_LIKE.has(c) || DASH_LIKE.has(CONFUSABLES[c] ?? '');
 
 const MARKER_NAME = START_WORDS.join('').toLowerCase();
 
@@ -226,6 +236,10 @@ const SEPARATORS = [
   '\uFF3F',
   '\uFF0D',
   '\uFF0E',
+  '\u30FC', // ー, Katakana prolonged sound mark: a letter that looks like a dash
+  '\u4E00', // 一, CJK "one"
+  '\u3161', // ㅡ, Hangul letter
+  '\u0640', // ـ, Arabic tatweel
   '\u200B',
   '\u200D',
   '\u2060',
