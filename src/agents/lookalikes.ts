@@ -25,21 +25,36 @@ const PAIRS = new Set([
 ]);
 /** The one spelling of the start marker's name that is left alone: prose. */
 const PROSE = /^external\s+untrusted\s+content$/i;
+/** HTML tags inside prose (`external <b>untrusted</b> content`) do not count for the prose rule. */
+const TAGS = /<[^<>]*>/g;
 
 /** The look-alikes in `text` as [start, end) spans of it, in order, not overlapping. */
 export function findLookalikes(text: string): Array<[number, number]> {
-  const skeleton = skeletonOf(text);
-  const s = skeleton.text;
-  const spans = [...markerNames(text, skeleton), ...shortenedMarkers(s)]
-    .map(([from, to]) => widenOverBrackets(s, from, to))
-    .sort((a, b) => a[0] - b[0]);
+  const plain = skeletonOf(text);
+  const spans = inOriginal(plain, [...markerNames(text, plain), ...shortenedMarkers(plain.text)]);
+  // HTML between the letters (`<b>END</b>_<i>EXTERNAL</i>`): a second reading with tags as separators.
+  if (HTML_TAG.test(text)) {
+    const untagged = skeletonOf(text, { tagsAsSeparators: true });
+    spans.push(...inOriginal(untagged, markerNames(text, untagged)));
+  }
+  spans.sort((a, b) => a[0] - b[0]);
   const merged: Array<[number, number]> = [];
   for (const [from, to] of spans) {
     const last = merged[merged.length - 1];
     if (last && from <= last[1]) last[1] = Math.max(last[1], to);
     else merged.push([from, to]);
   }
-  return merged.map(([from, to]) => [skeleton.start[from] as number, skeleton.end[to - 1] as number]);
+  return merged;
+}
+
+const HTML_TAG = /<\/?[A-Za-z]|<!--/;
+
+/** Skeleton spans, widened over their brackets, as spans of the original text. */
+function inOriginal(skeleton: Skeleton, spans: Array<[number, number]>): Array<[number, number]> {
+  return spans.map(([from, to]) => {
+    const [start, end] = widenOverBrackets(skeleton.text, from, to);
+    return [skeleton.start[start] as number, skeleton.end[end - 1] as number];
+  });
 }
 
 /** Every marker name in the skeleton, as [from, to) of skeleton positions. */
@@ -53,7 +68,8 @@ function markerNames(text: string, skeleton: Skeleton): Array<[number, number]> 
     const from = matchStart(s, to, START_NAME, searchedTo);
     if (from === -1) continue; // cannot happen: the forward match started after searchedTo
     const endFrom = matchStart(s, to, END_NAME, searchedTo);
-    const prose = s[from - 1] !== '<' && PROSE.test(original(from, to)) && !isCapitals(original(from, to));
+    const words = original(from, to).replace(TAGS, '');
+    const prose = s[from - 1] !== '<' && PROSE.test(words) && !isCapitals(words);
     let start = from;
     if (endFrom !== -1) {
       // "send external untrusted content" is prose too: that END is the tail of another word.

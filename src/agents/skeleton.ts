@@ -36,11 +36,25 @@ const REFERENCE = /&(?:#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));?|[A-Za-z][A-Za
 /** ASCII folds, computed once: the common case is a table read. */
 const ASCII = Array.from({ length: 0x80 }, (_, code) => foldCodePoint(code));
 
-export function skeletonOf(text: string): Skeleton {
+/**
+ * An HTML tag or comment, read as a separator when `tagsAsSeparators` is set
+ * (`<b>END</b>_<i>EXTERNAL</i>`). Not by default: `<END EXTERNAL ...>` would be one.
+ */
+const TAG = /<(?:\/?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>]{0,500})?\/?|!--[^]{0,500}?--)>/y;
+const LESS_THAN = 0x3c;
+
+export function skeletonOf(text: string, options: { tagsAsSeparators?: boolean } = {}): Skeleton {
   const out = new Builder(text.length);
   let i = 0;
   while (i < text.length) {
     const code = text.codePointAt(i) as number;
+    if (code === LESS_THAN && options.tagsAsSeparators) {
+      TAG.lastIndex = i;
+      if (TAG.test(text)) {
+        i = TAG.lastIndex;
+        continue;
+      }
+    }
     if (code === AMPERSAND) {
       const next = readReference(text, i, out);
       if (next > i) {
