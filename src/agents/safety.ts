@@ -67,10 +67,12 @@ export function guardExternalContent(
  *    characters also carry hidden text.
  * 2. Detection runs on the text's confusable skeleton (skeleton.ts,
  *    confusables.ts): NFKD, Unicode's UTS #39 confusables, character names for
- *    small capitals and angle brackets, HTML character references decoded,
- *    case ignored, and every separator (spaces, line breaks, dots, underscores,
- *    hyphens, any punctuation or symbol) left out; a symbol that reads as a
- *    letter (`|` as l) counts as either (lookalikes.ts).
+ *    small capitals and angle brackets, HTML character references and
+ *    one-character escapes (`\u005F`, `%5F`) decoded, case ignored, and every
+ *    separator (spaces, line breaks, dots, underscores, hyphens, any punctuation
+ *    or symbol, modifier letters and letters that look like dashes) left out;
+ *    a symbol that reads as a letter (`|` as l) counts as either, and so do
+ *    HTML tags between letters (lookalikes.ts).
  * 3. A look-alike is
  *    - the letters of a marker name, END EXTERNAL UNTRUSTED CONTENT or
  *      EXTERNAL UNTRUSTED CONTENT, however they are spelt, split or encoded;

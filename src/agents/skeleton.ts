@@ -12,7 +12,9 @@
  *
  * HTML character references are read as the character they stand for, as a
  * browser (or a model that knows HTML) would: `&lt;`, `&#60;`, `&#x3c;`,
- * `&laquo;`, `&Eacute;`, `&lowbar;`, and the legacy forms without `;`.
+ * `&laquo;`, `&Eacute;`, `&lowbar;`, and the legacy forms without `;`. So are
+ * JavaScript/JSON escapes and URL encoding of one character (`\u005F`,
+ * `\x3C`, `%3C`): a model reads those too.
  *
  * One pass, one table lookup per character (cached per code point): linear in
  * the length of the text.
@@ -29,6 +31,8 @@ export interface Skeleton {
 }
 
 const AMPERSAND = 0x26;
+const BACKSLASH = 0x5c;
+const PERCENT = 0x25;
 const OTHER_CODE = OTHER.charCodeAt(0);
 /** A character reference: numeric, or a name (decoded by `entities`, which knows which names need no `;`). */
 const REFERENCE = /&(?:#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));?|[A-Za-z][A-Za-z0-9]{1,31};?)/y;
@@ -55,8 +59,8 @@ export function skeletonOf(text: string, options: { tagsAsSeparators?: boolean }
         continue;
       }
     }
-    if (code === AMPERSAND) {
-      const next = readReference(text, i, out);
+    if (code === AMPERSAND || code === BACKSLASH || code === PERCENT) {
+      const next = code === AMPERSAND ? readReference(text, i, out) : readEscape(text, i, out);
       if (next > i) {
         i = next;
         continue;
@@ -67,6 +71,20 @@ export function skeletonOf(text: string, options: { tagsAsSeparators?: boolean }
     i += width;
   }
   return out.finish();
+}
+
+/** A JavaScript/JSON escape (`\u005F`, `\u{5F}`, `\x5F`) or URL encoding (`%5F`) of one character. */
+const ESCAPE = /\\u([0-9a-fA-F]{4})|\\u\{([0-9a-fA-F]{1,6})\}|\\x([0-9a-fA-F]{2})|%([0-9a-fA-F]{2})/y;
+
+/** Folds the escape at `at` into `out` as the character it stands for; returns where it ends, or `at`. */
+function readEscape(text: string, at: number, out: Builder): number {
+  ESCAPE.lastIndex = at;
+  const match = ESCAPE.exec(text);
+  if (!match) return at;
+  const code = Number.parseInt(match[1] ?? match[2] ?? match[3] ?? match[4] ?? '', 16);
+  if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return at;
+  out.push(foldCodePoint(code), at, at + match[0].length);
+  return at + match[0].length;
 }
 
 /** Folds the character reference at `at` into `out`; returns where it ends, or `at` when there is none. */
