@@ -32,11 +32,8 @@ export type Folded = string;
 export const OTHER = '#';
 
 const require = createRequire(import.meta.url);
-/** UTS #39 confusables.txt as a map from a character to its prototype. */
+/** UTS #39 confusables.txt (Unicode 13.0.0, says unhomoglyph's CHANGELOG) as a map from a character to its prototype. */
 const CONFUSABLES: Record<string, string> = require('unhomoglyph/data.json');
-
-/** Unicode version of the confusables data (unhomoglyph's CHANGELOG); reported in the README. */
-export const CONFUSABLES_UNICODE_VERSION = '13.0.0';
 
 type NameOf = (char: string) => string | undefined;
 let nameOf: NameOf | undefined;
@@ -60,7 +57,8 @@ const PUNCTUATION_OR_SYMBOL = /[\p{P}\p{S}]/u;
  */
 const PUNCTUATION_PROTOTYPES = new Set(
   Object.entries(CONFUSABLES)
-    .filter(([source, target]) => /^[\p{P}\p{Zs}]$/u.test(source) && /^[^\0-\x7f]*\p{L}+$/u.test(target))
+    .filter(([source, target]) => /^[\p{P}\p{Zs}]$/u.test(source) && /^\p{L}+$/u.test(target))
+    .filter(([, target]) => !/[a-z]/i.test(target)) // `|` as l is a letter look-alike, handled apart
     .map(([, target]) => target),
 );
 /** Modifier letters (`ـ`, `ˉ`, `ー`) and letters that look like punctuation: they separate, they do not spell. */
@@ -111,7 +109,6 @@ function byName(char: string): Folded | undefined {
   return bracket.repeat(times);
 }
 
-/** A single character that NFKD has already decomposed. */
 /** The character's (or its other case's) confusables.txt prototype, when that reads as Latin letters or brackets. */
 function lookalike(char: string): Folded | undefined {
   for (const candidate of [char, char.toUpperCase(), char.toLowerCase()]) {
@@ -121,6 +118,7 @@ function lookalike(char: string): Folded | undefined {
   return undefined;
 }
 
+/** A single character that NFKD has already decomposed. */
 function foldDecomposed(char: string): Folded {
   if (char.length === 1 && char.charCodeAt(0) < 0x80) {
     // ASCII look-alikes count (`0` O, `1` `I` `|` l, `m` rn); `%` as "o/0" would only break words.
