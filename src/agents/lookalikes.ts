@@ -62,24 +62,27 @@ function markerNames(text: string, skeleton: Skeleton): Array<[number, number]> 
   const s = skeleton.text;
   const original = (from: number, to: number) =>
     text.slice(skeleton.start[from] as number, skeleton.end[to - 1] as number);
+  const isProse = (from: number, to: number) => {
+    const words = original(from, to).replace(TAGS, '');
+    return s[from - 1] !== '<' && PROSE.test(words) && !isCapitals(words);
+  };
+  /** Whether the skeleton character at `at` directly follows a letter in the original: part of a longer word. */
+  const gluedToWord = (at: number) =>
+    at > 0 && isWordCharacter(s[at - 1]) && skeleton.end[at - 1] === skeleton.start[at];
   const found: Array<[number, number]> = [];
   let searchedTo = 0;
   for (const to of matchEnds(s, START_NAME)) {
     const from = matchStart(s, to, START_NAME, searchedTo);
     if (from === -1) continue; // cannot happen: the forward match started after searchedTo
     const endFrom = matchStart(s, to, END_NAME, searchedTo);
-    const words = original(from, to).replace(TAGS, '');
-    const prose = s[from - 1] !== '<' && PROSE.test(words) && !isCapitals(words);
-    let start = from;
-    if (endFrom !== -1) {
-      // "send external untrusted content" is prose too: that END is the tail of another word.
-      const before = endFrom - 1;
-      const glued =
-        before >= 0 && isWordCharacter(s[before]) && skeleton.end[before] === skeleton.start[endFrom];
-      if (!(glued && prose)) start = endFrom;
-    }
     searchedTo = to;
-    if (start === from && prose) continue;
+    if (endFrom !== -1 && !gluedToWord(endFrom)) {
+      found.push([endFrom, to]);
+      continue;
+    }
+    // The start name in prose stays; so does "send external untrusted content", whose END is another word's tail.
+    if (isProse(from, to)) continue;
+    const start = endFrom === -1 ? from : endFrom;
     found.push([start, to]);
   }
   return found;
