@@ -44,7 +44,7 @@ const ASCII = Array.from({ length: 0x80 }, (_, code) => foldCodePoint(code));
  * An HTML tag or comment, read as a separator when `tagsAsSeparators` is set
  * (`<b>END</b>_<i>EXTERNAL</i>`). Not by default: `<END EXTERNAL ...>` would be one.
  */
-const TAG = /<(?:\/?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>]{0,500})?\/?|!--[^]{0,500}?--)>/y;
+const TAG = /<(?:\/?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>]{0,500})?\/?|!--[\s\S]{0,500}?--)>/y;
 const LESS_THAN = 0x3c;
 
 export function skeletonOf(text: string, options: { tagsAsSeparators?: boolean } = {}): Skeleton {

@@ -71,16 +71,16 @@ function readCharacter(char: string): string {
  * like letters (`|`, `×`) as letters or as separators.
  */
 function readings(text: string): string[] {
-  return [text, text.replace(/<\/?[A-Za-z][^<>]*>|<!--[^]*?-->/g, '')].flatMap(readingsOf);
+  return [text, text.replace(/<\/?[A-Za-z][^<>]*>|<!--[\s\S]*?-->/g, '')].flatMap(readingsOf);
 }
 
 /** The two readings of `text` as it is, tags included. */
 function readingsOf(text: string): string[] {
   const unescaped = text.replace(
     /\\u([0-9a-fA-F]{4})|\\u\{([0-9a-fA-F]{1,6})\}|\\x([0-9a-fA-F]{2})|%([0-9a-fA-F]{2})/g,
-    (escape, ...hex: (string | undefined)[]) => {
+    (sequence, ...hex: (string | undefined)[]) => {
       const code = Number.parseInt(hex.slice(0, 4).find((h) => h !== undefined) ?? '', 16);
-      return code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : escape;
+      return code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : sequence;
     },
   );
   const visible = [...decodeHTML(unescaped)].filter(
