@@ -5,7 +5,7 @@
  * `--apply` creates what Google needs, each step idempotent. It never prints a
  * secret unless `--show-secrets` asks for it.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,7 @@ import { GmailApi } from '../gmail/google/gmail-api.js';
 import {
   authorizationUrl,
   CLOUD_PLATFORM_SCOPE,
+  createPkcePair,
   exchangeCode,
   GMAIL_READONLY_SCOPE,
   GoogleAuth,
@@ -151,8 +152,7 @@ async function consentInBrowser(clientSecretFile: string, tokenUrl: string): Pro
   };
   const client =
     secret.installed ?? fail(`${clientSecretFile}: expected a Desktop app OAuth client ("installed")`);
-  const verifier = randomBytes(32).toString('base64url');
-  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const { codeVerifier: verifier, codeChallenge: challenge } = await createPkcePair();
   const state = randomBytes(16).toString('hex');
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

@@ -3,7 +3,7 @@
  * refresh and caching, the consent flow's code exchange, the Gmail calls the receiver
  * makes, the setup steps' idempotency, and secret-free errors throughout.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GcpAdmin } from '../../src/gmail/google/gcp-admin.js';
 import { GmailApi, HistoryExpiredError } from '../../src/gmail/google/gmail-api.js';
 import { GoogleApiError } from '../../src/gmail/google/http.js';
@@ -34,8 +34,7 @@ afterEach(async () => {
   await g.close();
 });
 
-const authFor = (fake: FakeGoogle, options: { now?: () => number } = {}) =>
-  new GoogleAuth(fake.credentials, fake.endpoints.oauthToken, options);
+const authFor = (fake: FakeGoogle) => new GoogleAuth(fake.credentials, fake.endpoints.oauthToken);
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {
   const error = await promise.then(
@@ -53,19 +52,28 @@ function expectNoSecrets(error: Error, fake: FakeGoogle): void {
 }
 
 describe('GoogleAuth', () => {
+  // google-auth-library reads the clock through Date: only Date is faked, timers stay real.
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('refreshes once, caches, and refreshes again 60 s before expiry', async () => {
-    let now = 1_000_000;
-    const auth = authFor(g, { now: () => now });
+    let now = Date.now();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(now);
+    const auth = authFor(g);
     const first = await auth.accessToken();
     expect(first).toMatch(/^ya29\./);
     expect(await auth.accessToken()).toBe(first);
     expect(g.tokenRequests).toEqual([{ grant_type: 'refresh_token', client_id: g.clientId, status: 200 }]);
 
     now += (3599 - 61) * 1000; // still more than 60 s left
+    vi.setSystemTime(now);
     expect(await auth.accessToken()).toBe(first);
     expect(g.tokenRequests).toHaveLength(1);
 
     now += 2000; // within the last minute
+    vi.setSystemTime(now);
     const second = await auth.accessToken();
     expect(second).not.toBe(first);
     expect(g.tokenRequests).toHaveLength(2);
@@ -86,7 +94,10 @@ describe('GoogleAuth', () => {
     const auth = new GoogleAuth(g.credentials, g.endpoints.oauthToken, {
       fetch: async (input, init) => {
         seen = new URLSearchParams(String(init?.body));
-        expect(new Headers(init?.headers).get('content-type')).toBe('application/x-www-form-urlencoded');
+        // A URLSearchParams body is sent by fetch as application/x-www-form-urlencoded.
+        const form = init?.body instanceof URLSearchParams;
+        const type = new Headers(init?.headers).get('content-type');
+        expect(form || type?.startsWith('application/x-www-form-urlencoded')).toBe(true);
         return fetch(input, init);
       },
     });
@@ -116,7 +127,8 @@ describe('GoogleAuth', () => {
   });
 
   it('reports a 5xx or an unreachable endpoint as a retryable Error', async () => {
-    g.failNext('POST /token', 503, 'Backend Error');
+    // google-auth-library retries a 5xx three times (100–400 ms apart) before giving up.
+    g.failNext('POST /token', 503, 'Backend Error', 4);
     const unavailable = await rejection(authFor(g).accessToken());
     expect(unavailable).not.toBeInstanceOf(GoogleAuthError);
     expect(unavailable.message).toContain('503');
@@ -157,8 +169,8 @@ describe('consent flow', () => {
   });
 
   it('exchanges the redirect code (PKCE-checked) for a refresh token', async () => {
-    const pkce = createPkcePair();
-    expect(pkce.codeVerifier).toMatch(/^[A-Za-z0-9_-]{43,128}$/);
+    const pkce = await createPkcePair();
+    expect(pkce.codeVerifier).toMatch(/^[A-Za-z0-9._~-]{43,128}$/); // RFC 7636 unreserved characters
     const redirectUri = 'http://127.0.0.1:5555/callback';
     const consent = authorizationUrl({
       clientId: g.clientId,
@@ -181,7 +193,7 @@ describe('consent flow', () => {
       redirectUri,
     };
     const wrong = await rejection(
-      exchangeCode({ ...base, code, codeVerifier: createPkcePair().codeVerifier }),
+      exchangeCode({ ...base, code, codeVerifier: (await createPkcePair()).codeVerifier }),
     );
     expect(wrong).toBeInstanceOf(GoogleAuthError);
 

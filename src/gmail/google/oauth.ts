@@ -1,17 +1,22 @@
 /**
- * Google OAuth 2.0 for an installed app: access tokens from a stored refresh token
- * (cached until shortly before they expire), and the consent flow's two halves
- * (authorization URL with PKCE, code exchange) used by `agentgate hooks gmail setup`.
+ * Google OAuth 2.0 for an installed app, through google-auth-library's
+ * OAuth2Client (its token endpoint and consent page come from
+ * `hooks.gmail.endpoints`, so the loopback fake stands in for Google): access
+ * tokens from a stored refresh token (cached until a minute before they expire,
+ * one refresh shared by concurrent callers), and the consent flow's two halves
+ * (authorization URL with PKCE S256, code exchange) used by `agentgate hooks
+ * gmail setup`.
  *
  * Refused credentials (revoked or expired refresh token, unknown client) are a
  * GoogleAuthError: retrying will not help, the user must run setup again. Anything else
- * (network, 5xx) is a plain Error the caller may retry. No message carries a secret.
+ * (network, 5xx — after the library's own short retries) is a plain Error the caller may
+ * retry. No message carries a secret: the library's errors (whose request config holds
+ * the client secret) never leave this file.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { DEFAULT_TIMEOUT_MS, networkError, parseJson, redact } from './http.js';
+import { CodeChallengeMethod, type Credentials, OAuth2Client } from 'google-auth-library';
+import { DEFAULT_TIMEOUT_MS, redact } from './http.js';
 
 export const GMAIL_READONLY_SCOPE = 'https://www.googleapis.com/auth/gmail.readonly';
-export const PUBSUB_SCOPE = 'https://www.googleapis.com/auth/pubsub';
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 export const DEFAULT_AUTH_URL = 'https://accounts.google.com/o/oauth2/v2/auth';
 
@@ -35,98 +40,100 @@ const PERMANENT = new Set(['invalid_grant', 'invalid_client', 'unauthorized_clie
 /** Refresh this long before Google's expiry, so a token never dies mid-request. */
 const EXPIRY_MARGIN_MS = 60_000;
 
-interface TokenAnswer {
-  access_token?: string;
-  expires_in?: number;
-  refresh_token?: string;
-  error?: string;
-  error_description?: string;
+interface ClientOptions {
+  clientId: string;
+  clientSecret: string;
+  tokenUrl: string;
+  authUrl?: string;
+  redirectUri?: string;
+  fetch?: typeof fetch;
 }
 
-/** POSTs a form to the token endpoint and returns the answer, or throws a secret-free error. */
-async function postToken(
-  tokenUrl: string,
-  form: Record<string, string>,
-  fetchImpl: typeof fetch,
-  what: string,
-): Promise<TokenAnswer> {
-  let response: Response;
-  let text: string;
-  try {
-    response = await fetchImpl(tokenUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form).toString(),
-      signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS),
-    });
-    text = await response.text();
-  } catch (error) {
-    throw networkError(what, error);
+function oauthClient(opts: ClientOptions): OAuth2Client {
+  return new OAuth2Client({
+    clientId: opts.clientId,
+    clientSecret: opts.clientSecret,
+    redirectUri: opts.redirectUri,
+    endpoints: {
+      oauth2TokenUrl: opts.tokenUrl,
+      oauth2AuthBaseUrl: opts.authUrl ?? DEFAULT_AUTH_URL,
+    },
+    eagerRefreshThresholdMillis: EXPIRY_MARGIN_MS,
+    // Node's own fetch: gaxios would otherwise load node-fetch on the first request.
+    transporterOptions: { timeout: DEFAULT_TIMEOUT_MS, fetchImplementation: opts.fetch ?? fetch },
+  });
+}
+
+/** The error shape google-auth-library's transport (gaxios) throws, as far as it is read here. */
+interface TransportError {
+  status?: number;
+  response?: { status?: number; statusText?: string; data?: unknown };
+  code?: string | number;
+  name?: string;
+  message?: string;
+  cause?: unknown;
+}
+
+/** The first `code` on the cause chain (fetch wraps ECONNREFUSED two levels down). */
+function causeCode(error: unknown): string | undefined {
+  for (let current = error as TransportError | undefined, depth = 0; current && depth < 5; depth++) {
+    if (typeof current.code === 'string' && /^E[A-Z]+$/.test(current.code)) return current.code;
+    current = current.cause as TransportError | undefined;
   }
-  const answer = (parseJson(text) ?? {}) as TokenAnswer;
-  if (!response.ok) {
-    const code = typeof answer.error === 'string' ? answer.error : undefined;
-    const detail = [code, answer.error_description].filter(Boolean).join(': ') || response.statusText;
-    const message = redact(`${what} refused: HTTP ${response.status} ${detail}`);
-    if (code && PERMANENT.has(code)) throw new GoogleAuthError(message);
-    throw new Error(message);
+  return undefined;
+}
+
+/** A secret-free error for a failed token request: GoogleAuthError when the credentials are refused. */
+function tokenError(what: string, error: unknown): Error {
+  const failure = error as TransportError;
+  const status = failure?.response?.status ?? failure?.status;
+  if (status === undefined) {
+    const reason =
+      failure?.name === 'TimeoutError' || /timeout/i.test(failure?.message ?? '')
+        ? 'timed out'
+        : (causeCode(error) ?? failure?.message ?? String(error));
+    return new Error(redact(`${what} failed: ${reason}`));
   }
-  if (typeof answer.access_token !== 'string' || answer.access_token === '') {
-    throw new Error(`${what}: the answer carries no access_token`);
-  }
-  return answer;
+  const data = (failure.response?.data ?? {}) as { error?: unknown; error_description?: unknown };
+  const code = typeof data.error === 'string' ? data.error : undefined;
+  const description = typeof data.error_description === 'string' ? data.error_description : undefined;
+  const detail = [code, description].filter(Boolean).join(': ') || failure.response?.statusText || 'error';
+  const message = redact(`${what} refused: HTTP ${status} ${detail}`);
+  return code && PERMANENT.has(code) ? new GoogleAuthError(message) : new Error(message);
 }
 
 export class GoogleAuth {
-  private token: string | undefined;
-  private expiresAt = 0;
-  private pending: Promise<string> | undefined;
-  private readonly fetchImpl: typeof fetch;
-  private readonly now: () => number;
+  private readonly client: OAuth2Client;
 
   constructor(
     private readonly credentials: GoogleCredentials,
-    private readonly tokenUrl: string,
-    options: { fetch?: typeof fetch; now?: () => number } = {},
+    tokenUrl: string,
+    options: { fetch?: typeof fetch } = {},
   ) {
-    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
-    this.now = options.now ?? Date.now;
+    this.client = oauthClient({
+      clientId: credentials.client_id,
+      clientSecret: credentials.client_secret,
+      tokenUrl,
+      fetch: options.fetch,
+    });
+    this.client.setCredentials({ refresh_token: credentials.refresh_token });
   }
 
   /** A valid access token; concurrent callers share one refresh. */
-  accessToken(): Promise<string> {
-    if (this.token && this.now() < this.expiresAt - EXPIRY_MARGIN_MS) return Promise.resolve(this.token);
-    if (!this.pending) {
-      this.pending = this.refresh().finally(() => {
-        this.pending = undefined;
-      });
+  async accessToken(): Promise<string> {
+    let token: string | null | undefined;
+    try {
+      ({ token } = await this.client.getAccessToken());
+    } catch (error) {
+      throw tokenError('Google token refresh', error);
     }
-    return this.pending;
+    if (!token) throw new Error('Google token refresh: the answer carries no access_token');
+    return token;
   }
 
   /** Forget the cached token (Google answered 401 with it). */
   invalidate(): void {
-    this.token = undefined;
-    this.expiresAt = 0;
-  }
-
-  private async refresh(): Promise<string> {
-    const answer = await postToken(
-      this.tokenUrl,
-      {
-        grant_type: 'refresh_token',
-        client_id: this.credentials.client_id,
-        client_secret: this.credentials.client_secret,
-        refresh_token: this.credentials.refresh_token,
-      },
-      this.fetchImpl,
-      'Google token refresh',
-    );
-    // Google always sends expires_in; an hour is its usual value should it ever not.
-    const ttl = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : 3600;
-    this.token = answer.access_token as string;
-    this.expiresAt = this.now() + ttl * 1000;
-    return this.token;
+    this.client.setCredentials({ refresh_token: this.credentials.refresh_token });
   }
 }
 
@@ -139,26 +146,27 @@ export function authorizationUrl(opts: {
   codeChallenge: string;
   authUrl?: string;
 }): string {
-  const url = new URL(opts.authUrl ?? DEFAULT_AUTH_URL);
-  const params: Record<string, string> = {
-    client_id: opts.clientId,
-    redirect_uri: opts.redirectUri,
-    response_type: 'code',
-    scope: opts.scope.join(' '),
-    state: opts.state,
-    code_challenge: opts.codeChallenge,
-    code_challenge_method: 'S256',
+  const client = oauthClient({
+    clientId: opts.clientId,
+    clientSecret: '',
+    tokenUrl: 'https://oauth2.googleapis.com/token',
+    authUrl: opts.authUrl,
+    redirectUri: opts.redirectUri,
+  });
+  return client.generateAuthUrl({
     access_type: 'offline',
     prompt: 'consent',
-  };
-  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
-  return url.toString();
+    scope: opts.scope,
+    state: opts.state,
+    code_challenge: opts.codeChallenge,
+    code_challenge_method: CodeChallengeMethod.S256,
+  });
 }
 
 /** A PKCE verifier (RFC 7636: 43–128 unreserved chars) and its S256 challenge. */
-export function createPkcePair(): { codeVerifier: string; codeChallenge: string } {
-  const codeVerifier = randomBytes(48).toString('base64url');
-  const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
+export async function createPkcePair(): Promise<{ codeVerifier: string; codeChallenge: string }> {
+  const { codeVerifier, codeChallenge } = await new OAuth2Client().generateCodeVerifierAsync();
+  if (!codeChallenge) throw new Error('google-auth-library produced no PKCE challenge');
   return { codeVerifier, codeChallenge };
 }
 
@@ -172,27 +180,27 @@ export async function exchangeCode(opts: {
   codeVerifier: string;
   fetch?: typeof fetch;
 }): Promise<{ refresh_token: string; access_token: string; expires_in: number }> {
-  const answer = await postToken(
-    opts.tokenUrl,
-    {
-      grant_type: 'authorization_code',
+  const client = oauthClient(opts);
+  let tokens: Credentials;
+  try {
+    ({ tokens } = await client.getToken({
       code: opts.code,
-      client_id: opts.clientId,
-      client_secret: opts.clientSecret,
+      codeVerifier: opts.codeVerifier,
       redirect_uri: opts.redirectUri,
-      code_verifier: opts.codeVerifier,
-    },
-    opts.fetch ?? ((input, init) => fetch(input, init)),
-    'Google authorization code exchange',
-  );
-  if (typeof answer.refresh_token !== 'string' || answer.refresh_token === '') {
+    }));
+  } catch (error) {
+    throw tokenError('Google authorization code exchange', error);
+  }
+  if (typeof tokens.access_token !== 'string' || tokens.access_token === '') {
+    throw new Error('Google authorization code exchange: the answer carries no access_token');
+  }
+  if (typeof tokens.refresh_token !== 'string' || tokens.refresh_token === '') {
     throw new GoogleAuthError(
       'Google issued no refresh token; remove agentgate from https://myaccount.google.com/permissions and retry',
     );
   }
-  return {
-    refresh_token: answer.refresh_token,
-    access_token: answer.access_token as string,
-    expires_in: typeof answer.expires_in === 'number' ? answer.expires_in : 3600,
-  };
+  // The library turns expires_in into an absolute expiry_date; hand back the lifetime.
+  const expiresIn =
+    typeof tokens.expiry_date === 'number' ? Math.round((tokens.expiry_date - Date.now()) / 1000) : 3600;
+  return { refresh_token: tokens.refresh_token, access_token: tokens.access_token, expires_in: expiresIn };
 }
