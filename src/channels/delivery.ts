@@ -1,12 +1,19 @@
 /**
  * The delivery engine: works through the outbox (CONTRACT §5, issue "delivery,
- * reliably"). For each due reply it fixes the route once — `last` is the main
+ * reliably"). For each reply it fixes the route once — `last` is the main
  * session's last route, else the first configured channel; `to` defaults to the
  * route's recipient — splits the text at the platform's limit, and sends the
  * parts in order, recording each. Transient failures are retried with
  * exponential backoff and jitter, honouring the platform's Retry-After; a
  * permanent failure (bad token, unknown chat) ends the delivery at once with
  * the platform's reason. A restart resumes after the last part sent.
+ *
+ * Deliveries run concurrently, so one slow or failing platform holds up nobody
+ * else: up to `perChannel` (4) in flight per channel, and one at a time per
+ * recipient (a *lane*: channel and recipient), oldest first. A reply waiting for
+ * its retry keeps the later replies to the same recipient waiting behind it, so
+ * the parts of a reply and the replies to a chat arrive in order, and a chat's
+ * rate limit (429 with Retry-After) pauses that chat only.
  */
 import { CHANNEL_IDS, type ChannelId, type ChannelsConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
@@ -17,6 +24,7 @@ import type {
   OutboxItem,
   SessionStore,
 } from '../store/types.js';
+import { type Clock, systemClock } from './clock.js';
 import { splitMessage } from './split.js';
 import { type ChannelAdapter, DeliveryError } from './types.js';
 
@@ -27,18 +35,44 @@ export interface DeliveryEngineOptions {
   baseDelayMs?: number;
   /** Longest wait between attempts (a platform's Retry-After is capped here too). */
   maxDelayMs?: number;
+  /** How often the outbox is read even when nothing said a reply is waiting. */
   pollMs?: number;
+  /** Deliveries in flight at once per channel (each to a different recipient). */
+  perChannel?: number;
+  /** How many outbox heads one pass reads. */
+  scanLimit?: number;
+  /** How long `stop()` lets deliveries in flight finish before aborting them. */
+  stopGraceMs?: number;
+  clock?: Clock;
+  /** Jitter source, in [0, 1). */
+  random?: () => number;
 }
 
 type Resolution = { route: DeliveryRoute; adapter: ChannelAdapter } | { record: DeliveryRecord };
+
+interface InFlight {
+  lane: string;
+  channel: string;
+  mainSessionKey: string;
+  abort: AbortController;
+  done: Promise<void>;
+}
 
 export class DeliveryEngine {
   private readonly maxAttempts: number;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly pollMs: number;
-  private timer?: NodeJS.Timeout;
-  private draining?: Promise<void>;
+  private readonly perChannel: number;
+  private readonly scanLimit: number;
+  private readonly stopGraceMs: number;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly inFlight = new Map<string, InFlight>();
+  private cancelPoll?: () => void;
+  private cancelWake?: () => void;
+  private wakeAt = Number.POSITIVE_INFINITY;
+  private scanning?: Promise<void>;
   private again = false;
   private stopped = false;
 
@@ -53,23 +87,30 @@ export class DeliveryEngine {
     this.baseDelayMs = options.baseDelayMs ?? 1000;
     this.maxDelayMs = options.maxDelayMs ?? 300_000;
     this.pollMs = options.pollMs ?? 1000;
+    this.perChannel = options.perChannel ?? 4;
+    this.scanLimit = options.scanLimit ?? 128;
+    this.stopGraceMs = options.stopGraceMs ?? 5000;
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
   }
 
   start(): void {
-    this.timer = setInterval(() => this.notify(), this.pollMs);
-    this.timer.unref();
-    this.notify();
+    const poll = () => {
+      this.cancelPoll = this.clock.setTimeout(poll, this.pollMs);
+      this.notify();
+    };
+    poll();
   }
 
-  /** Something may be due: a reply was enqueued, or a retry time came. */
+  /** Something may be due: a reply was enqueued, a delivery ended, or a retry time came. */
   notify(): void {
     if (this.stopped) return;
-    if (this.draining) {
+    if (this.scanning) {
       this.again = true;
       return;
     }
-    this.draining = this.drain().finally(() => {
-      this.draining = undefined;
+    this.scanning = this.scan().finally(() => {
+      this.scanning = undefined;
       if (this.again) {
         this.again = false;
         this.notify();
@@ -77,63 +118,157 @@ export class DeliveryEngine {
     });
   }
 
-  /** Stops after the delivery in hand; what is left resumes on the next start. */
-  async stop(): Promise<void> {
+  /**
+   * Starts nothing new, lets deliveries in flight finish for up to `graceMs`,
+   * then aborts the rest: their progress is kept (parts sent so far), the
+   * interrupted attempt is not counted, and they resume on the next start.
+   */
+  async stop(graceMs = this.stopGraceMs): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.draining;
+    this.cancelPoll?.();
+    this.cancelWake?.();
+    await this.scanning;
+    const all = () => Promise.all([...this.inFlight.values()].map((delivery) => delivery.done));
+    if (graceMs > 0 && this.inFlight.size > 0) {
+      let cancelGrace = () => {};
+      const graceOver = new Promise<void>((resolve) => {
+        cancelGrace = this.clock.setTimeout(resolve, graceMs);
+      });
+      await Promise.race([all(), graceOver]);
+      cancelGrace();
+    }
+    for (const delivery of this.inFlight.values()) delivery.abort.abort(new Error('the gateway is stopping'));
+    await all();
   }
 
-  private async drain(): Promise<void> {
+  /** Deliveries in flight now (for tests and diagnostics). */
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  /** One pass over the outbox heads: starts every delivery that is due and has room. */
+  private async scan(): Promise<void> {
     try {
-      for (;;) {
-        const due = await this.store.dueDeliveries(Date.now(), 16);
-        if (due.length === 0 || this.stopped) return;
-        for (const item of due) {
-          if (this.stopped) return;
-          await this.process(item);
-        }
+      const heads = await this.store.deliveryHeads(this.scanLimit);
+      const now = this.clock.now();
+      const busyLanes = new Set<string>();
+      const perChannel = new Map<string, number>();
+      const busySessions = new Set<string>();
+      for (const delivery of this.inFlight.values()) {
+        busyLanes.add(delivery.lane);
+        busySessions.add(delivery.mainSessionKey);
+        perChannel.set(delivery.channel, (perChannel.get(delivery.channel) ?? 0) + 1);
       }
+      let nextDue = Number.POSITIVE_INFINITY;
+      for (const head of heads) {
+        if (this.stopped) return;
+        if (this.inFlight.has(head.id)) continue;
+        const olderInSession = busySessions.has(head.mainSessionKey);
+        busySessions.add(head.mainSessionKey);
+        // A route read from the session's last route waits until the session's older
+        // replies are done: delivering one of them may change that route.
+        if (!head.resolved && dependsOnLastRoute(head) && olderInSession) continue;
+        const resolution = await this.resolve(head);
+        if ('record' in resolution) {
+          await this.store.finishDelivery(head, resolution.record, this.clock.now());
+          continue;
+        }
+        const { route, adapter } = resolution;
+        let item = head;
+        if (!item.resolved) {
+          await this.store.resolveDelivery(item.id, route, this.clock.now());
+          item = { ...item, resolved: route };
+        }
+        const lane = laneOf(route);
+        if (busyLanes.has(lane)) continue;
+        busyLanes.add(lane);
+        if (item.nextAttemptAt > now) {
+          nextDue = Math.min(nextDue, item.nextAttemptAt);
+          continue;
+        }
+        const running = perChannel.get(route.channel) ?? 0;
+        // A full channel is looked at again when one of its deliveries ends.
+        if (running >= this.perChannel) continue;
+        perChannel.set(route.channel, running + 1);
+        this.launch(item, route, adapter, lane);
+      }
+      this.wakeBy(nextDue);
     } catch (error) {
       this.log.error({ err: error }, 'delivery outbox failed; retrying on the next poll');
     }
   }
 
-  private async process(item: OutboxItem): Promise<void> {
-    const resolution = await this.resolve(item);
-    if ('record' in resolution) {
-      await this.store.finishDelivery(item, resolution.record, Date.now());
-      return;
-    }
-    const { route, adapter } = resolution;
-    if (!item.resolved) await this.store.resolveDelivery(item.id, route, Date.now());
+  private launch(item: OutboxItem, route: DeliveryRoute, adapter: ChannelAdapter, lane: string): void {
+    const abort = new AbortController();
+    const done = this.deliver(item, route, adapter, abort.signal)
+      .catch((error: unknown) => {
+        // The store failed mid-delivery: the item stays pending and is tried again.
+        this.log.error({ err: error, channel: route.channel }, 'delivery could not be recorded');
+      })
+      .finally(() => {
+        this.inFlight.delete(item.id);
+        this.notify();
+      });
+    this.inFlight.set(item.id, {
+      lane,
+      channel: route.channel,
+      mainSessionKey: item.mainSessionKey,
+      abort,
+      done,
+    });
+  }
+
+  /** Arms one timer for the earliest retry time seen (the poll covers the rest). */
+  private wakeBy(at: number): void {
+    if (this.stopped || !Number.isFinite(at) || at >= this.wakeAt) return;
+    this.cancelWake?.();
+    this.wakeAt = at;
+    this.cancelWake = this.clock.setTimeout(
+      () => {
+        this.wakeAt = Number.POSITIVE_INFINITY;
+        this.cancelWake = undefined;
+        this.notify();
+      },
+      Math.max(0, at - this.clock.now()),
+    );
+  }
+
+  private async deliver(
+    item: OutboxItem,
+    route: DeliveryRoute,
+    adapter: ChannelAdapter,
+    signal: AbortSignal,
+  ): Promise<void> {
     const parts = splitMessage(item.text, adapter.maxMessageLength);
     let sent = item.partsSent;
     try {
       while (sent < parts.length) {
-        await adapter.send({ to: route.to, text: parts[sent] as string });
+        await adapter.send({ to: route.to, text: parts[sent] as string }, signal);
         sent++;
-        if (sent < parts.length) await this.store.markPartsSent(item.id, sent, Date.now());
+        if (sent < parts.length) await this.store.markPartsSent(item.id, sent, this.clock.now());
       }
     } catch (error) {
+      const now = this.clock.now();
+      if (sent > item.partsSent) await this.store.markPartsSent(item.id, sent, now);
+      // Stopping: not the platform's failure; the item stays due and resumes on the next start.
+      if (signal.aborted) return;
       const failure = error instanceof DeliveryError ? error : new DeliveryError(String(error), false);
       const progress = sent > 0 ? ` (${sent} of ${parts.length} parts were sent)` : '';
-      if (sent > item.partsSent) await this.store.markPartsSent(item.id, sent, Date.now());
       const attempts = item.attempts + 1;
       if (failure.permanent || attempts >= this.maxAttempts) {
         this.log.warn({ channel: route.channel, attempts, reason: failure.message }, 'delivery failed');
         const reason = `${failure.message}${progress}${failure.permanent ? '' : ` (gave up after ${attempts} attempts)`}`;
-        await this.store.finishDelivery(item, { status: 'failed', ...routeOf(route), reason }, Date.now());
+        await this.store.finishDelivery(item, { status: 'failed', ...routeOf(route), reason }, now);
         return;
       }
-      const next = Date.now() + this.retryDelay(attempts, failure.retryAfterMs);
-      await this.store.retryDelivery(item, attempts, next, `${failure.message}${progress}`, Date.now());
+      const next = now + this.retryDelay(attempts, failure.retryAfterMs);
+      await this.store.retryDelivery(item, attempts, next, `${failure.message}${progress}`, now);
       return;
     }
     await this.store.finishDelivery(
       item,
       { status: 'delivered', ...routeOf(route), reason: null },
-      Date.now(),
+      this.clock.now(),
     );
   }
 
@@ -173,10 +308,14 @@ export class DeliveryEngine {
   private retryDelay(attempt: number, retryAfterMs: number | undefined): number {
     if (retryAfterMs !== undefined) return Math.min(Math.max(retryAfterMs, 0), this.maxDelayMs);
     const exponential = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (attempt - 1));
-    return exponential / 2 + Math.random() * (exponential / 2);
+    return exponential / 2 + this.random() * (exponential / 2);
   }
 }
 
+/** Where the route comes from the session's last route: `channel: "last"`, or no `to`. */
+const dependsOnLastRoute = (item: OutboxItem) => item.channel === 'last' || item.to === null;
+/** One recipient on one platform: its replies go one at a time, in order. */
+const laneOf = (route: DeliveryRoute) => `${route.channel}\u0000${route.to}`;
 const routeOf = (route: DeliveryRoute) => ({ channel: route.channel, to: route.to });
 const skipped = (channel: string | null, to: string | null, reason: string): DeliveryRecord => ({
   status: 'skipped',

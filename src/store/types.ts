@@ -218,10 +218,18 @@ export interface OutboxItem {
   resolved: DeliveryRoute | null;
   partsSent: number;
   attempts: number;
+  /** When the next attempt may start (ms since the epoch): enqueue time, or the retry time. */
+  nextAttemptAt: number;
 }
 
 export interface DeliveryOutboxStore {
-  dueDeliveries(now: number, limit: number): Promise<OutboxItem[]>;
+  /**
+   * What the delivery engine may work on, oldest first (in enqueue order), up to
+   * `limit`: for each fixed route (channel and recipient) its oldest pending item,
+   * due or not — later items to the same recipient wait behind it, so replies
+   * keep their order — and every pending item whose route is not fixed yet.
+   */
+  deliveryHeads(limit: number): Promise<OutboxItem[]>;
   resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void>;
   /** Records that parts 1..partsSent have been sent. */
   markPartsSent(id: string, partsSent: number, now: number): Promise<void>;

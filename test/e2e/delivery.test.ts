@@ -1,15 +1,19 @@
 /**
  * The delivery engine end to end through the real CLI, against the fake
- * Telegram Bot API: splitting, rate limits, permanent errors, and a restart in
- * the middle of a split reply.
+ * Telegram Bot API: splitting, rate limits, permanent errors, a restart in
+ * the middle of a split reply, and one platform hanging while others deliver.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
+import { type FakeSlack, startFakeSlack } from '../fakes/slack.js';
 import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
 import { Gateway, waitFor } from '../helpers/loop-gateway.js';
 
 const BOT = '777:delivery-test-token';
 const CHAT = 5150;
+const SLACK_CHANNEL = 'C0123456789';
+const DISCORD_CHANNEL = '123456789012345678';
 
 /** A reply of `n` paragraphs of ~3000 characters: one Telegram message each. */
 const longReply = (n: number) =>
@@ -90,4 +94,52 @@ describe('delivery engine', () => {
     const texts = telegram.messagesFor(CHAT).map((m) => m.text.slice(0, 7));
     expect(texts).toEqual(['Part 1.', 'Part 2.', 'Part 3.']);
   });
+});
+
+describe('delivery with one platform hanging', () => {
+  let llm: FakeOpenAi;
+  let telegram: FakeTelegram;
+  let slack: FakeSlack;
+  let discord: FakeDiscord;
+  let gw: Gateway;
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi();
+    llm.setReply(() => 'status: green');
+    telegram = await startFakeTelegram({ token: BOT, chats: [CHAT] });
+    slack = await startFakeSlack({ token: 'xoxb-test', channels: [SLACK_CHANNEL] });
+    discord = await startFakeDiscord({ token: 'MTIz.fake.token', channels: [DISCORD_CHANNEL] });
+    gw = await new Gateway(llm, {
+      telegram: { botToken: BOT, apiBaseUrl: telegram.url },
+      slack: { botToken: 'xoxb-test', apiBaseUrl: slack.url },
+      discord: { botToken: 'MTIz.fake.token', apiBaseUrl: discord.url },
+    }).start();
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await Promise.all([llm.close(), telegram.close(), slack.close(), discord.close()]);
+  });
+
+  it('delivers to Telegram and Discord while Slack never answers', async () => {
+    slack.failNext(1, 'hang');
+    const hook = (channel: string, to: string) =>
+      gw.hook('agent', { message: 'report', channel, to, wakeMode: 'next-heartbeat' });
+    const slackRun = (await hook('slack', SLACK_CHANNEL)).body.runId;
+    // The Slack request is open and unanswered before the others are even accepted.
+    await waitFor(async () => (slack.requests.length > 0 ? true : undefined), 'the hanging Slack request');
+
+    const started = Date.now();
+    const others = await Promise.all([
+      hook('telegram', String(CHAT)).then((answer) => gw.settled(answer.body.runId)),
+      hook('discord', DISCORD_CHANNEL).then((answer) => gw.settled(answer.body.runId)),
+    ]);
+    const elapsed = Date.now() - started;
+    for (const run of others) expect(run.delivery.status).toBe('delivered');
+    expect(telegram.messagesFor(CHAT).map((m) => m.text)).toEqual(['status: green']);
+    expect(discord.messagesFor(DISCORD_CHANNEL).map((m) => m.content)).toEqual(['status: green']);
+    // Bounded well below the 30 s request timeout the Slack send is waiting out.
+    expect(elapsed).toBeLessThan(5_000);
+    expect((await gw.run(slackRun)).delivery.status).toBe('pending');
+    console.info(`delivered to the other two platforms in ${elapsed} ms while Slack hung`);
+  }, 60_000);
 });

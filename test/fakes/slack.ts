@@ -24,7 +24,8 @@
  * `{ok:false, error:"ratelimited"}`), `ratelimited_200` (HTTP 200 with that body
  * and header), `internal_error` / `fatal_error` (HTTP 200 `{ok:false, error}`),
  * `service_unavailable` (HTTP 503 `{ok:false, error:"service_unavailable"}`),
- * `bad_gateway` (HTTP 502, HTML), `network` (connection dropped).
+ * `bad_gateway` (HTTP 502, HTML), `network` (connection dropped), `hang` (never
+ * answers; the request stays open until the client gives up or the fake closes).
  */
 import {
   bodyParams,
@@ -80,7 +81,8 @@ export type FakeSlackFailure =
   | 'fatal_error'
   | 'service_unavailable'
   | 'bad_gateway'
-  | 'network';
+  | 'network'
+  | 'hang';
 
 export interface FakeSlack {
   /** Use as `channels.slack.apiBaseUrl`, e.g. `http://127.0.0.1:PORT/api`. */
@@ -167,6 +169,9 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
           return sendBadGateway(res, record);
         case 'network':
           return dropConnection(req, record);
+        case 'hang':
+          record.status = -1;
+          return;
       }
     }
 

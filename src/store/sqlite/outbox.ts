@@ -20,6 +20,7 @@ interface OutboxRow {
   resolved_to: string | null;
   parts_sent: number;
   attempts: number;
+  next_attempt_at: number;
 }
 
 export interface NewOutboxItem {
@@ -43,8 +44,16 @@ export class SqliteOutbox implements DeliveryOutboxStore {
         `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      due: db.prepare<[number, number], OutboxRow>(
-        `SELECT * FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
+      // Pending rows only, through the partial index deliveries_due: the head of each
+      // fixed route (its lowest seq) and every row whose route is not fixed yet.
+      heads: db.prepare<[number], OutboxRow>(
+        `SELECT d.* FROM deliveries d INDEXED BY deliveries_due
+          WHERE d.status = 'pending' AND d.next_attempt_at >= 0
+            AND (d.resolved_channel IS NULL OR d.seq IN (
+              SELECT MIN(seq) FROM deliveries
+               WHERE status = 'pending' AND next_attempt_at >= 0 AND resolved_channel IS NOT NULL
+               GROUP BY resolved_channel, resolved_to))
+          ORDER BY d.seq LIMIT ?`,
       ),
       resolve: db.prepare(
         'UPDATE deliveries SET resolved_channel = ?, resolved_to = ?, updated_at = ? WHERE id = ?',
@@ -79,8 +88,8 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     );
   }
 
-  async dueDeliveries(now: number, limit: number): Promise<OutboxItem[]> {
-    return this.s.due.all(now, limit).map((row) => ({
+  async deliveryHeads(limit: number): Promise<OutboxItem[]> {
+    return this.s.heads.all(limit).map((row) => ({
       id: row.id,
       kind: row.kind,
       refId: row.ref_id,
@@ -94,6 +103,7 @@ export class SqliteOutbox implements DeliveryOutboxStore {
           : null,
       partsSent: row.parts_sent,
       attempts: row.attempts,
+      nextAttemptAt: row.next_attempt_at,
     }));
   }
 

@@ -363,8 +363,8 @@ export class SqliteStore implements Store {
   }
 
   // --- delivery outbox (delegated) ----------------------------------------------
-  dueDeliveries(now: number, limit: number): Promise<OutboxItem[]> {
-    return this.outbox.dueDeliveries(now, limit);
+  deliveryHeads(limit: number): Promise<OutboxItem[]> {
+    return this.outbox.deliveryHeads(limit);
   }
   resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void> {
     return this.outbox.resolveDelivery(id, route, now);

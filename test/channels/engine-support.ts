@@ -1,0 +1,135 @@
+/**
+ * What the delivery engine's unit tests drive it with: the real SQLite outbox
+ * (in memory), a manual clock, and scripted adapters whose sends the test
+ * answers one by one — or never, like a platform that hangs.
+ */
+import Database from 'better-sqlite3';
+import pino from 'pino';
+import type { Clock } from '../../src/channels/clock.js';
+import type { ChannelAdapter, OutboundMessage, SendResult } from '../../src/channels/types.js';
+import type { ChannelId } from '../../src/config/schema.js';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { type NewOutboxItem, SqliteOutbox } from '../../src/store/sqlite/outbox.js';
+import type { DeliveryRoute } from '../../src/store/types.js';
+
+export const silentLog = pino({ level: 'silent' });
+
+/** The real outbox on an in-memory database, with last routes in a map. */
+export function memoryOutbox() {
+  const db = new Database(':memory:');
+  for (const step of MIGRATIONS) db.exec(step);
+  const routes = new Map<string, DeliveryRoute>();
+  const outbox = new SqliteOutbox(db, (sessionKey, route) => routes.set(sessionKey, route));
+  let now = 1_000;
+  return {
+    db,
+    routes,
+    store: Object.assign(outbox, {
+      getRoute: async (sessionKey: string) => routes.get(sessionKey),
+    }),
+    /** Enqueues a reply (defaults: session S, enqueued now). */
+    enqueue(item: Partial<NewOutboxItem> & { channel: string; text: string }, at = now++) {
+      outbox.enqueue({ kind: 'heartbeat', refId: `hb_${at}`, mainSessionKey: 'S', to: null, ...item }, at);
+    },
+    /** Every outbox row, oldest first. */
+    rows(): {
+      channel: string;
+      recipient: string | null;
+      status: string;
+      parts_sent: number;
+      attempts: number;
+      next_attempt_at: number;
+      last_error: string | null;
+      resolved_to: string | null;
+    }[] {
+      return db.prepare('SELECT * FROM deliveries ORDER BY seq').all() as never;
+    },
+  };
+}
+
+/** Time moves only when the test says so; due timers then fire in order. */
+export class ManualClock implements Clock {
+  private timers: { at: number; fn: () => void; id: number }[] = [];
+  private ids = 0;
+
+  constructor(private current = 1_000_000) {}
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimeout(fn: () => void, ms: number): () => void {
+    const id = ++this.ids;
+    this.timers.push({ at: this.current + ms, fn, id });
+    return () => {
+      this.timers = this.timers.filter((timer) => timer.id !== id);
+    };
+  }
+
+  /** Moves time forward by `ms`, firing each timer that comes due, earliest first. */
+  async advance(ms: number): Promise<void> {
+    const until = this.current + ms;
+    for (;;) {
+      const next = this.timers.filter((timer) => timer.at <= until).sort((a, b) => a.at - b.at)[0];
+      if (!next) break;
+      this.timers = this.timers.filter((timer) => timer !== next);
+      this.current = Math.max(this.current, next.at);
+      next.fn();
+      await settle();
+    }
+    this.current = until;
+    await settle();
+  }
+}
+
+/** Lets the engine's pending promise chains run (store calls resolve at once). */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+export interface Call {
+  message: OutboundMessage;
+  signal?: AbortSignal;
+  /** Answers the send: delivered. */
+  deliver(): void;
+  /** Answers the send with an error (DeliveryError for the platform's own failures). */
+  fail(error: Error): void;
+}
+
+/** An adapter whose sends wait for the test to answer them; `auto` answers delivered at once. */
+export class ScriptedAdapter implements ChannelAdapter {
+  readonly calls: Call[] = [];
+  /** Sends started and not answered yet. */
+  readonly open = new Set<Call>();
+  auto = false;
+
+  constructor(
+    readonly id: ChannelId,
+    readonly maxMessageLength = 4096,
+  ) {}
+
+  send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
+    return new Promise((resolve, reject) => {
+      const call: Call = {
+        message,
+        signal,
+        deliver: () => {
+          this.open.delete(call);
+          resolve({ messageId: String(this.calls.indexOf(call) + 1) });
+        },
+        fail: (error) => {
+          this.open.delete(call);
+          reject(error);
+        },
+      };
+      this.calls.push(call);
+      this.open.add(call);
+      signal?.addEventListener('abort', () => call.fail(signal.reason as Error));
+      if (this.auto) call.deliver();
+    });
+  }
+
+  texts(to?: string): string[] {
+    return this.calls.filter((call) => to === undefined || call.message.to === to).map((c) => c.message.text);
+  }
+}
