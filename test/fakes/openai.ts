@@ -178,7 +178,8 @@ function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, mode
     });
   }
   if ('error' in reply) {
-    const headers = reply.retryAfter === undefined ? {} : { 'retry-after': reply.retryAfter };
+    const headers: Record<string, string> =
+      reply.retryAfter === undefined ? {} : { 'retry-after': reply.retryAfter };
     return sendError(res, reply.status, reply.error, reply.type, reply.code, headers);
   }
   if ('json' in reply) return sendChunkedJson(res, reply.status ?? 200, reply.json);
