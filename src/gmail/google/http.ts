@@ -1,14 +1,17 @@
 /**
- * The one place that talks HTTP to Google's JSON APIs: a timeout on every call,
- * Google's error shape (`{error:{code,message,status}}`) turned into a GoogleApiError,
- * one retry with a fresh access token after a 401, and error messages that never carry
- * a token or secret (query strings are left out, and anything token-shaped that Google
- * echoes back — e.g. a push endpoint's `?token=` — is redacted).
+ * Google's JSON APIs over the shared outbound client (src/http/outbound.ts, which
+ * owns the time limit and turns failures before an answer into secret-free
+ * errors). What is Google's stays here: its error shape (`{error:{code,message,
+ * status}}`) turned into a GoogleApiError, one retry with a fresh access token
+ * after a 401, and messages that never carry a token or secret (query strings are
+ * left out, and anything token-shaped that Google echoes back — e.g. a push
+ * endpoint's `?token=` — is redacted).
  */
+import { createOutboundClient, DEFAULT_TIMEOUT_MS } from '../../http/outbound.js';
 import type { GoogleAuth } from './oauth.js';
 
 /** Google answers within seconds; a hung connection must not stall the receiver forever. */
-export const DEFAULT_TIMEOUT_MS = 30_000;
+export { DEFAULT_TIMEOUT_MS };
 
 export interface HttpOptions {
   /** Replaces global fetch (tests). */
@@ -51,26 +54,6 @@ function describe(method: string, url: string): string {
   }
 }
 
-/** Network-level failure (refused, DNS, timeout) as a short, secret-free message. */
-export function networkError(what: string, error: unknown): Error {
-  const err = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  const reason =
-    err?.name === 'TimeoutError'
-      ? 'timed out'
-      : err?.cause?.code || err?.cause?.message || err?.message || String(error);
-  return new Error(redact(`${what} failed: ${reason}`));
-}
-
-/** Parses a body as JSON; an empty body is `{}` (several Google methods answer with nothing). */
-export function parseJson(text: string): unknown {
-  if (text.trim() === '') return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 interface GoogleErrorBody {
   error?: { code?: number; message?: string; status?: string } | string;
   error_description?: string;
@@ -97,37 +80,27 @@ export async function googleJson<T>(
   body?: unknown,
 ): Promise<T> {
   const what = `Google API ${describe(method, url)}`;
+  // Failures before an answer are labelled with the URL minus its query; redact() scrubs token shapes.
+  const client = createOutboundClient({ label: what, redact, timeoutMs: http.timeoutMs, fetch: http.fetch });
   for (let attempt = 0; ; attempt++) {
     const token = await auth.accessToken();
-    let response: Response;
-    try {
-      response = await (http.fetch ?? fetch)(url, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(http.timeoutMs ?? DEFAULT_TIMEOUT_MS),
-      });
-    } catch (error) {
-      throw networkError(what, error);
-    }
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (error) {
-      throw networkError(what, error);
-    }
-    const parsed = parseJson(text);
-    if (response.status === 401 && attempt === 0) {
+    const answer = await client.send({
+      method,
+      url,
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      ...(body === undefined ? {} : { json: body }),
+    });
+    if (answer.status === 401 && attempt === 0) {
       auth.invalidate();
       continue;
     }
-    if (!response.ok) throw apiError(what, response.status, response.statusText, parsed);
-    if (parsed === undefined || typeof parsed !== 'object' || parsed === null) {
-      throw new GoogleApiError(response.status, undefined, `${what}: answer is not a JSON object`);
+    // Several Google methods answer 2xx with an empty body: that is `{}`.
+    const parsed = answer.raw.trim() === '' ? {} : answer.json;
+    if (answer.status < 200 || answer.status > 299) {
+      throw apiError(what, answer.status, answer.statusText, parsed);
+    }
+    if (parsed === undefined) {
+      throw new GoogleApiError(answer.status, undefined, `${what}: answer is not a JSON object`);
     }
     return parsed as T;
   }
