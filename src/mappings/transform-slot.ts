@@ -86,11 +86,13 @@ export class TransformSlot {
         reject(new TransformTimeoutError(`${this.label}: did not load within ${options.loadTimeoutMs} ms`));
         void this.stop();
       }, options.loadTimeoutMs);
-      this.worker.once('message', (reply: LoadReply) => {
+      this.worker.once('message', (reply: LoadReply | undefined) => {
         clearTimeout(loadTimer);
-        if (!reply.loaded) {
-          // The worker already phrased it: `transform "<module>": <why>`.
-          reject(new TransformError(reply.error.message));
+        if (reply?.loaded !== true) {
+          // The worker already phrased it: `transform "<module>": <why>`. (The module's own
+          // code runs first and could post something else: never trust the shape.)
+          const why = reply?.loaded === false ? String(reply.error?.message) : undefined;
+          reject(new TransformError(why ?? `${this.label}: failed to load: unexpected first message`));
           void this.stop();
           return;
         }
@@ -202,9 +204,9 @@ export class TransformSlot {
 
 /** The transform's own error, rebuilt on this side (name, message and stack survive; the class does not). */
 function revive(serialized: SerializedError): Error {
-  const error = serialized.name === 'TransformError' ? new TransformError(serialized.message) : new Error();
-  error.message = serialized.message;
-  error.name = serialized.name;
-  if (serialized.stack !== undefined) error.stack = serialized.stack;
+  const error = serialized?.name === 'TransformError' ? new TransformError('') : new Error();
+  error.message = String(serialized?.message);
+  error.name = String(serialized?.name ?? 'Error');
+  if (typeof serialized?.stack === 'string') error.stack = serialized.stack;
   return error;
 }

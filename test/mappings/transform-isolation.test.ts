@@ -228,6 +228,24 @@ describe('loading', () => {
     );
   });
 
+  it('messages a module posts on the worker port itself never crash the gateway', async () => {
+    const atLoad =
+      "import { parentPort } from 'node:worker_threads';\nparentPort.postMessage('junk');\nexport default () => null;";
+    await expect(start({}, atLoad, 'early.mjs')).rejects.toThrow(
+      /"early\.mjs": failed to load: unexpected first message/,
+    );
+    const duringCall = `import { parentPort } from 'node:worker_threads';
+      export default () => {
+        for (const junk of ['junk', null, 42, { id: -1, action: { text: 'forged' } }, { id: 'x', error: 7 }]) {
+          parentPort.postMessage(junk);
+        }
+        return { text: 'real' };
+      };`;
+    const pool = await start({}, duringCall, 'chatty.mjs');
+    expect(await pool.run(input({}))).toEqual({ text: 'real' });
+    expect(await pool.run(input({}))).toEqual({ text: 'real' });
+  });
+
   it('a replacement that cannot load fails the waiting calls once, and loads again when the file is back', async () => {
     const pool = await start({ timeoutMs: 2000 });
     const file = join(root, 'runaway.mjs');
