@@ -1,13 +1,14 @@
 /**
  * A small pool of long-lived worker threads for one transform module. Calls
- * wait in one FIFO queue and go to whichever worker is free, so a worker stuck
- * in a runaway call holds up only that call: the others keep serving the
- * queue, and the stuck one is terminated at its deadline and replaced.
+ * wait in one FIFO queue and go to the least loaded worker that can take them;
+ * a worker may hold a few at once (sent ahead), but gets no more once it has
+ * been silent for a moment, so a stuck worker collects no queue. When a call
+ * overruns, its worker is terminated and the calls it held that had not
+ * started come back to the front of the queue for another worker.
  *
- * Deadlines: a call has `timeoutMs` from the moment a worker takes it, and may
- * wait at most `queueTimeoutMs` for a worker before that; both fail as
- * TransformTimeoutError (500 mapping_failed), so a request is answered within
- * queueTimeoutMs + timeoutMs whatever the transform does.
+ * Deadlines: a call has `timeoutMs` from the moment a worker starts it, and may
+ * wait at most `queueTimeoutMs` before that (in the queue, or again after being
+ * handed back); both fail as TransformTimeoutError (500 mapping_failed).
  */
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -32,6 +33,8 @@ export interface TransformLimits {
   maxQueued: number;
   /** Worker threads per transform, started on demand (one at load). */
   workers: number;
+  /** Calls one worker may hold at once (sent ahead, so replies come back in bursts). */
+  callsPerWorker: number;
   /** Time a new worker has to import the module (tsx compiles TypeScript here). */
   loadTimeoutMs: number;
   /** V8 limits of each worker: a heap bomb ends the worker, not the gateway. */
@@ -43,6 +46,7 @@ export const DEFAULT_TRANSFORM_LIMITS: Readonly<TransformLimits> = Object.freeze
   queueTimeoutMs: TRANSFORM_TIMEOUT_MS,
   maxQueued: 1000,
   workers: Math.max(1, Math.min(2, availableParallelism())),
+  callsPerWorker: 8,
   loadTimeoutMs: 10_000,
   resourceLimits: Object.freeze({
     maxOldGenerationSizeMb: 128,
@@ -87,21 +91,7 @@ export class TransformPool {
       );
     }
     return new Promise((resolve, reject) => {
-      const call: QueuedCall = {
-        input,
-        resolve,
-        reject,
-        queueTimer: setTimeout(() => {
-          const at = this.queue.indexOf(call);
-          if (at >= 0) this.queue.splice(at, 1);
-          reject(
-            new TransformTimeoutError(
-              `${this.label}: no worker was free within ${this.limits.queueTimeoutMs} ms`,
-            ),
-          );
-        }, this.limits.queueTimeoutMs),
-      };
-      this.queue.push(call);
+      this.enqueue({ input, resolve, reject }, 'last');
       this.pump();
     });
   }
@@ -137,28 +127,69 @@ export class TransformPool {
   private spawn(): TransformSlot {
     const slot = new TransformSlot(this.spec, this.limits, {
       free: () => this.pump(),
+      requeue: (call) => this.requeue(call),
       gone: (gone) => this.onGone(gone),
     });
     this.slots.add(slot);
     return slot;
   }
 
-  /** Hands waiting calls to idle workers, starts workers the queue needs, ends idle ones when retired. */
+  /**
+   * Hands waiting calls to the least loaded worker that can take one, starts a worker when
+   * every one is busy, and ends idle workers when retired.
+   */
   private pump(): void {
-    for (const slot of this.slots) {
-      if (!slot.isIdle) continue;
-      const call = this.queue.shift();
-      if (call) {
-        clearTimeout(call.queueTimer);
-        slot.take(call);
-      } else if (this.retired || this.terminated) {
-        void slot.stop();
+    const now = Date.now();
+    while (this.queue.length > 0) {
+      let target: TransformSlot | undefined;
+      for (const slot of this.slots) {
+        if (slot.canTake(now) && (target === undefined || slot.load < target.load)) target = slot;
       }
+      if (!target) break;
+      const call = this.queue.shift() as QueuedCall;
+      clearTimeout(call.queueTimer);
+      target.take(call, now);
+    }
+    if (this.retired || this.terminated) {
+      for (const slot of this.slots) if (slot.isIdle) void slot.stop();
     }
     if (this.terminated) return;
-    const loading = [...this.slots].filter((slot) => slot.isLoading).length;
+    const slots = [...this.slots];
+    const loading = slots.filter((slot) => slot.isLoading).length;
+    const allBusy = slots.every((slot) => !slot.isIdle);
     const canGrow = this.slots.size === 0 || (!this.growthFailed && this.slots.size < this.limits.workers);
-    if (this.queue.length > loading && canGrow) this.grow();
+    // Calls waiting, or every worker busy while calls keep coming: add a worker.
+    if (canGrow && loading === 0 && (this.queue.length > 0 || (allBusy && this.busyWithWaiting())))
+      this.grow();
+  }
+
+  /** True when some worker holds calls sent ahead that wait behind another call. */
+  private busyWithWaiting(): boolean {
+    for (const slot of this.slots) if (slot.load > 1) return true;
+    return false;
+  }
+
+  /** A call sent to a worker that ended before starting it: first in line again, with a fresh wait bound. */
+  private requeue(call: PendingCall): void {
+    if (this.terminated) call.reject(new TransformError(`${this.label}: the gateway is stopping`));
+    else this.enqueue(call, 'first');
+  }
+
+  private enqueue(call: PendingCall, place: 'first' | 'last'): void {
+    const queued: QueuedCall = {
+      ...call,
+      queueTimer: setTimeout(() => {
+        const at = this.queue.indexOf(queued);
+        if (at >= 0) this.queue.splice(at, 1);
+        call.reject(
+          new TransformTimeoutError(
+            `${this.label}: no worker was free within ${this.limits.queueTimeoutMs} ms`,
+          ),
+        );
+      }, this.limits.queueTimeoutMs),
+    };
+    if (place === 'first') this.queue.unshift(queued);
+    else this.queue.push(queued);
   }
 
   private grow(): void {

@@ -1,5 +1,6 @@
 /** Messages between the gateway (transform-pool.ts) and a transform worker (transform-worker.ts). */
 import type { TransformAction, TransformInput } from './transform-action.js';
+import type { BoardMemory } from './transform-board.js';
 
 /** `workerData` of a transform worker. */
 export interface WorkerSpec {
@@ -8,6 +9,11 @@ export interface WorkerSpec {
   /** The module as the config names it, for error messages. */
   module: string;
   exportName: string | undefined;
+}
+
+/** What the worker is started with: the module, and the board its calls are claimed on. */
+export interface WorkerData extends WorkerSpec {
+  board: BoardMemory;
 }
 
 export interface SerializedError {
@@ -20,6 +26,7 @@ export interface SerializedError {
 export type LoadReply = { loaded: true } | { loaded: false; error: SerializedError };
 
 export interface CallRequest {
+  /** The call's seq on the board. */
   id: number;
   input: TransformInput;
 }

@@ -1,10 +1,16 @@
 /**
- * One transform worker thread and the call it is serving. The thread imports
- * the module once and then serves calls one at a time; the slot owns each
- * call's deadline and stops the thread from outside when it passes, which is
- * the only way to end a synchronous loop. A thread that ends on its own
- * (process.exit in the transform, an uncaught error in a timer, the heap
- * limit) fails the call it was serving and is reported gone.
+ * One transform worker thread and the calls sent to it. The thread imports the
+ * module once and serves calls in arrival order; a few may be sent ahead, so
+ * that under load replies come back in bursts rather than one per event-loop
+ * turn (which also lets the store commit them together).
+ *
+ * Each call's deadline counts from the moment the worker starts it (read off
+ * the shared CallBoard). When a started call overruns, the slot terminates the
+ * thread — the only way to end a synchronous loop — and the calls sent ahead
+ * that had not started are withdrawn and handed back to the pool to run
+ * elsewhere; calls that had started on that thread fail with it. A thread that
+ * ends on its own (process.exit in the transform, an uncaught error in a timer,
+ * the heap limit) is handled the same way.
  */
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import {
@@ -14,7 +20,8 @@ import {
   TransformTimeoutError,
   validateAction,
 } from './transform-action.js';
-import type { CallReply, LoadReply, SerializedError, WorkerSpec } from './transform-protocol.js';
+import { CallBoard } from './transform-board.js';
+import type { CallReply, LoadReply, SerializedError, WorkerData, WorkerSpec } from './transform-protocol.js';
 
 export interface PendingCall {
   input: TransformInput;
@@ -24,18 +31,25 @@ export interface PendingCall {
 
 export interface SlotOptions {
   timeoutMs: number;
+  /** How long a sent call may wait in the worker before it starts (it is then withdrawn). */
+  queueTimeoutMs: number;
   loadTimeoutMs: number;
+  /** Most calls sent to one worker at once. */
+  callsPerWorker: number;
   resourceLimits: ResourceLimits;
 }
 
 export interface SlotEvents {
-  /** The slot loaded, or finished a call, and can take another. */
+  /** The slot loaded, or finished a call, and can take more. */
   free(slot: TransformSlot): void;
+  /** A call sent to this slot never started and never will here: run it elsewhere. */
+  requeue(call: PendingCall): void;
   /** The thread is gone (stopped, crashed, or never loaded); the slot is finished. */
   gone(slot: TransformSlot): void;
 }
 
-type State = 'loading' | 'idle' | 'busy' | 'gone';
+/** A worker that has not answered for this long gets no more calls sent ahead (it may be stuck). */
+const STALL_MS = 50;
 
 /**
  * The compiled worker sits beside this file in dist/. Under vitest this module
@@ -46,14 +60,26 @@ const WORKER_URL = import.meta.url.endsWith('.ts')
   ? new URL('../../dist/mappings/transform-worker.js', import.meta.url)
   : new URL('./transform-worker.js', import.meta.url);
 
-let nextCallId = 1;
+interface SentCall extends PendingCall {
+  seq: number;
+  sentAt: number;
+  timer: NodeJS.Timeout;
+}
 
 export class TransformSlot {
-  private state: State = 'loading';
+  private loadedOk = false;
+  private ended = false;
   private readonly worker: Worker;
-  private call: (PendingCall & { id: number; deadline: NodeJS.Timeout }) | undefined;
-  /** Set before we terminate the thread ourselves, so its exit is not taken for a crash. */
+  private readonly board: CallBoard;
+  /** Calls sent and not settled, in the order sent. */
+  private readonly sent = new Map<number, SentCall>();
+  private nextSeq = 1;
+  /** Last time the worker answered, or was handed work while empty. */
+  private lastProgress = 0;
+  /** Set before we terminate the thread ourselves. */
   private stopping = false;
+  /** Why the thread is being stopped: what started calls fail with. */
+  private stopReason: Error | undefined;
   /** The thread's uncaught error, reported before its exit. */
   private crash: Error | undefined;
   private loadFailure: Error | undefined;
@@ -65,8 +91,9 @@ export class TransformSlot {
     private readonly options: SlotOptions,
     private readonly events: SlotEvents,
   ) {
+    this.board = CallBoard.create(options.callsPerWorker);
     this.worker = new Worker(WORKER_URL, {
-      workerData: spec,
+      workerData: { ...spec, board: this.board.memory } satisfies WorkerData,
       // Only what a transform needs: no copy of the gateway's environment (tokens,
       // AGENTGATE_* settings), no command-line flags or preloads of the gateway.
       env: {},
@@ -96,7 +123,7 @@ export class TransformSlot {
           void this.stop();
           return;
         }
-        this.state = 'idle';
+        this.loadedOk = true;
         this.worker.on('message', (message: CallReply) => this.settle(message));
         resolve();
         this.events.free(this);
@@ -105,17 +132,16 @@ export class TransformSlot {
         this.crash = error;
       });
       this.worker.on('messageerror', (error) => {
-        this.fail(new TransformError(`${this.label}: its reply could not be read: ${error.message}`));
-        void this.stop();
+        void this.stop(new TransformError(`${this.label}: a reply could not be read: ${error.message}`));
       });
       this.worker.on('exit', (code) => {
         clearTimeout(loadTimer);
         const why = this.crash ? this.crash.message : `exit code ${code}`;
-        if (this.state === 'loading' && !this.loadFailure) {
+        if (!this.loadedOk && !this.loadFailure) {
           reject(new TransformError(`${this.label}: failed to load: its worker stopped (${why})`));
         }
-        if (!this.stopping) this.fail(new TransformError(`${this.label}: its worker stopped (${why})`));
-        this.state = 'gone';
+        this.ended = true;
+        this.release(this.stopReason ?? new TransformError(`${this.label}: its worker stopped (${why})`));
         this.events.gone(this);
       });
     });
@@ -123,12 +149,24 @@ export class TransformSlot {
     this.loaded.catch(() => {});
   }
 
+  /** Calls sent and not yet answered. */
+  get load(): number {
+    return this.sent.size;
+  }
+
+  /** True when a call may be sent now: loaded, not stopping, room left, and not apparently stuck. */
+  canTake(now: number): boolean {
+    if (!this.loadedOk || this.stopping || this.ended) return false;
+    if (this.sent.size === 0) return true;
+    return this.sent.size < this.options.callsPerWorker && now - this.lastProgress < STALL_MS;
+  }
+
   get isIdle(): boolean {
-    return this.state === 'idle' && !this.stopping;
+    return this.loadedOk && !this.stopping && !this.ended && this.sent.size === 0;
   }
 
   get isLoading(): boolean {
-    return this.state === 'loading' && !this.stopping;
+    return !this.loadedOk && !this.stopping && !this.ended;
   }
 
   /** Why the module did not load, when the slot ended before loading. */
@@ -140,47 +178,84 @@ export class TransformSlot {
     return `transform "${this.spec.module}"`;
   }
 
-  /** Hands an idle slot a call; its deadline starts now. */
-  take(call: PendingCall): void {
-    if (this.state !== 'idle') throw new Error(`transform slot is ${this.state}, not idle`);
-    const id = nextCallId++;
-    const deadline = setTimeout(() => {
-      this.fail(
-        new TransformTimeoutError(
-          `${this.label} did not finish within ${this.options.timeoutMs} ms; its worker was stopped`,
-        ),
-      );
-      void this.stop();
-    }, this.options.timeoutMs);
-    this.call = { ...call, id, deadline };
-    this.state = 'busy';
+  /** Sends a call; its deadline starts when the worker starts it. */
+  take(call: PendingCall, now = Date.now()): void {
+    if (!this.canTake(now)) throw new Error('transform slot cannot take a call now');
+    const seq = this.nextSeq++;
+    if (this.sent.size === 0) this.lastProgress = now;
+    this.board.open(seq);
+    const sent: SentCall = {
+      ...call,
+      seq,
+      sentAt: now,
+      timer: setTimeout(() => this.check(sent), this.options.timeoutMs),
+    };
+    this.sent.set(seq, sent);
     try {
-      this.worker.postMessage({ id, input: call.input });
+      this.worker.postMessage({ id: seq, input: call.input });
     } catch (error) {
-      // The input could not be cloned: the worker never saw it and is still free.
-      this.fail(
+      // The input could not be cloned: the worker never saw it.
+      this.board.withdraw(seq);
+      this.forget(sent);
+      call.reject(
         new TransformError(`${this.label}: its input could not be sent: ${(error as Error).message}`),
       );
-      this.state = 'idle';
-      this.events.free(this);
     }
   }
 
-  /** Terminates the thread; a call in flight fails. Resolves once it has exited. */
-  async stop(): Promise<void> {
-    if (this.state === 'gone') return;
+  /**
+   * Terminates the thread. Calls that had not started go back to the pool; started ones
+   * fail with `reason`. Resolves once the thread has exited.
+   */
+  async stop(reason?: Error): Promise<void> {
+    if (this.ended) return;
     this.stopping = true;
-    this.fail(new TransformError(`${this.label}: its worker was stopped`));
+    this.stopReason ??= reason ?? new TransformError(`${this.label}: its worker was stopped`);
     await this.worker.terminate();
   }
 
+  /** A call's timer: overrun since it started → stop the thread; not started in time → withdraw it. */
+  private check(call: SentCall): void {
+    if (this.sent.get(call.seq) !== call) return;
+    const now = Date.now();
+    const startedAt = this.board.startedAt(call.seq);
+    if (startedAt === undefined) {
+      // Still waiting behind earlier calls on this worker.
+      if (now - call.sentAt >= this.options.queueTimeoutMs && this.board.withdraw(call.seq)) {
+        this.forget(call);
+        call.reject(
+          new TransformTimeoutError(
+            `${this.label}: no worker was free within ${this.options.queueTimeoutMs} ms`,
+          ),
+        );
+        return;
+      }
+      call.timer = setTimeout(() => this.check(call), this.options.timeoutMs);
+      return;
+    }
+    const left = Math.max(startedAt, call.sentAt) + this.options.timeoutMs - now;
+    if (left > 0) {
+      call.timer = setTimeout(() => this.check(call), left);
+      return;
+    }
+    this.forget(call);
+    call.reject(
+      new TransformTimeoutError(
+        `${this.label} did not finish within ${this.options.timeoutMs} ms; its worker was stopped`,
+      ),
+    );
+    void this.stop(
+      new TransformError(`${this.label}: its worker was stopped because another call on it ran out of time`),
+    );
+  }
+
   private settle(reply: CallReply): void {
-    const call = this.call;
     // Anything else on the port (a transform may post messages itself) is not a reply.
-    if (!call || typeof reply !== 'object' || reply === null || reply.id !== call.id) return;
-    clearTimeout(call.deadline);
-    this.call = undefined;
-    this.state = 'idle';
+    if (typeof reply !== 'object' || reply === null) return;
+    const call = this.sent.get(reply.id);
+    if (!call) return;
+    this.forget(call);
+    this.lastProgress = Date.now();
     if (reply.error) call.reject(revive(reply.error));
     else {
       try {
@@ -192,13 +267,19 @@ export class TransformSlot {
     this.events.free(this);
   }
 
-  /** Rejects the call in flight, if any. */
-  private fail(error: Error): void {
-    const call = this.call;
-    if (!call) return;
-    clearTimeout(call.deadline);
-    this.call = undefined;
-    call.reject(error);
+  private forget(call: SentCall): void {
+    clearTimeout(call.timer);
+    this.sent.delete(call.seq);
+  }
+
+  /** The thread is gone: hand back what never started, fail what did. */
+  private release(reason: Error): void {
+    // Last sent first: each goes to the front of the pool's queue, so they keep their order.
+    for (const call of [...this.sent.values()].reverse()) {
+      this.forget(call);
+      if (this.board.withdraw(call.seq)) this.events.requeue(call);
+      else call.reject(reason);
+    }
   }
 }
 

@@ -199,9 +199,47 @@ describe('queueing and limits', () => {
     expect(pool.size).toBe(2);
   });
 
+  /** Starts a spinning call and waits until its worker has been silent long enough to get no more calls. */
+  async function spin(pool: TransformPool) {
+    const marker = join(root, `spinning-${Math.random()}`);
+    const spinning = outcome(pool.run(input({ do: 'loop', file: marker })));
+    await waitFor(async () => (existsSync(marker) ? true : undefined), 'the loop to start', 3000);
+    await sleep(100);
+    return { spinning }; // wrapped: returning the promise itself would wait for it
+  }
+
+  it('sends calls ahead to a busy worker, but not to one that has gone quiet', async () => {
+    const pool = await start({ workers: 1, timeoutMs: 400, queueTimeoutMs: 3000 });
+    const results = await Promise.all([1, 2, 3].map((n) => pool.run(input({ do: 'slow', ms: 100, n }))));
+    expect(results.map((action) => action?.text)).toEqual(['slow 1', 'slow 2', 'slow 3']);
+    const { spinning } = await spin(pool);
+    const started = Date.now();
+    // Queued in the pool (not behind the loop): served by the replacement after the deadline.
+    expect(await pool.run(input({ n: 4 }))).toEqual({ text: 'ok 4' });
+    expect(Date.now() - started).toBeGreaterThan(150);
+    expect(await spinning).toBeInstanceOf(TransformTimeoutError);
+  });
+
+  it('calls that had started on a worker stopped for a runaway fail with it, saying why', async () => {
+    const pool = await start({ workers: 1, timeoutMs: 300 });
+    // Both on one worker: the async call starts, awaits its timer, then the loop starts and
+    // blocks that timer. Both are past 300 ms since they started when the worker is stopped
+    // (or the second fails with the first): started calls cannot be handed elsewhere.
+    const settled = await Promise.all([
+      outcome(pool.run(input({ do: 'slow', ms: 250, n: 1 }))),
+      outcome(pool.run(input({ do: 'loop' }))),
+    ]);
+    for (const error of settled) {
+      expect((error as Error).message).toMatch(
+        /did not finish within 300 ms; its worker was stopped|stopped because another call on it ran out of time/,
+      );
+    }
+    expect(await pool.run(input({ n: 2 }))).toEqual({ text: 'ok 2' });
+  });
+
   it('a call that waits too long for a worker fails on its own bound', async () => {
     const pool = await start({ workers: 1, timeoutMs: 1000, queueTimeoutMs: 100 });
-    const stuck = outcome(pool.run(input({ do: 'loop' })));
+    const { spinning: stuck } = await spin(pool);
     const waited = await outcome(pool.run(input({ n: 1 })));
     expect(waited).toBeInstanceOf(TransformTimeoutError);
     expect((waited as Error).message).toMatch(/no worker was free within 100 ms/);
@@ -209,12 +247,12 @@ describe('queueing and limits', () => {
   });
 
   it('refuses at once when maxQueued calls are already waiting', async () => {
-    const pool = await start({ workers: 1, maxQueued: 2, timeoutMs: 300, queueTimeoutMs: 2000 });
-    const calls = [pool.run(input({ do: 'loop' })), pool.run(input({ n: 1 })), pool.run(input({ n: 2 }))];
+    const pool = await start({ workers: 1, maxQueued: 2, timeoutMs: 500, queueTimeoutMs: 2000 });
+    const { spinning: stuck } = await spin(pool);
+    const calls = [pool.run(input({ n: 1 })), pool.run(input({ n: 2 }))];
     await expect(pool.run(input({ n: 3 }))).rejects.toThrow(/2 calls are already waiting for a worker/);
-    const settled = await Promise.all(calls.map(outcome));
-    expect(settled[0]).toBeInstanceOf(TransformTimeoutError);
-    expect(settled.slice(1)).toEqual([{ text: 'ok 1' }, { text: 'ok 2' }]);
+    expect(await stuck).toBeInstanceOf(TransformTimeoutError);
+    expect(await Promise.all(calls)).toEqual([{ text: 'ok 1' }, { text: 'ok 2' }]);
   });
 });
 
