@@ -5,9 +5,15 @@
  * has CONTRACT §4's JSON shape, and a malformed Content-Type is no reason to
  * refuse a hook's body.
  */
+import type { IncomingMessage } from 'node:http';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfigFile } from '../../src/config/load.js';
+import type { Logger } from '../../src/log.js';
 import { parserErrorAnswer } from '../../src/server/client-errors.js';
-import { type Answer, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway } from '../../src/server/gateway.js';
+import { type Answer, startTestGateway, type TestGateway, tempDir, writeConfig } from '../helpers/gateway.js';
 import { BEARER, expectError, getRun, listEvents, RawClient, type RawResponse, send } from './support.js';
 
 const GARBAGE = 'GARBAGE \x00\x01 not http\r\n\r\n';
@@ -139,6 +145,41 @@ describe('a committed request gets its own answer before the connection closes',
     // Not after the 30 s body deadline: the body can no longer arrive.
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(await textsOf(gw)).not.toContain('b');
+  });
+
+  it('does not log a client that closes mid-body as a failed request', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const loaded = loadConfigFile(writeConfig(tempDir()), process.env);
+    if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
+    const gateway = await startGateway(loaded.config, pino({ level: 'info' }, sink) as unknown as Logger, {
+      port: 0,
+      workers: false,
+    });
+    try {
+      let requestClosed: Promise<unknown> = Promise.resolve();
+      const requestSeen = new Promise<void>((resolve) =>
+        gateway.app.server.once('request', (request: IncomingMessage) => {
+          // Emitted after the 'error' that the body reader answers (synchronously, with its log line).
+          requestClosed = new Promise((closed) => request.once('close', closed));
+          resolve();
+        }),
+      );
+      const client = await RawClient.open({ url: gateway.url } as TestGateway);
+      await client.write(`${RawClient.head('/hooks/wake', { 'Content-Length': 100 })}{"text":"cut`);
+      await requestSeen;
+      client.close();
+      await requestClosed;
+      await gateway.stop();
+    } finally {
+      sink.end();
+    }
+    expect(lines.filter((line) => line.includes('"level":50'))).toEqual([]);
   });
 
   it('keeps serving new connections normally afterwards', async () => {
