@@ -6,9 +6,10 @@
  * runs or is withdrawn, never both — which lets the gateway hand the calls
  * waiting behind a stuck call to another worker instead of failing them.
  *
- * A cell holds `(seq << 2) | state`; cells are reused round-robin (seq modulo
- * the number of cells, which is the most calls one worker may hold), and a
- * stale message finds another seq in its cell and does nothing.
+ * A cell holds `(seq << 2) | state`. The gateway gives each call sent a free
+ * cell (there are as many as one worker may hold) and frees it when the call
+ * is answered or withdrawn; a stale message then finds another seq in its cell
+ * and does nothing.
  */
 
 const PENDING = 0;
@@ -40,16 +41,15 @@ export class CallBoard {
     });
   }
 
-  /** Gateway: `seq` is about to be sent. Its cell's previous call must be settled. */
-  open(seq: number): void {
-    const cell = this.cellOf(seq);
+  /** Gateway: `seq` is about to be sent in `cell`, which no unsettled call holds. */
+  open(cell: number, seq: number): void {
     this.starts[cell] = 0;
     Atomics.store(this.cells, cell, cellValue(seq, PENDING));
   }
 
   /** Worker: claims `seq` before running it; false when it was withdrawn (do nothing). */
-  start(seq: number): boolean {
-    const cell = this.cellOf(seq);
+  start(cell: number, seq: number): boolean {
+    if (!(cell >= 0 && cell < this.cells.length)) return false;
     const claimed =
       Atomics.compareExchange(this.cells, cell, cellValue(seq, PENDING), cellValue(seq, STARTED)) ===
       cellValue(seq, PENDING);
@@ -58,8 +58,7 @@ export class CallBoard {
   }
 
   /** Gateway: withdraws `seq` if it has not started; true when it never will. */
-  withdraw(seq: number): boolean {
-    const cell = this.cellOf(seq);
+  withdraw(cell: number, seq: number): boolean {
     return (
       Atomics.compareExchange(this.cells, cell, cellValue(seq, PENDING), cellValue(seq, WITHDRAWN)) ===
       cellValue(seq, PENDING)
@@ -67,13 +66,12 @@ export class CallBoard {
   }
 
   /** Gateway: when `seq` started, or undefined while it has not (the time may lag its claim by a moment: 0). */
-  startedAt(seq: number): number | undefined {
-    const cell = this.cellOf(seq);
+  startedAt(cell: number, seq: number): number | undefined {
     if (Atomics.load(this.cells, cell) !== cellValue(seq, STARTED)) return undefined;
     return this.starts[cell] as number;
   }
 
-  private cellOf(seq: number): number {
-    return seq % this.cells.length;
+  get size(): number {
+    return this.cells.length;
   }
 }

@@ -205,6 +205,8 @@ export class TransformPool {
     else if (loadError) this.rejectQueue(loadError);
     if (this.slots.size === 0 && (this.retired || this.terminated)) {
       this.allGone?.();
+      // Calls handed back by the last worker of a retired pool still get served.
+      if (this.queue.length > 0 && !loadError) this.pump();
       return;
     }
     if (loadError) return;

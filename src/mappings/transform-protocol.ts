@@ -28,6 +28,8 @@ export type LoadReply = { loaded: true } | { loaded: false; error: SerializedErr
 export interface CallRequest {
   /** The call's seq on the board. */
   id: number;
+  /** Its cell on the board. */
+  cell: number;
   input: TransformInput;
 }
 

@@ -62,6 +62,7 @@ const WORKER_URL = import.meta.url.endsWith('.ts')
 
 interface SentCall extends PendingCall {
   seq: number;
+  cell: number;
   sentAt: number;
   timer: NodeJS.Timeout;
 }
@@ -74,6 +75,8 @@ export class TransformSlot {
   /** Calls sent and not settled, in the order sent. */
   private readonly sent = new Map<number, SentCall>();
   private nextSeq = 1;
+  /** Board cells no unsettled call holds. */
+  private readonly freeCells: number[];
   /** Last time the worker answered, or was handed work while empty. */
   private lastProgress = 0;
   /** Set before we terminate the thread ourselves. */
@@ -92,6 +95,7 @@ export class TransformSlot {
     private readonly events: SlotEvents,
   ) {
     this.board = CallBoard.create(options.callsPerWorker);
+    this.freeCells = Array.from({ length: options.callsPerWorker }, (_, cell) => cell);
     this.worker = new Worker(WORKER_URL, {
       workerData: { ...spec, board: this.board.memory } satisfies WorkerData,
       // Only what a transform needs: no copy of the gateway's environment (tokens,
@@ -182,20 +186,22 @@ export class TransformSlot {
   take(call: PendingCall, now = Date.now()): void {
     if (!this.canTake(now)) throw new Error('transform slot cannot take a call now');
     const seq = this.nextSeq++;
+    const cell = this.freeCells.pop() as number; // canTake: fewer sent than cells
     if (this.sent.size === 0) this.lastProgress = now;
-    this.board.open(seq);
+    this.board.open(cell, seq);
     const sent: SentCall = {
       ...call,
       seq,
+      cell,
       sentAt: now,
       timer: setTimeout(() => this.check(sent), this.options.timeoutMs),
     };
     this.sent.set(seq, sent);
     try {
-      this.worker.postMessage({ id: seq, input: call.input });
+      this.worker.postMessage({ id: seq, cell, input: call.input });
     } catch (error) {
       // The input could not be cloned: the worker never saw it.
-      this.board.withdraw(seq);
+      this.board.withdraw(cell, seq);
       this.forget(sent);
       call.reject(
         new TransformError(`${this.label}: its input could not be sent: ${(error as Error).message}`),
@@ -218,10 +224,10 @@ export class TransformSlot {
   private check(call: SentCall): void {
     if (this.sent.get(call.seq) !== call) return;
     const now = Date.now();
-    const startedAt = this.board.startedAt(call.seq);
+    const startedAt = this.board.startedAt(call.cell, call.seq);
     if (startedAt === undefined) {
       // Still waiting behind earlier calls on this worker.
-      if (now - call.sentAt >= this.options.queueTimeoutMs && this.board.withdraw(call.seq)) {
+      if (now - call.sentAt >= this.options.queueTimeoutMs && this.board.withdraw(call.cell, call.seq)) {
         this.forget(call);
         call.reject(
           new TransformTimeoutError(
@@ -269,7 +275,7 @@ export class TransformSlot {
 
   private forget(call: SentCall): void {
     clearTimeout(call.timer);
-    this.sent.delete(call.seq);
+    if (this.sent.delete(call.seq)) this.freeCells.push(call.cell);
   }
 
   /** The thread is gone: hand back what never started, fail what did. */
@@ -277,7 +283,7 @@ export class TransformSlot {
     // Last sent first: each goes to the front of the pool's queue, so they keep their order.
     for (const call of [...this.sent.values()].reverse()) {
       this.forget(call);
-      if (this.board.withdraw(call.seq)) this.events.requeue(call);
+      if (this.board.withdraw(call.cell, call.seq)) this.events.requeue(call);
       else call.reject(reason);
     }
   }

@@ -25,10 +25,10 @@ function errorReply(error: unknown): { name: string; message: string; stack?: st
 
 try {
   const transform = await importTransformModule(spec.file, spec.module, spec.exportName);
-  port.on('message', async ({ id, input }: CallRequest) => {
+  port.on('message', async ({ id, cell, input }: CallRequest) => {
     // The gateway may have withdrawn this call while it waited here (handed to another
     // worker after an earlier call overran): then it must not run at all.
-    if (!board.start(id)) return;
+    if (!board.start(cell, id)) return;
     let reply: CallReply;
     try {
       // validateAction copies known, typed fields into a fresh plain object: what is

@@ -220,6 +220,16 @@ describe('queueing and limits', () => {
     expect(await spinning).toBeInstanceOf(TransformTimeoutError);
   });
 
+  it('keeps each deadline with its own call when calls on one worker finish out of order', async () => {
+    const pool = await start({ workers: 1, callsPerWorker: 2, timeoutMs: 500 });
+    const long = outcome(pool.run(input({ do: 'slow', ms: 5000, n: 1 })));
+    expect(await pool.run(input({ n: 2 }))).toEqual({ text: 'ok 2' }); // sent ahead, answered first
+    expect(await pool.run(input({ n: 3 }))).toEqual({ text: 'ok 3' }); // reuses the freed place
+    const started = Date.now();
+    expect(await long).toBeInstanceOf(TransformTimeoutError);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
   it('calls that had started on a worker stopped for a runaway fail with it, saying why', async () => {
     const pool = await start({ workers: 1, timeoutMs: 300 });
     // Both on one worker: the async call starts, awaits its timer, then the loop starts and
