@@ -17,7 +17,7 @@ import { type HookIngress, type IngressDeps, registerHookRoutes } from '../ingre
 import type { Logger } from '../log.js';
 import { type Store, StoreUnavailableError } from '../store/types.js';
 import { registerAdminRoutes } from './admin-routes.js';
-import { MAX_PARAM_LENGTH, onBadUrl, onClientError, onMaxParamLength } from './client-errors.js';
+import { MAX_PARAM_LENGTH, onBadUrl, onClientError, onConnect, onMaxParamLength } from './client-errors.js';
 import { sendClosingAnswer } from './closing-answer.js';
 
 export interface AppDeps {
@@ -53,6 +53,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // 404/405 whatever it holds or claims to be. Node discards it after the answer.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+  // Node routes CONNECT past Fastify to this event, and drops it unanswered without a listener.
+  app.server.on('connect', onConnect);
 
   const notFound = (request: FastifyRequest): HttpError => {
     const inHooks = config.hooks.enabled && request.url.startsWith(`${config.hooks.path}/`);

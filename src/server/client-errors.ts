@@ -13,7 +13,7 @@
  * goes out and the connection closes. Nothing here runs for a well-formed
  * request.
  */
-import { maxHeaderSize, type ServerResponse } from 'node:http';
+import { type IncomingMessage, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from '../http/errors.js';
@@ -90,6 +90,22 @@ function afterResponsesInFlight(socket: Socket, then: () => void): void {
  */
 function responseInFlight(socket: Socket): ServerResponse | undefined {
   return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+}
+
+/**
+ * The server's 'connect' listener. Node hands a CONNECT request to that event
+ * instead of to the router, and with no listener it drops the connection
+ * without a word. This gateway is no proxy: CONNECT is refused like any other
+ * method a path does not take, and the connection closes (after a CONNECT the
+ * client may already be sending tunnel bytes, which are no HTTP).
+ */
+export function onConnect(_request: IncomingMessage, socket: Socket): void {
+  writeClosingAnswer(
+    socket,
+    new HttpError(405, 'method_not_allowed', 'CONNECT is not allowed: this server is not a proxy', {
+      allow: 'POST',
+    }),
+  );
 }
 
 /** Longest path parameter the router takes, as sent (percent-encoded). */

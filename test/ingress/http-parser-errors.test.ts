@@ -211,6 +211,16 @@ describe('refusals by the HTTP parser and the router are JSON', () => {
     expectClosingError(response as RawResponse, 400, 'bad_request');
   });
 
+  it.each([
+    ['an authority target', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'],
+    ['a hook path', 'CONNECT /hooks/wake HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['tunnel bytes right after it', 'CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n\x16\x03\x01garbage'],
+  ])('answers CONNECT with %s with 405 method_not_allowed and closes', async (_label, data) => {
+    const [response] = await exchange(gw, data);
+    expectClosingError(response as RawResponse, 405, 'method_not_allowed');
+    expect(response?.headers.allow).toBe('POST');
+  });
+
   it('answers headers over 16 KiB with 431 headers_too_large', async () => {
     const [response] = await exchange(
       gw,
