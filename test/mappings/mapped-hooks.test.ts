@@ -144,7 +144,8 @@ describe('mapped hooks', () => {
   });
 
   it('never shows the gateway credentials to templates', async () => {
-    const response = await gw.hook('leaky', { x: 1 }, { 'x-agentgate-token': 'also-sent', cookie: 'c=1' });
+    // Both credential headers, carrying the same token (different ones would be ambiguous_credentials).
+    const response = await gw.hook('leaky', { x: 1 }, { 'x-agentgate-token': HOOK_TOKEN, cookie: 'c=1' });
     expect(response.status).toBe(202);
     expect(runMessage(response.body.runId).message).toBe('auth=[] token=[] cookie=[] x=[1]');
   });
