@@ -4,9 +4,9 @@
 // and the time per call of the per-request steps (best of 9 rounds of 10^6).
 //
 //   npm run build && node --expose-gc bench/auth-guard.mjs
-import { AuthFailureLimiter } from '../dist/ingress/auth-limiter.js';
-import { queryHasToken } from '../dist/ingress/query-token.js';
-import { presentedHookToken } from '../dist/ingress/token.js';
+import { AuthFailureLimiter } from '../dist/auth/auth-limiter.js';
+import { queryHasToken } from '../dist/auth/query-token.js';
+import { presentedHookToken } from '../dist/auth/token.js';
 
 if (typeof global.gc !== 'function') {
   console.error('run with node --expose-gc');

@@ -7,8 +7,9 @@
  * and handed to `onPush`; the answer is 204 once that resolved.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthFailureLimiter } from '../auth/auth-limiter.js';
+import { refuseIfLockedOut } from '../auth/guards.js';
 import { HttpError } from '../http/errors.js';
-import type { AuthFailureLimiter } from '../ingress/auth-limiter.js';
 import type { Logger } from '../log.js';
 import { type Envelope, parseEnvelope } from './envelope.js';
 import { OidcRejected, type OidcVerifier } from './oidc.js';
@@ -44,12 +45,7 @@ export async function gmailPushRoutes(app: FastifyInstance, options: PushRoutesO
       });
     }
     const address = peerAddress(request);
-    const lock = limiter.check(address);
-    if (lock.locked) {
-      throw new HttpError(429, 'rate_limited', 'too many failed authentication attempts; retry later', {
-        'retry-after': String(lock.retryAfterSeconds),
-      });
-    }
+    refuseIfLockedOut(limiter, address);
     const token = new URL(request.url, 'http://receiver').searchParams.get('token') ?? undefined;
     if (!options.pushTokenIsValid(token)) {
       refuse(address, 'wrong or missing push token', 'missing or invalid push token');

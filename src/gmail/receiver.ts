@@ -8,8 +8,8 @@
  * Pushes are handled one at a time. The HTTP side lives in push-server.ts and
  * push-routes.ts; this file keeps the mailbox in step.
  */
-import { AuthFailureLimiter } from '../ingress/auth-limiter.js';
-import { tokenMatcher } from '../ingress/token.js';
+import { AuthFailureLimiter } from '../auth/auth-limiter.js';
+import { tokenMatcher } from '../auth/token.js';
 import type { Logger } from '../log.js';
 import type { Envelope } from './envelope.js';
 import { type GmailApi, HistoryExpiredError } from './google/gmail-api.js';

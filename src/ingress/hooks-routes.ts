@@ -9,6 +9,9 @@
  * `hooks.enabled` take effect on restart.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthLimiter } from '../auth/auth-limiter.js';
+import { clientAddress, recordAuthFailure, tokenGuard } from '../auth/guards.js';
+import { presentedHookToken, type TokenMatcher, tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError } from '../http/errors.js';
 import type { Logger } from '../log.js';
@@ -17,14 +20,11 @@ import { HookRouter } from '../mappings/router.js';
 import type { TransformLimits } from '../mappings/transforms.js';
 import type { Action, Committed, Store } from '../store/types.js';
 import { renderAnswer } from './actions.js';
-import type { AuthLimiter } from './auth-limiter.js';
 import { BODY_TIMEOUT_MS, payloadTooLarge, readBody } from './body.js';
-import { clientAddress, recordAuthFailure, refuseIfLockedOut, rejectQueryToken } from './guards.js';
 import { idempotencyClaim } from './idempotency.js';
 import { parseJsonObject } from './payload.js';
 import { HookPolicy } from './policy.js';
 import type { HookTarget } from './targets.js';
-import { presentedHookToken, tokenMatcher } from './token.js';
 
 export interface IngressDeps {
   config: ResolvedConfig;
@@ -41,7 +41,7 @@ export interface IngressDeps {
 
 interface IngressState {
   config: ResolvedConfig;
-  tokenIsValid: (presented: string | undefined) => boolean;
+  tokenIsValid: TokenMatcher;
   policy: HookPolicy;
   router: HookRouter;
 }
@@ -105,22 +105,18 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
   const hooksPath = deps.config.hooks.path;
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
 
+  const authenticate = tokenGuard({
+    limiter,
+    log,
+    credential: presentedHookToken,
+    matcher: () => ingress.state.tokenIsValid,
+    unauthorized: 'missing or invalid hook token',
+    method: 'POST',
+  });
+
   const guard = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-    rejectQueryToken(request);
-    if (request.method !== 'POST') {
-      throw new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use POST`, {
-        allow: 'POST',
-      });
-    }
-    const address = clientAddress(request);
-    refuseIfLockedOut(limiter, address);
+    const address = authenticate(request);
     const state = ingress.state;
-    // Throws 400 ambiguous_credentials (not an auth failure) before any token is compared.
-    const presented = presentedHookToken(request.raw.rawHeaders);
-    if (!state.tokenIsValid(presented)) {
-      recordAuthFailure(limiter, address, log);
-      throw new HttpError(401, 'unauthorized', 'missing or invalid hook token');
-    }
     const name = (request.params as { '*'?: string })['*'] ?? '';
     const candidates = state.router.candidates(name);
     // With a signature still to check, authentication is not complete yet.

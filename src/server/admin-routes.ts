@@ -4,11 +4,11 @@
  * toward the same per-address lockout as the hooks.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthLimiter } from '../auth/auth-limiter.js';
+import { tokenGuard } from '../auth/guards.js';
+import { presentedBearerToken, tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
-import type { AuthLimiter } from '../ingress/auth-limiter.js';
-import { clientAddress, recordAuthFailure, refuseIfLockedOut, rejectQueryToken } from '../ingress/guards.js';
-import { presentedBearerToken, tokenMatcher } from '../ingress/token.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 
@@ -28,23 +28,20 @@ export interface AdminDeps {
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
   const { store, limiter } = deps;
   const adminToken = deps.config.gateway.auth.token;
-  const tokenIsValid = adminToken ? tokenMatcher(adminToken) : () => false;
+  const tokenIsValid = adminToken ? tokenMatcher(adminToken) : undefined;
 
   app.get('/healthz', async (_request, reply) => reply.send({ ok: true }));
 
+  const authenticated = tokenGuard({
+    limiter,
+    log: deps.log,
+    credential: presentedBearerToken,
+    matcher: () => tokenIsValid,
+    unauthorized: 'missing or invalid gateway token',
+    disabled: 'the admin API is disabled: set gateway.auth.token',
+  });
   const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-    rejectQueryToken(request);
-    const address = clientAddress(request);
-    refuseIfLockedOut(limiter, address);
-    if (!adminToken) {
-      throw new HttpError(401, 'unauthorized', 'the admin API is disabled: set gateway.auth.token');
-    }
-    // Throws 400 ambiguous_credentials (not an auth failure) for repeated Authorization headers.
-    if (!tokenIsValid(presentedBearerToken(request.raw.rawHeaders))) {
-      recordAuthFailure(limiter, address, deps.log);
-      throw new HttpError(401, 'unauthorized', 'missing or invalid gateway token');
-    }
-    limiter.succeed(address);
+    limiter.succeed(authenticated(request));
     done();
   };
 

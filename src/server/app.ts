@@ -9,10 +9,10 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import type { AuthFailureLimiter } from '../auth/auth-limiter.js';
+import { rejectQueryToken } from '../auth/guards.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { type ErrorCode, HttpError } from '../http/errors.js';
-import type { AuthFailureLimiter } from '../ingress/auth-limiter.js';
-import { rejectQueryToken } from '../ingress/guards.js';
 import { type HookIngress, type IngressDeps, registerHookRoutes } from '../ingress/hooks-routes.js';
 import type { Logger } from '../log.js';
 import { type Store, StoreUnavailableError } from '../store/types.js';

@@ -5,122 +5,16 @@
  * - a repeated `Authorization` or `x-agentgate-token` header, or a Bearer token
  *   and an `x-agentgate-token` that differ, is refused 400 `ambiguous_credentials`
  *   — never picked or joined — and does not count toward the lockout.
+ * The header and query parsing on their own: test/auth/token.test.ts and
+ * test/auth/query-token.test.ts.
  * fetch cannot send a header twice, so those requests go over raw sockets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpError } from '../../src/http/errors.js';
-import { queryHasToken } from '../../src/ingress/query-token.js';
-import { presentedBearerToken, presentedHookToken } from '../../src/ingress/token.js';
+import { OTHER_KEYS, TOKEN_KEYS } from '../auth/token-keys.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { BEARER, expectError, listEvents, postHook, RawClient, type RawResponse, send } from './support.js';
 
 const WRONG = 'wrong-token-0123456789abcdef0123';
-
-const TOKEN_KEYS = [
-  'token',
-  'TOKEN',
-  'Token',
-  'tOkEn',
-  'token[]',
-  'token[0]',
-  'TOKEN[a][b]',
-  'to%6Ben',
-  '%74oken',
-  '%54%4F%4B%45%4E',
-  'token%5B%5D',
-  'token%5b0%5d',
-];
-const OTHER_KEYS = ['tokens', 'mytoken', 'token_id', 'tok', 'to%6Bens', 'token%20', '%20token', 'x[token]'];
-
-function ambiguity(run: () => unknown): string | undefined {
-  try {
-    run();
-    return undefined;
-  } catch (error) {
-    expect(error).toBeInstanceOf(HttpError);
-    expect((error as HttpError).statusCode).toBe(400);
-    expect((error as HttpError).code).toBe('ambiguous_credentials');
-    return (error as HttpError).message;
-  }
-}
-
-describe('queryHasToken', () => {
-  it.each(TOKEN_KEYS)('finds ?%s=x, also without a value and after other parameters', (key) => {
-    expect(queryHasToken(`/hooks/wake?${key}=x`)).toBe(true);
-    expect(queryHasToken(`/hooks/wake?${key}`)).toBe(true);
-    expect(queryHasToken(`/hooks/wake?a=1&b=&${key}=x&c`)).toBe(true);
-  });
-
-  it.each(OTHER_KEYS)('leaves ?%s=x alone', (key) => {
-    expect(queryHasToken(`/hooks/wake?${key}=x`)).toBe(false);
-  });
-
-  it('looks at keys only, and needs a query string', () => {
-    expect(queryHasToken('/hooks/wake')).toBe(false);
-    expect(queryHasToken('/hooks/token')).toBe(false);
-    expect(queryHasToken('/hooks/wake?')).toBe(false);
-    expect(queryHasToken('/hooks/wake?x=token&y=token%3Dx&&')).toBe(false);
-    expect(queryHasToken('/hooks/wake?%zz=1&%=2&%E2%84%AA=3')).toBe(false);
-  });
-});
-
-describe('presentedHookToken', () => {
-  it('reads Bearer, else x-agentgate-token, header names in any case', () => {
-    expect(presentedHookToken(['Authorization', 'Bearer abc'])).toBe('abc');
-    expect(presentedHookToken(['AUTHORIZATION', 'bearer \t abc \t'])).toBe('abc');
-    expect(presentedHookToken(['X-AgentGate-Token', 'abc'])).toBe('abc');
-    expect(presentedHookToken(['Host', 'x'])).toBeUndefined();
-    expect(presentedHookToken(['x-agentgate-token', ''])).toBeUndefined();
-  });
-
-  it('takes a malformed Bearer header as no token', () => {
-    for (const value of ['Bearer', 'Bearer ', 'Bearer a b', 'Bearerabc']) {
-      expect(presentedHookToken(['authorization', value])).toBeUndefined();
-    }
-  });
-
-  it('leaves x-agentgate-token in charge next to an Authorization of another scheme', () => {
-    expect(presentedHookToken(['authorization', 'Basic dXNlcjpwYXNz', 'x-agentgate-token', 'abc'])).toBe(
-      'abc',
-    );
-  });
-
-  it('accepts the same token in both headers', () => {
-    expect(presentedHookToken(['authorization', 'Bearer abc', 'x-agentgate-token', 'abc'])).toBe('abc');
-  });
-
-  it('refuses repeated credential headers and disagreeing ones', () => {
-    expect(
-      ambiguity(() => presentedHookToken(['authorization', 'Bearer a', 'Authorization', 'Bearer a'])),
-    ).toMatch(/more than one Authorization header/);
-    expect(
-      ambiguity(() => presentedHookToken(['authorization', 'Basic x', 'authorization', 'Bearer a'])),
-    ).toBeDefined();
-    expect(ambiguity(() => presentedHookToken(['x-agentgate-token', 'a', 'X-Agentgate-Token', 'a']))).toMatch(
-      /more than one x-agentgate-token header/,
-    );
-    expect(
-      ambiguity(() => presentedHookToken(['authorization', 'Bearer a', 'x-agentgate-token', 'b'])),
-    ).toMatch(/carry different tokens/);
-    expect(
-      ambiguity(() => presentedHookToken(['authorization', 'Bearer', 'x-agentgate-token', 'b'])),
-    ).toBeDefined();
-  });
-});
-
-describe('presentedBearerToken (admin API)', () => {
-  it('reads one Bearer header and ignores x-agentgate-token', () => {
-    expect(presentedBearerToken(['authorization', 'Bearer abc', 'x-agentgate-token', 'other'])).toBe('abc');
-    expect(presentedBearerToken(['x-agentgate-token', 'abc'])).toBeUndefined();
-    expect(presentedBearerToken(['authorization', 'Basic abc'])).toBeUndefined();
-  });
-
-  it('refuses two Authorization headers', () => {
-    expect(
-      ambiguity(() => presentedBearerToken(['authorization', 'Bearer a', 'authorization', 'Bearer a'])),
-    ).toMatch(/more than one Authorization header/);
-  });
-});
 
 /** One raw HTTP/1.1 request with exactly the header lines given (repeats included). */
 async function rawRequest(

@@ -6,9 +6,9 @@
  * report rather than to shedding a lock or refusing everyone.
  */
 import { describe, expect, it } from 'vitest';
-import { addressKey, MAX_KEY_LENGTH } from '../../src/ingress/address-key.js';
-import { AuthFailureLimiter, type LimiterOptions } from '../../src/ingress/auth-limiter.js';
-import { recordAuthFailure } from '../../src/ingress/guards.js';
+import { addressKey, MAX_KEY_LENGTH } from '../../src/auth/address-key.js';
+import { AuthFailureLimiter, type LimiterOptions } from '../../src/auth/auth-limiter.js';
+import { recordAuthFailure } from '../../src/auth/guards.js';
 import type { Logger } from '../../src/log.js';
 
 class FakeClock {

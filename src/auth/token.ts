@@ -22,6 +22,9 @@ const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
 const ambiguous = (detail: string) =>
   new HttpError(400, 'ambiguous_credentials', `ambiguous credentials: ${detail}; send the token once`);
 
+/** Reads the token a request presents from its raw header list (node:http's `rawHeaders`). */
+export type CredentialReader = (rawHeaders: readonly string[]) => string | undefined;
+
 /**
  * The hook token a request presents: `Authorization: Bearer …`, else the
  * `x-agentgate-token` header. An `Authorization` header of another scheme
@@ -30,7 +33,17 @@ const ambiguous = (detail: string) =>
  * `ambiguous_credentials` for a repeated `Authorization` or `x-agentgate-token`
  * header, or a Bearer token and an `x-agentgate-token` that differ.
  */
-export function presentedHookToken(rawHeaders: readonly string[]): string | undefined {
+export const presentedHookToken: CredentialReader = (rawHeaders) => presentedToken(rawHeaders, true);
+
+/**
+ * The admin API's credential: the token of the one `Authorization: Bearer …`
+ * header (`x-agentgate-token` is not looked at). Throws 400
+ * `ambiguous_credentials` when there are several.
+ */
+export const presentedBearerToken: CredentialReader = (rawHeaders) => presentedToken(rawHeaders, false);
+
+/** The one reader behind both: one pass over the raw headers, on the hot path of every hook. */
+function presentedToken(rawHeaders: readonly string[], tokenHeaderToo: boolean): string | undefined {
   let authorization: string | undefined;
   let tokenHeader: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -38,7 +51,7 @@ export function presentedHookToken(rawHeaders: readonly string[]): string | unde
     if (isHeader(name, AUTHORIZATION)) {
       if (authorization !== undefined) throw ambiguous('more than one Authorization header');
       authorization = rawHeaders[i + 1] as string;
-    } else if (isHeader(name, TOKEN_HEADER)) {
+    } else if (tokenHeaderToo && isHeader(name, TOKEN_HEADER)) {
       if (tokenHeader !== undefined) throw ambiguous(`more than one ${TOKEN_HEADER} header`);
       tokenHeader = rawHeaders[i + 1] as string;
     }
@@ -56,21 +69,6 @@ export function presentedHookToken(rawHeaders: readonly string[]): string | unde
   return tokenHeader === undefined || tokenHeader.length === 0 ? undefined : tokenHeader;
 }
 
-/**
- * The admin API's credential: the token of the one `Authorization: Bearer …`
- * header. Throws 400 `ambiguous_credentials` when there are several.
- */
-export function presentedBearerToken(rawHeaders: readonly string[]): string | undefined {
-  let authorization: string | undefined;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (isHeader(rawHeaders[i] as string, AUTHORIZATION)) {
-      if (authorization !== undefined) throw ambiguous('more than one Authorization header');
-      authorization = rawHeaders[i + 1] as string;
-    }
-  }
-  return authorization === undefined ? undefined : BEARER_TOKEN.exec(authorization)?.[1];
-}
-
 /** `name` equals `lowercase` ignoring ASCII case; the usual spellings are settled by one comparison. */
 function isHeader(name: string, lowercase: string): boolean {
   if (name.length !== lowercase.length) return false;
@@ -83,13 +81,16 @@ function isHeader(name: string, lowercase: string): boolean {
   return true;
 }
 
+/** Whether a presented token is the expected one. */
+export type TokenMatcher = (presented: string | undefined) => boolean;
+
 /**
  * A matcher for one expected token, compared in constant time: the time taken
  * depends on the tokens' lengths, never on their contents (as Go's
  * `subtle.ConstantTimeCompare`). Only whether the length matches is revealed,
  * and generated tokens all have the same, public length.
  */
-export function tokenMatcher(expected: string): (presented: string | undefined) => boolean {
+export function tokenMatcher(expected: string): TokenMatcher {
   const expectedBytes = Buffer.from(expected, 'utf8');
   return (presented) => {
     if (presented === undefined) return false;
