@@ -12,6 +12,7 @@ import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import { isHeartbeatAck } from '../heartbeat/ack.js';
 import type { Logger } from '../log.js';
 import type { ClaimedRun, DeliveryRecord, Store } from '../store/types.js';
+import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
 import type { ModelRouter } from './models.js';
 import { ownerAliveChecker } from './owner.js';
@@ -42,6 +43,8 @@ export interface WorkerDeps {
   pollMs?: number;
   /** Retries of transient provider errors within a turn (defaults in turn.ts). */
   providerRetry?: RetryPolicy;
+  /** Time for leases, run timeouts, polls and the stop grace (tests pass a manual one). */
+  clock?: Clock;
 }
 
 class Shutdown extends Error {}
@@ -57,7 +60,8 @@ export class RunWorker {
   private readonly agents: Map<string, ResolvedAgent>;
   private readonly leaseMs: number;
   private readonly maxConcurrent: number;
-  private timers: NodeJS.Timeout[] = [];
+  private readonly clock: Clock;
+  private stopTimers: (() => void)[] = [];
   private ticking = false;
   private tickAgain = false;
   private stopping = false;
@@ -66,16 +70,17 @@ export class RunWorker {
     this.agents = new Map(deps.config.agents.list.map((agent) => [agent.id, agent]));
     this.leaseMs = deps.leaseMs ?? 60_000;
     this.maxConcurrent = deps.config.agents.defaults.maxConcurrent;
+    this.clock = deps.clock ?? systemClock;
   }
 
   async start(): Promise<void> {
     const orphans = await this.deps.store.requeueOrphans(ownerAliveChecker(this.deps.owner));
     if (orphans.length > 0)
       this.deps.log.info({ runs: orphans.length }, 'resuming runs of a previous process');
-    const poll = setInterval(() => this.notify(), this.deps.pollMs ?? 1000);
-    const renew = setInterval(() => this.renewLeases(), this.leaseMs / 3);
-    this.timers = [poll, renew];
-    for (const timer of this.timers) timer.unref();
+    this.stopTimers = [
+      this.clock.setInterval(() => this.notify(), this.deps.pollMs ?? 1000),
+      this.clock.setInterval(() => this.renewLeases(), this.leaseMs / 3),
+    ];
     this.notify();
   }
 
@@ -96,7 +101,12 @@ export class RunWorker {
         this.tickAgain = false;
         const capacity = this.maxConcurrent - this.active.size;
         if (capacity <= 0 || this.stopping) break;
-        const runs = await this.deps.store.claimRuns(this.deps.owner, Date.now(), this.leaseMs, capacity);
+        const runs = await this.deps.store.claimRuns(
+          this.deps.owner,
+          this.clock.now(),
+          this.leaseMs,
+          capacity,
+        );
         for (const run of runs) this.launch(run);
         if (runs.length === capacity) this.tickAgain = true;
       } while (this.tickAgain && !this.stopping);
@@ -127,7 +137,10 @@ export class RunWorker {
     const agent =
       this.agents.get(run.agentId) ??
       (this.agents.get(this.deps.config.agents.defaultAgentId) as ResolvedAgent);
-    const timeout = setTimeout(() => controller.abort(new RunTimeout()), run.timeoutSeconds * 1000);
+    const cancelTimeout = this.clock.setTimeout(
+      () => controller.abort(new RunTimeout()),
+      run.timeoutSeconds * 1000,
+    );
     let status: 'succeeded' | 'failed' | 'timed_out';
     let reply: string | null = null;
     let error: string | null = null;
@@ -167,7 +180,7 @@ export class RunWorker {
       status = reason instanceof RunTimeout ? 'timed_out' : 'failed';
       error = status === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (failure as Error).message;
     } finally {
-      clearTimeout(timeout);
+      cancelTimeout();
     }
 
     await this.record(run, status, reply, error, userTurn);
@@ -194,7 +207,7 @@ export class RunWorker {
   ): Promise<void> {
     const { store, log, owner } = this.deps;
     const delivery = initialDelivery(run, status, reply);
-    const finishedAt = Date.now();
+    const finishedAt = this.clock.now();
     const recorded = await store.completeRun({
       runId: run.id,
       owner,
@@ -231,7 +244,7 @@ export class RunWorker {
 
   private renewLeases(): void {
     const ids = [...this.active.keys()];
-    this.deps.store.renewLeases(this.deps.owner, ids, Date.now() + this.leaseMs).catch((error) => {
+    this.deps.store.renewLeases(this.deps.owner, ids, this.clock.now() + this.leaseMs).catch((error) => {
       this.deps.log.warn({ err: error }, 'renewing run leases failed');
     });
   }
@@ -239,10 +252,15 @@ export class RunWorker {
   /** Stops claiming; lets running turns finish for up to `graceMs`, then aborts and re-queues them. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
-    for (const timer of this.timers) clearInterval(timer);
+    for (const stopTimer of this.stopTimers) stopTimer();
     const all = () => Promise.all([...this.active.values()].map((a) => a.done));
-    const graceOver = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), graceMs).unref());
-    if ((await Promise.race([all(), graceOver])) === 'grace') {
+    let cancelGrace = () => {};
+    const graceOver = new Promise<'grace'>((resolve) => {
+      cancelGrace = this.clock.setTimeout(() => resolve('grace'), graceMs);
+    });
+    const first = await Promise.race([all(), graceOver]);
+    cancelGrace();
+    if (first === 'grace') {
       for (const active of this.active.values()) active.controller.abort(new Shutdown());
       await all();
     }

@@ -1,18 +1,8 @@
 /**
- * The delivery engine's sense of time, injectable so its tests run on a manual
- * clock instead of waiting on real backoffs and polls.
+ * The delivery engine's sense of time: the shared injectable clock
+ * (util/clock.ts), of which it needs only `now` and one-shot timers.
  */
-export interface Clock {
-  now(): number;
-  /** Calls `fn` once after `ms`; the returned function cancels it. Never keeps the process alive. */
-  setTimeout(fn: () => void, ms: number): () => void;
-}
+import type { Clock as FullClock } from '../util/clock.js';
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout(fn, ms) {
-    const timer = setTimeout(fn, ms);
-    timer.unref();
-    return () => clearTimeout(timer);
-  },
-};
+export type Clock = Pick<FullClock, 'now' | 'setTimeout'>;
+export { systemClock } from '../util/clock.js';
