@@ -15,6 +15,7 @@ import { HEARTBEAT_FILE, readWorkspaceFile } from '../agents/workspace.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
+import { type Clock, systemClock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
 import { uuidv7 } from '../util/ids.js';
 import { isHeartbeatAck } from './ack.js';
@@ -36,11 +37,14 @@ export interface HeartbeatDeps {
   log: Logger;
   /** Retries of transient provider errors within a turn (defaults in turn.ts). */
   providerRetry?: RetryPolicy;
+  /** Time for coalescing, periodic beats, turn timeouts and the stop grace (tests pass a manual one). */
+  clock?: Clock;
 }
 
 interface SessionState {
   agent: ResolvedAgent;
-  timer?: NodeJS.Timeout;
+  /** Cancels the pending coalesced request. */
+  cancelTimer?: () => void;
   running?: Promise<void>;
   again: boolean;
   controller?: AbortController;
@@ -48,10 +52,12 @@ interface SessionState {
 
 export class HeartbeatScheduler {
   private readonly sessions = new Map<string, SessionState>();
-  private readonly periodic: NodeJS.Timeout[] = [];
+  private readonly periodic: (() => void)[] = [];
+  private readonly clock: Clock;
   private stopped = false;
 
   constructor(private readonly deps: HeartbeatDeps) {
+    this.clock = deps.clock ?? systemClock;
     for (const agent of deps.config.agents.list) {
       this.sessions.set(agent.mainSessionKey, { agent, again: false });
     }
@@ -63,9 +69,7 @@ export class HeartbeatScheduler {
     for (const state of this.sessions.values()) {
       const every = parseDuration(state.agent.heartbeat?.every ?? defaults);
       if (every > 0) {
-        const timer = setInterval(() => this.request(state.agent.mainSessionKey), every);
-        timer.unref();
-        this.periodic.push(timer);
+        this.periodic.push(this.clock.setInterval(() => this.request(state.agent.mainSessionKey), every));
       }
     }
     for (const sessionKey of await this.deps.store.sessionsAwaitingHeartbeat()) this.request(sessionKey);
@@ -79,9 +83,9 @@ export class HeartbeatScheduler {
       state.again = true;
       return;
     }
-    if (state.timer) return;
-    state.timer = setTimeout(() => {
-      state.timer = undefined;
+    if (state.cancelTimer) return;
+    state.cancelTimer = this.clock.setTimeout(() => {
+      state.cancelTimer = undefined;
       this.run(state);
     }, COALESCE_MS);
   }
@@ -106,11 +110,13 @@ export class HeartbeatScheduler {
     const standing = await readWorkspaceFile(agent.workspace, HEARTBEAT_FILE);
     if (events.length === 0 && standing === undefined) return; // nothing to look at
 
-    const startedAt = Date.now();
+    const startedAt = this.clock.now();
     const id = `hb_${uuidv7(startedAt)}`;
     const prompt = heartbeatPrompt(events, standing, new Date(startedAt));
     const timeoutSeconds = this.deps.config.agents.defaults.timeoutSeconds;
-    const signal = AbortSignal.any([stopSignal, AbortSignal.timeout(timeoutSeconds * 1000)]);
+    const timeout = new AbortController();
+    const cancelTimeout = this.clock.setTimeout(() => timeout.abort(), timeoutSeconds * 1000);
+    const signal = AbortSignal.any([stopSignal, timeout.signal]);
     let reply: string;
     try {
       reply = await runTurn(
@@ -134,7 +140,7 @@ export class HeartbeatScheduler {
         id,
         sessionKey,
         startedAt,
-        finishedAt: Date.now(),
+        finishedAt: this.clock.now(),
         status: 'failed',
         eventIds: events.map((e) => e.id),
         reply: null,
@@ -143,6 +149,8 @@ export class HeartbeatScheduler {
         delivery: { status: 'skipped', channel: null, to: null, reason: 'the heartbeat failed' },
       });
       return;
+    } finally {
+      cancelTimeout();
     }
 
     const acknowledgement = isHeartbeatAck(reply);
@@ -158,7 +166,7 @@ export class HeartbeatScheduler {
       id,
       sessionKey,
       startedAt,
-      finishedAt: Date.now(),
+      finishedAt: this.clock.now(),
       status: 'succeeded',
       eventIds: events.map((e) => e.id),
       reply,
@@ -175,14 +183,20 @@ export class HeartbeatScheduler {
   /** Stops scheduling; a heartbeat in flight gets `graceMs`, then is aborted (its events stay pending). */
   async stop(graceMs: number): Promise<void> {
     this.stopped = true;
-    for (const timer of this.periodic) clearInterval(timer);
+    for (const stopPeriodic of this.periodic) stopPeriodic();
     const running: Promise<void>[] = [];
     for (const state of this.sessions.values()) {
-      if (state.timer) clearTimeout(state.timer);
+      state.cancelTimer?.();
+      state.cancelTimer = undefined;
       if (state.running) running.push(state.running);
     }
-    const graceOver = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), graceMs).unref());
-    if ((await Promise.race([Promise.all(running), graceOver])) === 'grace') {
+    let cancelGrace = () => {};
+    const graceOver = new Promise<'grace'>((resolve) => {
+      cancelGrace = this.clock.setTimeout(() => resolve('grace'), graceMs);
+    });
+    const first = await Promise.race([Promise.all(running), graceOver]);
+    cancelGrace();
+    if (first === 'grace') {
       for (const state of this.sessions.values()) state.controller?.abort();
       await Promise.all(running);
     }
