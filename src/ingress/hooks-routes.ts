@@ -97,7 +97,17 @@ interface Pending {
   candidates: HookTarget[];
 }
 
-const pendingOf = new WeakMap<FastifyRequest, Pending>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * What the hook guard found (state, hook name, candidate mappings), for the
+     * body parser and the handler. Decorated null in the hook routes' scope
+     * only, so every request object keeps one shape (Fastify 5 wants null and
+     * assignment, not a shared object as the default).
+     */
+    hookPending: Pending | null;
+  }
+}
 
 export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): void {
   const { store, limiter, log, ingress } = deps;
@@ -122,12 +132,12 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     // With a signature still to check, authentication is not complete yet.
     if (!candidates.some((target) => target.verifies)) limiter.succeed(address);
     if (candidates.length === 0) throw new HttpError(404, 'not_found', `no hook named "${name}"`);
-    pendingOf.set(request, { state, name, candidates });
+    request.hookPending = { state, name, candidates };
     done();
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const { state, name, candidates } = pendingOf.get(request) as Pending;
+    const { state, name, candidates } = request.hookPending as Pending;
     const body = request.body as Buffer | undefined;
     const payload = parseJsonObject(body);
     const target = candidates.find((candidate) => candidate.accepts?.(payload) ?? true);
@@ -179,10 +189,11 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
   };
 
   app.register(async (scope) => {
+    scope.decorateRequest('hookPending', null);
     // Parse every body ourselves, whatever its Content-Type (CONTRACT §4).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (request, payload, done) => {
-      const { candidates } = pendingOf.get(request) as Pending;
+      const { candidates } = request.hookPending as Pending;
       // The mapping is only known once the payload is parsed: read up to the largest limit.
       const limit = Math.max(...candidates.map((target) => target.maxBodyBytes));
       readBody(payload, request.headers['content-length'], limit, bodyTimeoutMs, done);
