@@ -22,7 +22,7 @@ export interface ResolvedHooks extends Omit<HooksConfig, 'transformsDir'> {
 
 export type ResolvedStore =
   | { driver: 'sqlite'; path: string; synchronous: 'normal' | 'full' }
-  | { driver: 'postgres'; url: string };
+  | { driver: 'postgres'; url: string; poolMax: number };
 
 /** The configuration after defaults, `${ENV}` substitution, path resolution and cross-field checks. */
 export interface ResolvedConfig {

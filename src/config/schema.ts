@@ -47,7 +47,12 @@ const storeSchema = z.discriminatedUnion('driver', [
      */
     synchronous: z.enum(['normal', 'full']).default('normal'),
   }),
-  z.strictObject({ driver: z.literal('postgres'), url: nonEmpty }),
+  z.strictObject({
+    driver: z.literal('postgres'),
+    url: nonEmpty,
+    /** Connections each replica keeps to PostgreSQL at most. */
+    poolMax: z.number().int().min(2).max(200).default(10),
+  }),
 ]);
 
 const mappingSchema = z.strictObject({

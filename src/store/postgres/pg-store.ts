@@ -1,0 +1,469 @@
+/**
+ * The scale-out store: any number of replicas on one PostgreSQL database
+ * (CONTRACT §11). It implements the same Store as SQLite; what differs is said
+ * where it differs.
+ *
+ * Start: the pool connects and `migrate` brings the schema up to date under an
+ * advisory lock. Every method waits for that; if the database cannot be reached
+ * the first call fails with an error naming `store.url` (the CLI exits 1).
+ *
+ * Group commit: accepts that arrive in the same event-loop turn are committed in
+ * one transaction — their runs in one multi-row INSERT — and the batch sends one
+ * NOTIFY, not one per row (NOTIFY serialises commits server-wide). Should the
+ * batch fail, it is rolled back whole and replayed one accept per transaction,
+ * as on SQLite, so one bad accept never takes the others down.
+ *
+ * Idempotency holds across replicas through the (scope, key) primary key: an
+ * accept first inserts its key with ON CONFLICT DO NOTHING; a second replica
+ * sending the same key at the same moment blocks on that row until the first
+ * commits, then reads and replays its answer (the same runId).
+ */
+
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import {
+  type AcceptResult,
+  type Action,
+  type ClaimedRun,
+  type Committed,
+  type DeliveryRecord,
+  type DeliveryRoute,
+  type EventView,
+  type HeartbeatRecord,
+  type HeartbeatView,
+  type IdempotencyClaim,
+  type ListEventsOptions,
+  type NewRun,
+  type OutboxItem,
+  type PendingEvent,
+  type RunCompletion,
+  type RunView,
+  type Store,
+  type StoredAnswer,
+  StoreUnavailableError,
+  type TranscriptEntry,
+} from '../types.js';
+import { createPool, inTransaction, type PoolSettings, read, type Tx } from './db.js';
+import { migrate } from './migrations.js';
+import { PgOutbox } from './outbox.js';
+import { PgRunQueue } from './run-queue.js';
+import { consumeEventsInTx, PgSessions } from './sessions.js';
+
+export interface PgStoreOptions extends PoolSettings {
+  /** Lease of an outbox item held by this replica (ms); expires if the replica dies. */
+  deliveryLeaseMs?: number;
+  clock?: () => number;
+}
+
+/** The database at `store.url` could not be reached or migrated at start. */
+export class StoreStartError extends Error {}
+
+interface PendingAccept {
+  actions: Action[];
+  render: (committed: Committed[]) => StoredAnswer;
+  idempotency: IdempotencyClaim | undefined;
+  resolve: (result: AcceptResult) => void;
+  reject: (error: unknown) => void;
+}
+
+interface RunRow {
+  id: string;
+  status: RunView['status'];
+  agent_id: string;
+  session_key: string;
+  model: string | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  reply: string | null;
+  error: string | null;
+  delivery_status: RunView['delivery']['status'];
+  delivery_channel: string | null;
+  delivery_to: string | null;
+  delivery_reason: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+const INSERT_RUNS = `
+  INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
+                    timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
+                    delivery_status, delivery_channel, delivery_to)
+  SELECT id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds, wake_mode,
+         deliver, channel, recipient, allow_unsafe, source, created_at, delivery_status, delivery_channel, delivery_to
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                       $8::text[], $9::float8[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::bool[],
+                       $15::text[], $16::int8[], $17::text[], $18::text[], $19::text[])
+         WITH ORDINALITY AS t(id, agent_id, session_key, main_session_key, name, message, model, thinking,
+                    timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
+                    delivery_status, delivery_channel, delivery_to, n)
+   ORDER BY n`;
+
+function runColumns(runs: readonly NewRun[]): unknown[][] {
+  const pick = <T>(f: (run: NewRun) => T) => runs.map(f);
+  return [
+    pick((r) => r.id),
+    pick((r) => r.agentId),
+    pick((r) => r.sessionKey),
+    pick((r) => r.mainSessionKey),
+    pick((r) => r.name),
+    pick((r) => r.message),
+    pick((r) => r.model),
+    pick((r) => r.thinking),
+    pick((r) => r.timeoutSeconds),
+    pick((r) => r.wakeMode),
+    pick((r) => r.deliver),
+    pick((r) => r.channel),
+    pick((r) => r.to),
+    pick((r) => r.allowUnsafeExternalContent),
+    pick((r) => r.source),
+    pick((r) => r.createdAt),
+    pick((r) => (r.deliver ? 'pending' : 'none')),
+    pick((r) => (r.deliver ? r.channel : null)),
+    pick((r) => (r.deliver ? r.to : null)),
+  ];
+}
+
+export class PgStore implements Store {
+  readonly pool: pg.Pool;
+  /** Settles once the schema is up to date; every method waits for it. */
+  readonly ready: Promise<void>;
+  private pending: PendingAccept[] = [];
+  private inFlight = new Set<Promise<void>>();
+  private closed = false;
+  private readonly sessions: PgSessions;
+  private readonly runQueue: PgRunQueue;
+  private readonly outbox: PgOutbox;
+
+  constructor(options: PgStoreOptions) {
+    this.pool = createPool(options);
+    this.ready = this.start(options.url);
+    this.ready.catch(() => {}); // reported by the first call that waits for it
+    this.sessions = new PgSessions(this.pool);
+    this.runQueue = new PgRunQueue(this.pool);
+    this.outbox = new PgOutbox(this.pool, {
+      owner: `pg_${randomUUID()}`,
+      leaseMs: options.deliveryLeaseMs ?? 60_000,
+      clock: options.clock ?? Date.now,
+    });
+  }
+
+  private async start(url: string): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw new StoreStartError(
+        `store.url: cannot connect to PostgreSQL at ${redactUrl(url)}: ${(error as Error).message || (error as { code?: string }).code}`,
+      );
+    }
+    try {
+      await migrate(client);
+    } catch (error) {
+      throw new StoreStartError(
+        `store.url: cannot create or migrate the schema at ${redactUrl(url)}: ${(error as Error).message}`,
+      );
+    } finally {
+      client.release();
+    }
+  }
+
+  accept(
+    actions: Action[],
+    render: (committed: Committed[]) => StoredAnswer,
+    idempotency?: IdempotencyClaim,
+  ): Promise<AcceptResult> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('the store is closed')));
+    return new Promise((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.track(this.flush()));
+      this.pending.push({ actions, render, idempotency, resolve, reject });
+    });
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    work.finally(() => this.inFlight.delete(work));
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    try {
+      await this.ready;
+    } catch (error) {
+      for (const item of batch) item.reject(new StoreUnavailableError(error));
+      return;
+    }
+    let results: AcceptResult[];
+    try {
+      results = await inTransaction(this.pool, (tx) => this.acceptBatch(tx, batch));
+    } catch (batchError) {
+      if (batch.length === 1) {
+        (batch[0] as PendingAccept).reject(new StoreUnavailableError(batchError));
+        return;
+      }
+      // Nothing of the batch was written: replay each accept on its own.
+      for (const item of batch) {
+        try {
+          const [result] = await inTransaction(this.pool, (tx) => this.acceptBatch(tx, [item]));
+          item.resolve(result as AcceptResult);
+        } catch (error) {
+          item.reject(new StoreUnavailableError(error));
+        }
+      }
+      return;
+    }
+    for (const [index, item] of batch.entries()) item.resolve(results[index] as AcceptResult);
+  }
+
+  private async acceptBatch(tx: Tx, batch: readonly PendingAccept[]): Promise<AcceptResult[]> {
+    const runs: NewRun[] = [];
+    let wakeNow = false;
+    const results: AcceptResult[] = [];
+    for (const item of batch) {
+      const { idempotency } = item;
+      if (idempotency) {
+        const earlier = await this.claimKey(tx, idempotency);
+        if (earlier) {
+          results.push(earlier);
+          continue;
+        }
+      }
+      const committed: Committed[] = [];
+      for (const action of item.actions) {
+        if (action.kind === 'agent') {
+          runs.push(action.run);
+          committed.push({ kind: 'agent', runId: action.run.id });
+          continue;
+        }
+        committed.push(await this.acceptWake(tx, action.event));
+        if (action.event.wakeMode === 'now') wakeNow = true;
+      }
+      const answer = item.render(committed);
+      if (idempotency) {
+        await tx.query('UPDATE idempotency SET status = $1, body = $2 WHERE scope = $3 AND key = $4', [
+          answer.status,
+          answer.body,
+          idempotency.scope,
+          idempotency.key,
+        ]);
+      }
+      results.push({ kind: 'committed', committed, answer });
+    }
+    if (runs.length > 0) await tx.query(INSERT_RUNS, runColumns(runs));
+    // One NOTIFY per batch, delivered to every replica's listener at commit.
+    if (runs.length > 0 || wakeNow) await tx.query(`SELECT pg_notify('agentgate_work', '')`);
+    return results;
+  }
+
+  /** Takes the idempotency key for this accept, or answers what its earlier use answered. */
+  private async claimKey(tx: Tx, claim: IdempotencyClaim): Promise<AcceptResult | undefined> {
+    const inserted = await tx.query(
+      `WITH expired AS (
+         DELETE FROM idempotency WHERE scope = $1 AND key = $2 AND created_at <= $5 RETURNING 1)
+       INSERT INTO idempotency (scope, key, body_hash, status, body, created_at)
+       VALUES ($1, $2, $3, 0, '', $4)
+       ON CONFLICT (scope, key) DO UPDATE SET body_hash = excluded.body_hash, created_at = excluded.created_at
+         WHERE idempotency.created_at <= $5
+       RETURNING 1`,
+      [claim.scope, claim.key, claim.bodyHash, claim.now, claim.now - claim.ttlMs],
+    );
+    if (inserted.rowCount === 1) return undefined;
+    const { rows } = await tx.query<{ body_hash: string; status: number; body: string }>(
+      'SELECT body_hash, status, body FROM idempotency WHERE scope = $1 AND key = $2',
+      [claim.scope, claim.key],
+    );
+    const earlier = rows[0];
+    if (!earlier) throw new Error('idempotency record vanished during its claim');
+    return earlier.body_hash === claim.bodyHash
+      ? { kind: 'replay', answer: { status: earlier.status, body: earlier.body } }
+      : { kind: 'conflict' };
+  }
+
+  /** Coalesces with the session's newest pending event when the text is the same. */
+  private async acceptWake(tx: Tx, event: Extract<Action, { kind: 'wake' }>['event']): Promise<Committed> {
+    // Serialises wakes of one session across replicas, so coalescing sees them all.
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [event.sessionKey]);
+    const { rows } = await tx.query<{ id: string; text: string }>(
+      `SELECT id, text FROM events WHERE session_key = $1 AND status = 'pending' ORDER BY seq DESC LIMIT 1`,
+      [event.sessionKey],
+    );
+    const newest = rows[0];
+    if (newest && newest.text === event.text)
+      return { kind: 'wake', eventId: newest.id, outcome: 'coalesced' };
+    await tx.query(
+      'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES ($1, $2, $3, $4, $5, $6)',
+      [event.id, event.sessionKey, event.ts, event.text, event.source, event.wakeMode],
+    );
+    return { kind: 'wake', eventId: event.id, outcome: 'queued' };
+  }
+
+  async getRun(runId: string): Promise<RunView | undefined> {
+    await this.ready;
+    const [row] = await read<RunRow>(
+      this.pool,
+      `SELECT id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
+              delivery_status, delivery_channel, delivery_to, delivery_reason
+         FROM runs WHERE id = $1`,
+      [runId],
+    );
+    if (!row) return undefined;
+    return {
+      runId: row.id,
+      status: row.status,
+      agentId: row.agent_id,
+      sessionKey: row.session_key,
+      model: row.model,
+      createdAt: iso(row.created_at) as string,
+      startedAt: iso(row.started_at),
+      finishedAt: iso(row.finished_at),
+      reply: row.reply,
+      error: row.error,
+      delivery: {
+        status: row.delivery_status,
+        channel: row.delivery_channel,
+        to: row.delivery_to,
+        reason: row.delivery_reason,
+      },
+    };
+  }
+
+  async listEvents(sessionKey: string, options: ListEventsOptions): Promise<EventView[] | undefined> {
+    await this.ready;
+    let afterSeq = 0;
+    if (options.after !== undefined) {
+      const [found] = await read<{ seq: number }>(
+        this.pool,
+        'SELECT seq FROM events WHERE id = $1 AND session_key = $2',
+        [options.after, sessionKey],
+      );
+      if (!found) return undefined;
+      afterSeq = found.seq;
+    }
+    const rows = await read<{
+      id: string;
+      ts: number;
+      text: string;
+      source: string;
+      status: EventView['status'];
+    }>(
+      this.pool,
+      'SELECT id, ts, text, source, status FROM events WHERE session_key = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [sessionKey, afterSeq, options.limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      ts: iso(row.ts) as string,
+      text: row.text,
+      source: row.source,
+      status: row.status,
+    }));
+  }
+
+  async consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number> {
+    await this.ready;
+    return inTransaction(this.pool, (tx) => consumeEventsInTx(tx, sessionKey, eventIds, now));
+  }
+
+  async pruneIdempotency(olderThan: number): Promise<number> {
+    await this.ready;
+    const result = await inTransaction(this.pool, (tx) =>
+      tx.query('DELETE FROM idempotency WHERE created_at <= $1', [olderThan]),
+    );
+    return result.rowCount ?? 0;
+  }
+
+  // --- run queue (delegated) -------------------------------------------------
+  async claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
+    await this.ready;
+    return this.runQueue.claimRuns(owner, now, leaseMs, limit);
+  }
+  async renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
+    await this.ready;
+    return this.runQueue.renewLeases(owner, runIds, until);
+  }
+  async releaseRun(runId: string, owner: string): Promise<boolean> {
+    await this.ready;
+    return this.runQueue.releaseRun(runId, owner);
+  }
+  async requeueOrphans(): Promise<string[]> {
+    await this.ready;
+    return this.runQueue.requeueOrphans();
+  }
+  async completeRun(completion: RunCompletion): Promise<boolean> {
+    await this.ready;
+    return this.runQueue.completeRun(completion);
+  }
+
+  // --- delivery outbox (delegated) ----------------------------------------------
+  async deliveryHeads(limit: number): Promise<OutboxItem[]> {
+    await this.ready;
+    return this.outbox.deliveryHeads(limit);
+  }
+  async resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void> {
+    await this.ready;
+    return this.outbox.resolveDelivery(id, route, now);
+  }
+  async markPartsSent(id: string, partsSent: number, now: number): Promise<void> {
+    await this.ready;
+    return this.outbox.markPartsSent(id, partsSent, now);
+  }
+  async retryDelivery(item: OutboxItem, attempts: number, nextAttemptAt: number, error: string, now: number) {
+    await this.ready;
+    return this.outbox.retryDelivery(item, attempts, nextAttemptAt, error, now);
+  }
+  async finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void> {
+    await this.ready;
+    return this.outbox.finishDelivery(item, record, now);
+  }
+
+  // --- sessions (delegated) ----------------------------------------------------
+  async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
+    await this.ready;
+    return this.sessions.loadTranscript(sessionKey, limit);
+  }
+  async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
+    await this.ready;
+    return this.sessions.pendingEvents(sessionKey, limit);
+  }
+  async sessionsAwaitingHeartbeat(): Promise<string[]> {
+    await this.ready;
+    return this.sessions.sessionsAwaitingHeartbeat();
+  }
+  async recordHeartbeat(record: HeartbeatRecord): Promise<void> {
+    await this.ready;
+    return this.sessions.recordHeartbeat(record);
+  }
+  async listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
+    await this.ready;
+    return this.sessions.listHeartbeats(sessionKey, limit);
+  }
+  async getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
+    await this.ready;
+    return this.sessions.getRoute(mainSessionKey);
+  }
+  async setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
+    await this.ready;
+    return this.sessions.setRoute(mainSessionKey, route, now);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.pending.length > 0) this.track(this.flush());
+    await Promise.allSettled([...this.inFlight]);
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The run queue on PostgreSQL, shared by every replica.
+ *
+ * A claim takes runnable rows with `FOR UPDATE SKIP LOCKED`, so replicas
+ * claiming at the same moment never wait on each other nor take the same run.
+ * A run is runnable when it is queued, or running with an expired lease (its
+ * replica died: expiry, not a pid check, is what hands it to another), and it
+ * is its session key's oldest unfinished run with no other run of the key
+ * running — so runs sharing a key execute one at a time and in order, even when
+ * two replicas accepted them at the same moment. Every write is fenced by the
+ * lease owner, so a replica that lost its lease can never record a result.
+ */
+import type pg from 'pg';
+import type { ClaimedRun, RunCompletion, RunQueueStore, WakeMode } from '../types.js';
+import { inTransaction } from './db.js';
+import { enqueueDeliveryInTx } from './outbox.js';
+import { appendTranscriptInTx, insertEventInTx } from './sessions.js';
+
+interface QueuedRow {
+  id: string;
+  agent_id: string;
+  session_key: string;
+  main_session_key: string;
+  name: string | null;
+  message: string;
+  model: string | null;
+  thinking: string | null;
+  timeout_seconds: number;
+  wake_mode: WakeMode;
+  deliver: boolean;
+  channel: string;
+  recipient: string | null;
+  allow_unsafe: boolean;
+  source: string;
+  created_at: number;
+  started_at: number;
+  attempts: number;
+  seq: number;
+}
+
+const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
+  id: row.id,
+  agentId: row.agent_id,
+  sessionKey: row.session_key,
+  mainSessionKey: row.main_session_key,
+  name: row.name,
+  message: row.message,
+  model: row.model,
+  thinking: row.thinking,
+  timeoutSeconds: row.timeout_seconds,
+  wakeMode: row.wake_mode,
+  deliver: row.deliver,
+  channel: row.channel,
+  to: row.recipient,
+  allowUnsafeExternalContent: row.allow_unsafe,
+  source: row.source,
+  createdAt: row.created_at,
+  startedAt: row.started_at,
+  attempts: row.attempts,
+});
+
+const CLAIM = `
+  WITH runnable AS (
+    SELECT r.seq FROM runs r
+     WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < $2))
+       AND NOT EXISTS (
+         SELECT 1 FROM runs o
+          WHERE o.session_key = r.session_key AND o.status IN ('queued', 'running') AND o.seq <> r.seq
+            AND (o.seq < r.seq OR (o.status = 'running' AND o.lease_until >= $2)))
+     ORDER BY r.seq LIMIT $4
+     FOR UPDATE SKIP LOCKED)
+  UPDATE runs SET status = 'running', lease_owner = $1, lease_until = $3,
+                  started_at = COALESCE(runs.started_at, $2), attempts = runs.attempts + 1
+    FROM runnable WHERE runs.seq = runnable.seq
+  RETURNING runs.*`;
+
+export class PgRunQueue implements RunQueueStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
+    if (limit <= 0) return [];
+    const rows = await inTransaction(
+      this.pool,
+      async (tx) => (await tx.query<QueuedRow>(CLAIM, [owner, now, now + leaseMs, limit])).rows,
+    );
+    return rows.sort((a, b) => a.seq - b.seq).map(toClaimedRun);
+  }
+
+  async renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
+    if (runIds.length === 0) return;
+    await inTransaction(this.pool, (tx) =>
+      tx.query(
+        `UPDATE runs SET lease_until = $1 WHERE id = ANY($2::text[]) AND lease_owner = $3 AND status = 'running'`,
+        [until, runIds, owner],
+      ),
+    );
+  }
+
+  async releaseRun(runId: string, owner: string): Promise<boolean> {
+    const result = await inTransaction(this.pool, (tx) =>
+      tx.query(
+        `UPDATE runs SET status = 'queued', lease_owner = NULL, lease_until = NULL, attempts = GREATEST(attempts - 1, 0)
+          WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
+        [runId, owner],
+      ),
+    );
+    if (result.rowCount === 1)
+      await this.pool.query(`SELECT pg_notify('agentgate_work', '')`).catch(() => {});
+    return result.rowCount === 1;
+  }
+
+  /**
+   * Nothing to do on PostgreSQL: replicas cannot see each other's pids, so a run
+   * left by a dead replica becomes claimable when its lease expires.
+   */
+  async requeueOrphans(): Promise<string[]> {
+    return [];
+  }
+
+  async completeRun(c: RunCompletion): Promise<boolean> {
+    return inTransaction(this.pool, async (tx) => {
+      const { delivery } = c;
+      const changed = await tx.query(
+        `UPDATE runs SET status = $1, reply = $2, error = $3, finished_at = $4, lease_owner = NULL, lease_until = NULL,
+                         delivery_status = $5, delivery_channel = $6, delivery_to = $7, delivery_reason = $8
+          WHERE id = $9 AND lease_owner = $10 AND status = 'running'`,
+        [
+          c.status,
+          c.reply,
+          c.error,
+          c.finishedAt,
+          delivery.status,
+          delivery.channel,
+          delivery.to,
+          delivery.reason,
+          c.runId,
+          c.owner,
+        ],
+      );
+      if (changed.rowCount !== 1) return false;
+      await appendTranscriptInTx(tx, c.sessionKey, c.transcript, c.runId, c.finishedAt);
+      await insertEventInTx(tx, c.summary);
+      if (delivery.status === 'pending' && c.reply !== null) {
+        await enqueueDeliveryInTx(
+          tx,
+          {
+            kind: 'run',
+            refId: c.runId,
+            mainSessionKey: c.summary.sessionKey,
+            channel: delivery.channel ?? 'last',
+            to: delivery.to,
+            text: c.reply,
+          },
+          c.finishedAt,
+        );
+      }
+      // The key's next run may now be claimed, by any replica.
+      await tx.query(`SELECT pg_notify('agentgate_work', '')`);
+      return true;
+    });
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * Sessions on PostgreSQL: transcripts, pending system events, heartbeats and the
+ * last delivery route of each main session. The `…InTx` helpers write inside a
+ * caller's transaction, so a run's result, its turn and its summary commit together.
+ */
+import type pg from 'pg';
+import type {
+  DeliveryRecord,
+  DeliveryRoute,
+  HeartbeatRecord,
+  HeartbeatView,
+  NewEvent,
+  PendingEvent,
+  SessionStore,
+  TranscriptEntry,
+  WakeMode,
+} from '../types.js';
+import { inTransaction, read, type Tx } from './db.js';
+import { enqueueDeliveryInTx } from './outbox.js';
+
+interface HeartbeatRow {
+  id: string;
+  started_at: number;
+  finished_at: number;
+  status: 'succeeded' | 'failed';
+  event_count: number;
+  reply: string | null;
+  error: string | null;
+  delivery_status: DeliveryRecord['status'];
+  delivery_channel: string | null;
+  delivery_to: string | null;
+  delivery_reason: string | null;
+}
+
+export async function appendTranscriptInTx(
+  tx: Tx,
+  sessionKey: string,
+  entries: readonly TranscriptEntry[],
+  runId: string | null,
+  ts: number,
+): Promise<void> {
+  if (entries.length === 0) return;
+  await tx.query(
+    `INSERT INTO transcripts (session_key, role, content, run_id, ts)
+     SELECT $1, role, content, $4, $5 FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(role, content, n)
+      ORDER BY n`,
+    [sessionKey, entries.map((e) => e.role), entries.map((e) => e.content), runId, ts],
+  );
+}
+
+export async function insertEventInTx(tx: Tx, event: NewEvent): Promise<void> {
+  await tx.query(
+    'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES ($1, $2, $3, $4, $5, $6)',
+    [event.id, event.sessionKey, event.ts, event.text, event.source, event.wakeMode],
+  );
+}
+
+export async function consumeEventsInTx(
+  tx: Tx,
+  sessionKey: string,
+  eventIds: readonly string[],
+  now: number,
+): Promise<number> {
+  if (eventIds.length === 0) return 0;
+  const result = await tx.query(
+    `UPDATE events SET status = 'consumed', consumed_at = $1
+      WHERE id = ANY($2::text[]) AND session_key = $3 AND status = 'pending'`,
+    [now, eventIds, sessionKey],
+  );
+  return result.rowCount ?? 0;
+}
+
+export async function writeRouteInTx(
+  tx: Tx | pg.Pool,
+  sessionKey: string,
+  route: DeliveryRoute,
+  now: number,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO routes (session_key, channel, recipient, updated_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (session_key) DO UPDATE SET channel = excluded.channel, recipient = excluded.recipient,
+                                              updated_at = excluded.updated_at`,
+    [sessionKey, route.channel, route.to, now],
+  );
+}
+
+export class PgSessions implements SessionStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
+    return read<TranscriptEntry>(
+      this.pool,
+      `SELECT role, content FROM (
+         SELECT seq, role, content FROM transcripts WHERE session_key = $1 ORDER BY seq DESC LIMIT $2
+       ) t ORDER BY seq`,
+      [sessionKey, limit],
+    );
+  }
+
+  async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
+    const rows = await read<{ id: string; ts: number; text: string; source: string; wake_mode: WakeMode }>(
+      this.pool,
+      `SELECT id, ts, text, source, wake_mode FROM events
+        WHERE session_key = $1 AND status = 'pending' ORDER BY seq LIMIT $2`,
+      [sessionKey, limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      ts: row.ts,
+      text: row.text,
+      source: row.source,
+      wakeMode: row.wake_mode,
+    }));
+  }
+
+  async sessionsAwaitingHeartbeat(): Promise<string[]> {
+    const rows = await read<{ session_key: string }>(
+      this.pool,
+      `SELECT DISTINCT session_key FROM events WHERE status = 'pending' AND wake_mode = 'now'`,
+      [],
+    );
+    return rows.map((row) => row.session_key);
+  }
+
+  async recordHeartbeat(r: HeartbeatRecord): Promise<void> {
+    await inTransaction(this.pool, async (tx) => {
+      const d = r.delivery;
+      await tx.query(
+        `INSERT INTO heartbeats (id, session_key, started_at, finished_at, status, event_count, reply, error,
+                                 delivery_status, delivery_channel, delivery_to, delivery_reason)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [
+          r.id,
+          r.sessionKey,
+          r.startedAt,
+          r.finishedAt,
+          r.status,
+          r.eventIds.length,
+          r.reply,
+          r.error,
+          d.status,
+          d.channel,
+          d.to,
+          d.reason,
+        ],
+      );
+      if (r.status !== 'succeeded') return;
+      await consumeEventsInTx(tx, r.sessionKey, r.eventIds, r.finishedAt);
+      await appendTranscriptInTx(tx, r.sessionKey, r.transcript, null, r.finishedAt);
+      if (d.status === 'pending' && r.reply !== null) {
+        await enqueueDeliveryInTx(
+          tx,
+          {
+            kind: 'heartbeat',
+            refId: r.id,
+            mainSessionKey: r.sessionKey,
+            channel: 'last',
+            to: null,
+            text: r.reply,
+          },
+          r.finishedAt,
+        );
+      }
+    });
+  }
+
+  async listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
+    const rows = await read<HeartbeatRow>(
+      this.pool,
+      `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = $1 ORDER BY seq DESC LIMIT $2) h ORDER BY seq`,
+      [sessionKey, limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      startedAt: new Date(row.started_at).toISOString(),
+      finishedAt: new Date(row.finished_at).toISOString(),
+      status: row.status,
+      eventCount: row.event_count,
+      reply: row.reply,
+      error: row.error,
+      delivery: {
+        status: row.delivery_status,
+        channel: row.delivery_channel,
+        to: row.delivery_to,
+        reason: row.delivery_reason,
+      },
+    }));
+  }
+
+  async getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
+    const rows = await read<{ channel: string; recipient: string }>(
+      this.pool,
+      'SELECT channel, recipient FROM routes WHERE session_key = $1',
+      [mainSessionKey],
+    );
+    const row = rows[0];
+    return row ? { channel: row.channel, to: row.recipient } : undefined;
+  }
+
+  async setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
+    await inTransaction(this.pool, (tx) => writeRouteInTx(tx, mainSessionKey, route, now));
+  }
+}

@@ -1,0 +1,470 @@
+/**
+ * One Store conformance suite, the same tests for every engine (see engines.ts):
+ * accept, coalescing, idempotency, event paging, the run queue (leases, order
+ * per session key, completion), sessions, heartbeats and the delivery outbox.
+ * Engines whose stores act as replicas (PostgreSQL) also run the cross-replica
+ * tests: two stores on one database, as two replicas would be.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type {
+  Action,
+  Committed,
+  IdempotencyClaim,
+  NewRun,
+  RunCompletion,
+  Store,
+  StoredAnswer,
+} from '../../src/store/types.js';
+import { ENGINES } from './engines.js';
+
+const MAIN = 'agent:main:main';
+const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
+const DAY = 24 * 3600_000;
+
+let counter = 0;
+const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, '0')}`;
+
+function wake(text: string, sessionKey = MAIN, wakeMode: 'now' | 'next-heartbeat' = 'now'): Action {
+  return {
+    kind: 'wake',
+    event: { id: nextId('evt'), sessionKey, text, source: 'hook:wake', wakeMode, ts: T0 },
+  };
+}
+
+function agent(overrides: Partial<NewRun> = {}): Action & { kind: 'agent' } {
+  return {
+    kind: 'agent',
+    run: {
+      id: nextId('run'),
+      agentId: 'main',
+      sessionKey: 'hook:ingress',
+      mainSessionKey: MAIN,
+      name: 'CI',
+      message: 'build failed',
+      model: null,
+      thinking: null,
+      timeoutSeconds: 600,
+      wakeMode: 'now',
+      deliver: false,
+      channel: 'last',
+      to: null,
+      allowUnsafeExternalContent: false,
+      source: 'hook:agent',
+      createdAt: T0,
+      ...overrides,
+    },
+  };
+}
+
+const render = (committed: Committed[]): StoredAnswer => ({ status: 200, body: JSON.stringify(committed) });
+const claim = (key: string, bodyHash: string, now = T0, ttlMs = DAY): IdempotencyClaim => ({
+  scope: '/hooks/agent',
+  key,
+  bodyHash,
+  now,
+  ttlMs,
+});
+
+function completion(
+  run: { id: string; sessionKey: string },
+  owner: string,
+  over: Partial<RunCompletion> = {},
+) {
+  return {
+    runId: run.id,
+    owner,
+    sessionKey: run.sessionKey,
+    status: 'succeeded',
+    reply: 'done',
+    error: null,
+    finishedAt: T0 + 5000,
+    transcript: [
+      { role: 'user', content: 'build failed' },
+      { role: 'assistant', content: 'done' },
+    ],
+    summary: {
+      id: nextId('evt'),
+      sessionKey: MAIN,
+      text: 'Hook CI: done',
+      source: `run:${run.id}`,
+      wakeMode: 'next-heartbeat',
+      ts: T0 + 5000,
+    },
+    delivery: { status: 'none', channel: null, to: null, reason: null },
+    ...over,
+  } satisfies RunCompletion;
+}
+
+describe.each(ENGINES)('Store conformance: $name', (engine) => {
+  let store: Store;
+  beforeAll(() => engine.setup(), 30_000);
+  afterAll(() => engine.teardown(), 30_000);
+  beforeEach(async () => {
+    await engine.reset();
+    store = engine.open();
+  });
+  afterEach(() => engine.closeAll());
+
+  describe('accept', () => {
+    it('commits wake events and runs in one call and shows them afterwards', async () => {
+      const w = wake('disk full');
+      const a = agent({ name: null, deliver: true, to: '+1555', model: 'echo/echo' });
+      const result = await store.accept([w, a], render);
+      expect(result.kind).toBe('committed');
+      if (result.kind !== 'committed') return;
+      expect(result.committed).toEqual([
+        { kind: 'wake', eventId: (w as Action & { kind: 'wake' }).event.id, outcome: 'queued' },
+        { kind: 'agent', runId: a.run.id },
+      ]);
+      expect(await store.listEvents(MAIN, { limit: 10 })).toEqual([
+        {
+          id: (w as Action & { kind: 'wake' }).event.id,
+          ts: new Date(T0).toISOString(),
+          text: 'disk full',
+          source: 'hook:wake',
+          status: 'pending',
+        },
+      ]);
+      expect(await store.getRun(a.run.id)).toEqual({
+        runId: a.run.id,
+        status: 'queued',
+        agentId: 'main',
+        sessionKey: 'hook:ingress',
+        model: 'echo/echo',
+        createdAt: new Date(T0).toISOString(),
+        startedAt: null,
+        finishedAt: null,
+        reply: null,
+        error: null,
+        delivery: { status: 'pending', channel: 'last', to: '+1555', reason: null },
+      });
+    });
+
+    it('a batch of concurrent accepts all commit, each with its own answer', async () => {
+      const actions = Array.from({ length: 50 }, () => agent());
+      const results = await Promise.all(actions.map((a) => store.accept([a], render)));
+      expect(results.map((r) => r.kind)).toEqual(actions.map(() => 'committed'));
+      for (const a of actions) expect((await store.getRun(a.run.id))?.status).toBe('queued');
+    });
+
+    it('writes nothing when an accept fails part-way, and the others of its batch still commit', async () => {
+      const first = agent();
+      await store.accept([first], render);
+      const event = wake('must not survive');
+      const good = agent();
+      const [bad, fine] = await Promise.allSettled([
+        store.accept([event, agent({ id: first.run.id })], render),
+        store.accept([good], render),
+      ]);
+      expect(bad.status).toBe('rejected');
+      expect((bad as PromiseRejectedResult).reason.name).toBe('StoreUnavailableError');
+      expect(fine.status).toBe('fulfilled');
+      expect(await store.listEvents(MAIN, { limit: 10 })).toEqual([]);
+      expect((await store.getRun(good.run.id))?.status).toBe('queued');
+    });
+
+    it('records no idempotency key when rendering the answer fails', async () => {
+      const failing = () => {
+        throw new Error('render failed');
+      };
+      await expect(store.accept([wake('x')], failing, claim('k', 'h1'))).rejects.toThrow();
+      expect(await store.listEvents(MAIN, { limit: 10 })).toEqual([]);
+      expect((await store.accept([wake('x')], render, claim('k', 'h2'))).kind).toBe('committed');
+    });
+
+    it('fails with StoreUnavailableError once closed, and close can be called twice', async () => {
+      await store.close();
+      await expect(store.close()).resolves.toBeUndefined();
+      await expect(store.accept([wake('late')], render)).rejects.toMatchObject({
+        name: 'StoreUnavailableError',
+      });
+    });
+  });
+
+  describe('coalescing of wake events', () => {
+    it('the same text as the newest pending event is coalesced; a different text or session is not', async () => {
+      const first = await store.accept([wake('same')], render);
+      const again = await store.accept([wake('same')], render);
+      const other = await store.accept([wake('same', 'agent:other:main')], render);
+      const firstId = first.kind === 'committed' && first.committed[0];
+      expect(again).toMatchObject({ committed: [{ ...firstId, outcome: 'coalesced' }] });
+      expect(other).toMatchObject({ committed: [{ outcome: 'queued' }] });
+      await store.accept([wake('different')], render);
+      expect(await store.accept([wake('same')], render)).toMatchObject({
+        committed: [{ outcome: 'queued' }],
+      });
+    });
+
+    it('coalesces within one batch, but not with a consumed event', async () => {
+      const [a, b] = await Promise.all([
+        store.accept([wake('x')], render),
+        store.accept([wake('x')], render),
+      ]);
+      expect([a, b].map((r) => r.kind === 'committed' && r.committed[0])).toMatchObject([
+        { outcome: 'queued' },
+        { outcome: 'coalesced' },
+      ]);
+      const id = a.kind === 'committed' && a.committed[0]?.kind === 'wake' ? a.committed[0].eventId : '';
+      expect(await store.consumeEvents(MAIN, [id], T0)).toBe(1);
+      expect(await store.accept([wake('x')], render)).toMatchObject({ committed: [{ outcome: 'queued' }] });
+    });
+  });
+
+  describe('idempotency', () => {
+    it('replays the first answer for the same key and body, and does no new work', async () => {
+      const first = await store.accept([agent()], render, claim('k1', 'h'));
+      const second = await store.accept([agent()], render, claim('k1', 'h'));
+      expect(first.kind).toBe('committed');
+      expect(second).toEqual({ kind: 'replay', answer: (first as { answer: StoredAnswer }).answer });
+    });
+
+    it('reports a conflict for the same key with another body; keys are scoped by path', async () => {
+      await store.accept([agent()], render, claim('k2', 'h'));
+      expect(await store.accept([agent()], render, claim('k2', 'other'))).toEqual({ kind: 'conflict' });
+      const elsewhere = { ...claim('k2', 'other'), scope: '/hooks/wake' };
+      expect((await store.accept([wake('w')], render, elsewhere)).kind).toBe('committed');
+    });
+
+    it('forgets a key after ttlMs, and prunes records up to a time', async () => {
+      await store.accept([agent()], render, claim('old', 'h', T0));
+      await store.accept([agent()], render, claim('new', 'h', T0 + 10));
+      expect((await store.accept([agent()], render, claim('old', 'h', T0 + DAY + 1))).kind).toBe('committed');
+      expect(await store.pruneIdempotency(T0 + 10)).toBe(1);
+      expect(await store.accept([agent()], render, claim('old', 'h', T0 + DAY + 2))).toMatchObject({
+        kind: 'replay',
+      });
+    });
+
+    it('the same key twice in one batch: the second replays the first', async () => {
+      const [a, b] = await Promise.all([
+        store.accept([agent()], render, claim('k3', 'h')),
+        store.accept([agent()], render, claim('k3', 'h')),
+      ]);
+      expect(a.kind).toBe('committed');
+      expect(b).toEqual({ kind: 'replay', answer: (a as { answer: StoredAnswer }).answer });
+    });
+  });
+
+  describe('listEvents paging', () => {
+    it('returns the oldest first, honours limit, continues after an id, and knows unknown ids', async () => {
+      for (const text of ['a', 'b', 'c', 'd']) await store.accept([wake(text)], render);
+      const page1 = (await store.listEvents(MAIN, { limit: 2 })) ?? [];
+      expect(page1.map((e) => e.text)).toEqual(['a', 'b']);
+      const page2 = await store.listEvents(MAIN, { limit: 10, after: page1[1]?.id });
+      expect(page2?.map((e) => e.text)).toEqual(['c', 'd']);
+      expect(await store.listEvents(MAIN, { limit: 10, after: 'evt_nope' })).toBeUndefined();
+      expect(await store.listEvents('agent:other:main', { limit: 10, after: page1[0]?.id })).toBeUndefined();
+      expect(await store.getRun('run_nope')).toBeUndefined();
+    });
+  });
+
+  describe('run queue', () => {
+    it('claims the head of each key in acceptance order, the next only after completion', async () => {
+      const hot = Array.from({ length: 30 }, () => agent({ sessionKey: 'hook:hot' }));
+      await store.accept(hot, render);
+      await store.accept([agent({ sessionKey: 'hook:other' })], render);
+      const first = await store.claimRuns('w1', T0, 60_000, 4);
+      expect(first.map((r) => r.sessionKey)).toEqual(['hook:hot', 'hook:other']);
+      expect(first[0]).toMatchObject({ id: hot[0]?.run.id, attempts: 1, startedAt: T0 });
+      expect(await store.claimRuns('w1', T0, 60_000, 4)).toEqual([]);
+      expect(await store.completeRun(completion(first[0] as NewRun, 'w1'))).toBe(true);
+      const next = await store.claimRuns('w1', T0 + 6000, 60_000, 4);
+      expect(next.map((r) => r.id)).toEqual([hot[1]?.run.id]);
+    });
+
+    it('takes back a run whose lease expired; the old owner can then record nothing', async () => {
+      await store.accept([agent({ sessionKey: 'hook:a' })], render);
+      const [held] = await store.claimRuns('w1', 1000, 10, 1);
+      expect(await store.claimRuns('w2', 1005, 10, 1)).toHaveLength(0);
+      const [taken] = await store.claimRuns('w2', 2000, 10, 1);
+      expect(taken).toMatchObject({ id: held?.id, attempts: 2 });
+      expect(await store.completeRun(completion(held as NewRun, 'w1'))).toBe(false);
+      expect(await store.completeRun(completion(taken as NewRun, 'w2'))).toBe(true);
+    });
+
+    it('renewed leases are not taken; a released run is claimable again without counting an attempt', async () => {
+      await store.accept([agent()], render);
+      const [held] = await store.claimRuns('w1', 1000, 100, 1);
+      await store.renewLeases('w1', [held?.id as string], 5000);
+      expect(await store.claimRuns('w2', 2000, 100, 1)).toEqual([]);
+      expect(await store.releaseRun(held?.id as string, 'w2')).toBe(false);
+      expect(await store.releaseRun(held?.id as string, 'w1')).toBe(true);
+      expect((await store.claimRuns('w2', 2000, 100, 1))[0]?.attempts).toBe(1);
+    });
+
+    it('completion records the run, its turn, its summary event and its delivery atomically', async () => {
+      const a = agent({ deliver: true, channel: 'telegram', to: '42' });
+      await store.accept([a], render);
+      const [run] = await store.claimRuns('w1', T0, 60_000, 1);
+      const done = completion(run as NewRun, 'w1', {
+        delivery: { status: 'pending', channel: 'telegram', to: '42', reason: null },
+      });
+      expect(await store.completeRun(done)).toBe(true);
+      expect(await store.getRun(a.run.id)).toMatchObject({
+        status: 'succeeded',
+        reply: 'done',
+        startedAt: new Date(T0).toISOString(),
+        finishedAt: new Date(T0 + 5000).toISOString(),
+        delivery: { status: 'pending', channel: 'telegram', to: '42' },
+      });
+      expect(await store.loadTranscript('hook:ingress', 10)).toEqual(done.transcript);
+      expect(await store.loadTranscript('hook:ingress', 1)).toEqual([done.transcript[1]]);
+      expect((await store.pendingEvents(MAIN, 10)).map((e) => e.text)).toEqual(['Hook CI: done']);
+      const [item] = await store.deliveryHeads(10);
+      expect(item).toMatchObject({
+        kind: 'run',
+        refId: a.run.id,
+        channel: 'telegram',
+        to: '42',
+        text: 'done',
+      });
+    });
+  });
+
+  describe('sessions and heartbeats', () => {
+    it('lists sessions awaiting a heartbeat; a succeeded heartbeat consumes its events and appends its turn', async () => {
+      await store.accept([wake('now one'), wake('later', 'agent:b:main', 'next-heartbeat')], render);
+      expect(await store.sessionsAwaitingHeartbeat()).toEqual([MAIN]);
+      const events = await store.pendingEvents(MAIN, 10);
+      await store.setRoute(MAIN, { channel: 'telegram', to: '7' }, T0);
+      await store.recordHeartbeat({
+        id: 'hb_1',
+        sessionKey: MAIN,
+        startedAt: T0,
+        finishedAt: T0 + 100,
+        status: 'succeeded',
+        eventIds: events.map((e) => e.id),
+        reply: 'all good',
+        error: null,
+        transcript: [{ role: 'assistant', content: 'all good' }],
+        delivery: { status: 'pending', channel: 'last', to: null, reason: null },
+      });
+      expect(await store.sessionsAwaitingHeartbeat()).toEqual([]);
+      expect(await store.loadTranscript(MAIN, 10)).toEqual([{ role: 'assistant', content: 'all good' }]);
+      expect(await store.listHeartbeats(MAIN, 10)).toEqual([
+        {
+          id: 'hb_1',
+          startedAt: new Date(T0).toISOString(),
+          finishedAt: new Date(T0 + 100).toISOString(),
+          status: 'succeeded',
+          eventCount: 1,
+          reply: 'all good',
+          error: null,
+          delivery: { status: 'pending', channel: 'last', to: null, reason: null },
+        },
+      ]);
+      expect(await store.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '7' });
+      expect(await store.getRoute('agent:none:main')).toBeUndefined();
+      expect((await store.deliveryHeads(10))[0]).toMatchObject({ kind: 'heartbeat', refId: 'hb_1' });
+    });
+  });
+
+  describe('delivery outbox', () => {
+    async function pendingDelivery(to: string, text: string) {
+      const a = agent({ deliver: true, channel: 'telegram', to, sessionKey: `hook:${text}` });
+      await store.accept([a], render);
+      const [run] = await store.claimRuns('w1', T0, 60_000, 1);
+      await store.completeRun(
+        completion(run as NewRun, 'w1', {
+          reply: text,
+          delivery: { status: 'pending', channel: 'telegram', to, reason: null },
+        }),
+      );
+      return a.run.id;
+    }
+
+    it('keeps replies to one recipient in order, records parts, retries and finishes', async () => {
+      const r1 = await pendingDelivery('9', 'first');
+      await pendingDelivery('9', 'second');
+      let heads = await store.deliveryHeads(10);
+      expect(heads.map((h) => h.text)).toEqual(['first', 'second']); // routes not fixed yet
+      const [first] = heads;
+      if (!first) throw new Error('no head');
+      await store.resolveDelivery(first.id, { channel: 'telegram', to: '9' }, T0 + 1);
+      await store.resolveDelivery((heads[1] as typeof first).id, { channel: 'telegram', to: '9' }, T0 + 1);
+      heads = await store.deliveryHeads(10);
+      expect(heads.map((h) => h.text)).toEqual(['first']); // the second waits behind it
+      await store.markPartsSent(first.id, 2, T0 + 2);
+      await store.retryDelivery(
+        { ...first, resolved: { channel: 'telegram', to: '9' } },
+        1,
+        T0 + 50,
+        'boom',
+        T0 + 3,
+      );
+      expect((await store.getRun(r1))?.delivery.reason).toBe('attempt 1 failed (boom); retrying');
+      heads = await store.deliveryHeads(10);
+      expect(heads[0]).toMatchObject({ id: first.id, partsSent: 2, attempts: 1, nextAttemptAt: T0 + 50 });
+      const record = { status: 'delivered' as const, channel: 'telegram', to: '9', reason: null };
+      await store.finishDelivery(heads[0] as typeof first, record, T0 + 60);
+      expect((await store.getRun(r1))?.delivery).toEqual(record);
+      expect(await store.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '9' });
+      expect((await store.deliveryHeads(10)).map((h) => h.text)).toEqual(['second']);
+    });
+  });
+
+  describe.runIf(engine.replicas)('across replicas (two stores on one database)', () => {
+    it('the same idempotency key sent to two replicas at once yields one run, the same runId', async () => {
+      const other = engine.open();
+      for (let i = 0; i < 20; i++) {
+        const key = `race-${i}`;
+        const [a, b] = await Promise.all([
+          store.accept([agent()], render, claim(key, 'h')),
+          other.accept([agent()], render, claim(key, 'h')),
+        ]);
+        const kinds = [a.kind, b.kind].sort();
+        expect(kinds).toEqual(['committed', 'replay']);
+        const answerOf = (r: typeof a) => (r.kind === 'conflict' ? undefined : r.answer);
+        expect(answerOf(a)).toEqual(answerOf(b));
+      }
+    });
+
+    it('concurrent claims from two replicas never take the same run, nor two runs of one key', async () => {
+      const other = engine.open();
+      const keys = ['hook:k1', 'hook:k2', 'hook:k3', 'hook:k4'];
+      await store.accept(
+        keys.flatMap((sessionKey) => [agent({ sessionKey }), agent({ sessionKey })]),
+        render,
+      );
+      const [mine, theirs] = await Promise.all([
+        store.claimRuns('r1', T0, 60_000, 10),
+        other.claimRuns('r2', T0, 60_000, 10),
+      ]);
+      const claimed = [...mine, ...theirs];
+      expect(new Set(claimed.map((r) => r.id)).size).toBe(claimed.length);
+      expect(claimed.map((r) => r.sessionKey).sort()).toEqual(keys);
+    });
+
+    it('a run held by a replica that died is taken over by another once its lease expires', async () => {
+      const other = engine.open();
+      const a = agent();
+      await store.accept([a], render);
+      await store.claimRuns('dead-replica', T0, 60_000, 1);
+      expect(await other.claimRuns('r2', T0 + 59_000, 60_000, 1)).toEqual([]);
+      const [taken] = await other.claimRuns('r2', T0 + 60_001, 60_000, 1);
+      expect(taken).toMatchObject({ id: a.run.id, attempts: 2 });
+    });
+
+    it('a pending delivery is handed to one replica at a time, and to another when its lease expires', async () => {
+      let now = T0 + 5000; // when the reply below is enqueued
+      const clock = () => now;
+      const one = engine.open({ clock, deliveryLeaseMs: 1000 });
+      const two = engine.open({ clock, deliveryLeaseMs: 1000 });
+      await store.accept([agent({ deliver: true, channel: 'telegram', to: '5' })], render);
+      const [run] = await store.claimRuns('w', T0, 60_000, 1);
+      await store.completeRun(
+        completion(run as NewRun, 'w', {
+          delivery: { status: 'pending', channel: 'telegram', to: '5', reason: null },
+        }),
+      );
+      const [a, b] = await Promise.all([one.deliveryHeads(10), two.deliveryHeads(10)]);
+      expect(a.length + b.length).toBe(1);
+      const [holder, waiting] = a.length === 1 ? [one, two] : [two, one];
+      expect(await holder.deliveryHeads(10)).toHaveLength(1); // still its own
+      now += 999;
+      expect(await waiting.deliveryHeads(10)).toEqual([]);
+      now += 2;
+      expect(await waiting.deliveryHeads(10)).toHaveLength(1); // the holder died
+    });
+  });
+});

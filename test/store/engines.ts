@@ -1,0 +1,117 @@
+/**
+ * The store engines the conformance suite runs against: SQLite always, and
+ * PostgreSQL on 127.0.0.1:5432 (trust auth, user postgres) in a database made
+ * for this test run and dropped after it. PostgreSQL being unreachable fails the
+ * suite loudly; AGENTGATE_TEST_PG=0 skips that half on a machine without it.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { PgStore, type PgStoreOptions } from '../../src/store/postgres/pg-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/types.js';
+import { tempDir } from '../helpers/gateway.js';
+
+export const PG_ADMIN_URL =
+  process.env.AGENTGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const PG_ENABLED = process.env.AGENTGATE_TEST_PG !== '0';
+
+export interface Engine {
+  name: 'sqlite' | 'postgres';
+  /** Whether two stores opened on the same data act as two replicas (PostgreSQL only). */
+  replicas: boolean;
+  setup(): Promise<void>;
+  /** Starts each test from empty tables. */
+  reset(): Promise<void>;
+  /** A new store on the same data; closed by `closeAll`. */
+  open(options?: Partial<PgStoreOptions>): Store;
+  closeAll(): Promise<void>;
+  teardown(): Promise<void>;
+}
+
+/** A database of its own on the local PostgreSQL server, dropped by `drop`. */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `agentgate_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+function sqliteEngine(): Engine {
+  let dir = '';
+  let stores: Store[] = [];
+  return {
+    name: 'sqlite',
+    replicas: false,
+    async setup() {},
+    async reset() {
+      dir = tempDir('agentgate-conformance-');
+    },
+    open() {
+      const store = new SqliteStore({ path: join(dir, 'state', 'agentgate.db') });
+      stores.push(store);
+      return store;
+    },
+    async closeAll() {
+      for (const store of stores) await store.close();
+      stores = [];
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async teardown() {},
+  };
+}
+
+function postgresEngine(): Engine {
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let stores: PgStore[] = [];
+  return {
+    name: 'postgres',
+    replicas: true,
+    async setup() {
+      database = await createTestDatabase();
+    },
+    async reset() {
+      if (!database) throw new Error('setup did not run');
+      const store = new PgStore({ url: database.url, poolMax: 2 });
+      await store.ready;
+      await store.pool.query(
+        `TRUNCATE events, runs, idempotency, transcripts, routes, heartbeats, deliveries RESTART IDENTITY`,
+      );
+      await store.close();
+    },
+    open(options = {}) {
+      if (!database) throw new Error('setup did not run');
+      const store = new PgStore({ url: database.url, poolMax: 4, ...options });
+      stores.push(store);
+      return store;
+    },
+    async closeAll() {
+      for (const store of stores) await store.close();
+      stores = [];
+    },
+    async teardown() {
+      await database?.drop();
+    },
+  };
+}
+
+export const ENGINES: Engine[] = PG_ENABLED ? [sqliteEngine(), postgresEngine()] : [sqliteEngine()];
