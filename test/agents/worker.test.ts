@@ -4,7 +4,7 @@
  * manual clock, so timeouts, the stop grace and leases take no real time.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_INTERRUPTED_ATTEMPTS, RunWorker } from '../../src/agents/worker.js';
+import { MAX_INTERRUPTED_ATTEMPTS, RunWorker, type WorkerDeps } from '../../src/agents/worker.js';
 import { HeldProvider, NO_RETRY, queueRun, type Rig, rig, silentLog } from '../helpers/agent-rig.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -37,7 +37,12 @@ function startWorker(maxConcurrent = 4): RunWorker {
   setup = rig(llm.fake.baseUrl, { defaults: { maxConcurrent } });
   heartbeats = [];
   deliveries = 0;
-  worker = new RunWorker({
+  worker = new RunWorker(workerDeps());
+  return worker;
+}
+
+function workerDeps(): WorkerDeps {
+  return {
     store: setup.store,
     config: setup.config,
     models: setup.models,
@@ -48,8 +53,7 @@ function startWorker(maxConcurrent = 4): RunWorker {
     leaseMs: LEASE_MS,
     providerRetry: NO_RETRY,
     clock: setup.clock,
-  });
-  return worker;
+  };
 }
 
 const statusOf = async (runId: string) => (await setup.store.getRun(runId))?.status;
@@ -81,9 +85,12 @@ describe('run worker', () => {
     ]);
     expect(llm.calls).toHaveLength(2);
 
-    llm.calls[0]?.answer('one');
+    const first = llm.calls[0];
+    first?.answer('one');
     await llm.received(3);
-    expect(await statusOf(runs[0]?.id as string)).toBe('succeeded');
+    const answered = runs.find((r) => r.message === first?.text);
+    expect(await statusOf(answered?.id as string)).toBe('succeeded');
+    expect(llm.calls[2]?.text).toBe(runs[2]?.message);
     expect(await statusOf(runs[3]?.id as string)).toBe('queued');
     expect(llm.maxInFlight).toBe(2);
   });
@@ -176,6 +183,29 @@ describe('run worker', () => {
     await worker.start();
     (await llm.received(1)).answer('third time');
     expect((await settled(run.id, 'succeeded')).reply).toBe('third time');
+  });
+
+  it('does not count a clean stop (release after the grace) as an interruption', async () => {
+    startWorker();
+    const run = await queueRun(setup.store);
+    for (let i = 0; i < MAX_INTERRUPTED_ATTEMPTS - 1; i++) {
+      await setup.store.claimRuns(`dead:${i}`, i * 10, 1, 1);
+    }
+    await worker.start();
+    await llm.received(1); // the last attempt the cap allows
+    const stopping = worker.stop(1_000);
+    await setup.clock.advance(1_000);
+    await stopping;
+    expect(await statusOf(run.id)).toBe('queued');
+
+    const next = new RunWorker({ ...workerDeps(), owner: 'test-host:2:next' });
+    await next.start();
+    (await llm.received(2)).answer('done after the clean stop');
+    try {
+      expect((await settled(run.id, 'succeeded')).reply).toBe('done after the clean stop');
+    } finally {
+      await next.stop(60_000);
+    }
   });
 
   it('renews the leases of running runs, so another owner cannot take them', async () => {
