@@ -44,7 +44,7 @@ const { values } = parseArgs({
     pin: { type: 'string', default: 'off' },
     generator: { type: 'string', default: 'wrk' },
     'gateway-dir': { type: 'string', multiple: true },
-    'drain-timeout': { type: 'string', default: '120' },
+    'drain-timeout': { type: 'string', default: '300' },
     json: { type: 'string' },
   },
 });
