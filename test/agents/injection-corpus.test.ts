@@ -25,7 +25,8 @@ import fc from 'fast-check';
 import { unicodeName } from 'unicode-name';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
-import { Gateway, waitFor } from '../helpers/loop-gateway.js';
+import { Gateway } from '../helpers/loop-gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 vi.mock('node:crypto', async (importOriginal) => ({
   ...(await importOriginal<typeof import('node:crypto')>()),

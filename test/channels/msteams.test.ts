@@ -12,6 +12,7 @@ import {
 import { createChannelAdapters } from '../../src/channels/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeMsTeams, startFakeMsTeams } from '../fakes/msteams.js';
+import { sleep } from '../helpers/wait.js';
 
 const APP_ID = '00000000-1111-2222-3333-444444444444';
 const PASSWORD = 'Xy8Q~app pass+word/secret';
@@ -170,7 +171,7 @@ describe('msteams adapter: the token', () => {
       await teamsAdapter.send({ to: CHAT, text: 'two' });
       expect(shortLived.tokenRequests).toBe(1);
       // Half of a 1 s life is the margin here: at 600 ms the token is due for replacement.
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      await sleep(600);
       await teamsAdapter.send({ to: CHAT, text: 'three' });
       expect(shortLived.tokenRequests).toBe(2);
       expect(shortLived.requests.every((r) => r.status !== 401)).toBe(true);

@@ -8,7 +8,8 @@ import { type FakeDiscord, startFakeDiscord } from '../fakes/discord.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack.js';
 import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
-import { Gateway, waitFor } from '../helpers/loop-gateway.js';
+import { Gateway } from '../helpers/loop-gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 const BOT = '777:delivery-test-token';
 const CHAT = 5150;

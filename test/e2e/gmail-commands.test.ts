@@ -11,7 +11,7 @@ import { type FakeGoogle, startFakeGoogle } from '../fakes/google.js';
 import { startFakeTelegram } from '../fakes/telegram.js';
 import { CLI, runCli, startCli } from '../helpers/cli.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, tempDir } from '../helpers/gateway.js';
-import { waitFor } from '../helpers/loop-gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ACCOUNT = 'me@example.com';
 

@@ -14,7 +14,8 @@ import { startFakeSignal } from '../fakes/signal.js';
 import { startFakeSlack } from '../fakes/slack.js';
 import { startFakeTelegram } from '../fakes/telegram.js';
 import { startFakeWhatsApp } from '../fakes/whatsapp.js';
-import { Gateway, waitFor } from '../helpers/loop-gateway.js';
+import { Gateway } from '../helpers/loop-gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** What the suite needs from a platform's fake, whatever its own API looks like. */
 interface PlatformFake {

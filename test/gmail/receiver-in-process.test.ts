@@ -14,7 +14,7 @@ import { stateFileFor, writeGmailState } from '../../src/gmail/state.js';
 import { createLogger } from '../../src/log.js';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google.js';
 import { startTestGateway, type TestGateway, tempDir } from '../helpers/gateway.js';
-import { waitFor } from '../helpers/loop-gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ACCOUNT = 'me@example.com';
 const PUSH_TOKEN = 'push-token-0123456789abcdef';

@@ -13,7 +13,7 @@ import { createGmailReceiver } from '../../src/gmail/start.js';
 import { createLogger } from '../../src/log.js';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google.js';
 import { startTestGateway, type TestGateway, tempDir } from '../helpers/gateway.js';
-import { waitFor } from '../helpers/loop-gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ACCOUNT = 'me@example.com';
 const PUSH_TOKEN = 'push-token-0123456789abcdef';

@@ -6,27 +6,12 @@ import { rmSync } from 'node:fs';
 import type { FakeOpenAi } from '../fakes/openai.js';
 import { type RunningCli, startCli } from './cli.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, tempDir, writeConfig } from './gateway.js';
+import { waitFor } from './wait.js';
 
 export const MAIN = 'agent:main:main';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are JSON whose fields each test asserts itself
 export type Json = any;
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 export class Gateway {
   private cli?: RunningCli;

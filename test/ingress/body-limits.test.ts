@@ -6,6 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { sleep } from '../helpers/wait.js';
 import {
   BEARER,
   expectError,
@@ -14,7 +15,6 @@ import {
   postHook,
   RawClient,
   type RawResponse,
-  sleep,
 } from './support.js';
 
 const LIMIT = 1024;

@@ -294,5 +294,3 @@ export class RawClient {
     for (const waiter of waiters) waiter();
   }
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -15,7 +15,7 @@ import {
   type TestGateway,
   tempDir,
 } from '../helpers/gateway.js';
-import { sleep, waitFor } from '../helpers/loop-gateway.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const GITHUB_SECRET = 'gh-secret-for-tests';
 

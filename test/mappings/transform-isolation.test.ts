@@ -17,7 +17,7 @@ import {
   type TransformPool,
   TransformTimeoutError,
 } from '../../src/mappings/transforms.js';
-import { sleep, waitFor } from '../helpers/loop-gateway.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 let root: string;
 const pools: TransformPool[] = [];

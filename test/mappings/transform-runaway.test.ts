@@ -19,7 +19,7 @@ import {
   tempDir,
   writeConfig,
 } from '../helpers/gateway.js';
-import { sleep, waitFor } from '../helpers/loop-gateway.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 import { expectError, listEvents } from '../ingress/support.js';
 
 /** The short time bound the gateway under test gives each transform call. */

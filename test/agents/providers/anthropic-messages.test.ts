@@ -3,6 +3,7 @@ import { THINKING_BUDGET_TOKENS } from '../../../src/agents/providers/anthropic-
 import { createProvider } from '../../../src/agents/providers/index.js';
 import { type CompletionRequest, ProviderError } from '../../../src/agents/providers/types.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../../fakes/anthropic.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const KEY = 'sk-ant-test-0123456789abcdef';
 let fake: FakeAnthropic | undefined;
@@ -225,7 +226,7 @@ describe('anthropic-messages provider', () => {
     const reason = new Error('run timed out');
     const pending = provider(fake.url).complete(request({ signal: controller.signal }));
     const aborted = fake.nextAbort();
-    await waitFor(() => fake?.requests.length === 1);
+    await waitFor(() => fake?.requests.length === 1, 'the request at the fake', 5000);
     const started = Date.now();
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -233,11 +234,3 @@ describe('anthropic-messages provider', () => {
     expect((await aborted).aborted).toBe(true);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { renderPrompt } from '../../../src/agents/providers/command.js';
 import { createProvider } from '../../../src/agents/providers/index.js';
 import { type CompletionRequest, ProviderError } from '../../../src/agents/providers/types.js';
+import { sleep, waitFor } from '../../helpers/wait.js';
 
 const fixtures = join(import.meta.dirname, '../../fixtures');
 const node = process.execPath;
@@ -45,14 +46,6 @@ function isAlive(pid: number): boolean {
     return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
   } catch {
     return process.platform !== 'linux';
-  }
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -159,7 +152,7 @@ describe('command provider', () => {
     const pending = provider([node, join(fixtures, 'agent-hang.mjs'), pidFile]).complete(
       request({ signal: controller.signal }),
     );
-    await waitFor(() => readPid(pidFile) !== undefined);
+    await waitFor(() => readPid(pidFile) !== undefined, 'the pid file', 5000);
     const pid = readPid(pidFile) as number;
     expect(isAlive(pid)).toBe(true);
 
@@ -168,7 +161,7 @@ describe('command provider', () => {
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     expect(Date.now() - started).toBeLessThan(1000);
-    await waitFor(() => !isAlive(pid), 2000);
+    await waitFor(() => !isAlive(pid), 'the process to end', 2000);
   });
 
   it('escalates to SIGKILL when the process ignores SIGTERM', async () => {
@@ -177,13 +170,13 @@ describe('command provider', () => {
     const pending = provider([node, join(fixtures, 'agent-hang.mjs'), pidFile, '--ignore-sigterm']).complete(
       request({ signal: controller.signal }),
     );
-    await waitFor(() => readPid(pidFile) !== undefined);
+    await waitFor(() => readPid(pidFile) !== undefined, 'the pid file', 5000);
     const pid = readPid(pidFile) as number;
     controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     expect(isAlive(pid)).toBe(true); // still in its SIGTERM grace period
-    await waitFor(() => !isAlive(pid), 4000);
+    await waitFor(() => !isAlive(pid), 'the process to end', 4000);
   });
 
   it('kills what the process itself spawned, too', async () => {
@@ -193,11 +186,11 @@ describe('command provider', () => {
     )}, ${JSON.stringify(pidFile)}], { stdio: 'ignore' }); setInterval(() => {}, 60000);`;
     const controller = new AbortController();
     const pending = provider([node, '-e', script]).complete(request({ signal: controller.signal }));
-    await waitFor(() => readPid(pidFile) !== undefined);
+    await waitFor(() => readPid(pidFile) !== undefined, 'the pid file', 5000);
     const grandchild = readPid(pidFile) as number;
     controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
-    await waitFor(() => !isAlive(grandchild), 4000);
+    await waitFor(() => !isAlive(grandchild), 'the grandchild to end', 4000);
   });
 
   it('does not start the process for an already-aborted signal', async () => {
@@ -209,7 +202,7 @@ describe('command provider', () => {
         request({ signal: controller.signal }),
       ),
     ).rejects.toThrow('stopped');
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     expect(readPid(pidFile)).toBeUndefined();
   });
 

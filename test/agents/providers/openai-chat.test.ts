@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createProvider } from '../../../src/agents/providers/index.js';
 import { type CompletionRequest, ProviderError } from '../../../src/agents/providers/types.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../../fakes/openai.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const KEY = 'sk-test-0123456789abcdef';
 let fake: FakeOpenAi | undefined;
@@ -260,7 +261,7 @@ describe('openai-chat provider', () => {
     const reason = new Error('run timed out');
     const pending = provider(fake.baseUrl).complete(request({ signal: controller.signal }));
     const aborted = fake.nextAbort();
-    await waitFor(() => fake?.requests.length === 1);
+    await waitFor(() => fake?.requests.length === 1, 'the request at the fake', 5000);
     const started = Date.now();
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -273,7 +274,7 @@ describe('openai-chat provider', () => {
     fake = await startFakeOpenAi({ delayMs: 20_000 });
     const controller = new AbortController();
     const pending = provider(fake.baseUrl).complete(request({ signal: controller.signal }));
-    await waitFor(() => fake?.requests.length === 1);
+    await waitFor(() => fake?.requests.length === 1, 'the request at the fake', 5000);
     controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
   });
@@ -288,11 +289,3 @@ describe('openai-chat provider', () => {
     expect(fake.requests).toHaveLength(0);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
