@@ -43,7 +43,6 @@ export async function runCommand(options: RunOptions): Promise<void> {
     process.exit(1);
   }
 
-  let gmailReceiver: ReturnType<typeof createGmailReceiver> | undefined;
   const shutdown = (signal: string) => {
     log.info({ signal }, 'stopping: no new requests; finishing in-flight work');
     const deadline = setTimeout(() => {
@@ -51,7 +50,8 @@ export async function runCommand(options: RunOptions): Promise<void> {
       process.exit(0);
     }, STOP_DEADLINE_MS);
     deadline.unref();
-    Promise.all([gateway.stop(), gmailReceiver?.stop()]).then(
+    // The Gmail receiver, when running, is the last of the gateway's services: it stops first.
+    gateway.stop().then(
       () => process.exit(0),
       (error) => {
         log.error({ err: error }, 'error while stopping');
@@ -69,8 +69,20 @@ export async function runCommand(options: RunOptions): Promise<void> {
   // `hooks gmail run` alone).
   if (loaded.config.hooks.gmail?.account) {
     try {
-      gmailReceiver = createGmailReceiver(loaded.config, log, { gatewayApp: gateway.app });
-      console.log(`agentgate gmail receiver listening on ${await gmailReceiver.start()}`);
+      const receiver = createGmailReceiver(loaded.config, log, { gatewayApp: gateway.app });
+      let url = '';
+      // Optional: if it cannot start, the gateway goes on without it.
+      await gateway.services.start(
+        {
+          name: 'gmail push receiver',
+          start: async () => {
+            url = await receiver.start();
+          },
+          stop: () => receiver.stop(),
+        },
+        { optional: true },
+      );
+      console.log(`agentgate gmail receiver listening on ${url}`);
     } catch (error) {
       log.error({ error: (error as Error).message }, 'gmail receiver not started; hooks keep being served');
     }

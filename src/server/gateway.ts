@@ -1,6 +1,7 @@
 /**
- * A running gateway: store + HTTP app + housekeeping timers, with an orderly
- * stop (stop accepting, let in-flight requests finish, close the store).
+ * A running gateway, assembled: store + HTTP app + workers + housekeeping
+ * timers, started and stopped as one ordered list of services (services.ts):
+ * stop accepting, let in-flight requests and turns finish, close the store.
  */
 import type { FastifyInstance } from 'fastify';
 import { ModelRouter } from '../agents/models.js';
@@ -20,6 +21,7 @@ import type { TransformLimits } from '../mappings/transforms.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import { buildApp } from './app.js';
+import { ServiceList } from './services.js';
 
 export interface ListenOptions {
   port?: number;
@@ -46,18 +48,38 @@ export interface RunningGateway {
   port: number;
   app: FastifyInstance;
   store: Store;
+  /** The gateway's parts; `run` adds the Gmail receiver so that it stops first. */
+  services: ServiceList;
   stop(): Promise<void>;
 }
 
 const HOUR_MS = 60 * 60 * 1000;
+const noop = () => {};
 
+/**
+ * Starts the parts in this order, and stops them in reverse: transform pools,
+ * store, housekeeping timers, HTTP listener, delivery, agent turns (worker and
+ * heartbeats), intake, config watcher. The listener binds before any work
+ * starts, so a gateway that cannot take its port runs nothing from the
+ * backlog; "intake" then closes the listener first on stop, so no request is
+ * committed while the workers stop.
+ */
 export async function startGateway(
   config: ResolvedConfig,
   log: Logger,
   options: ListenOptions = {},
 ): Promise<RunningGateway> {
-  const ingress = await HookIngress.create(config, log, options.transforms);
-  const store = openStore(config.store);
+  const services = new ServiceList(log);
+  const ingress = await services.open(
+    'transform pools',
+    () => HookIngress.create(config, log, options.transforms),
+    (opened) => opened.close(),
+  );
+  const store = await services.open(
+    'store',
+    () => openStore(config.store),
+    (opened) => opened.close(),
+  );
   const limiter = new AuthFailureLimiter();
   const workers = options.workers ?? true;
   const models = new ModelRouter(config);
@@ -97,51 +119,67 @@ export async function startGateway(
     store.pruneIdempotency(Date.now() - IDEMPOTENCY_TTL_MS).catch((error) => {
       log.warn({ err: error }, 'pruning idempotency records failed');
     });
-  const timers = [setInterval(prune, HOUR_MS), setInterval(() => limiter.sweep(), 60_000)];
-  for (const timer of timers) timer.unref();
-  await prune();
+  let timers: NodeJS.Timeout[] = [];
+  await services.start({
+    name: 'housekeeping timers',
+    start: async () => {
+      timers = [setInterval(prune, HOUR_MS), setInterval(() => limiter.sweep(), 60_000)];
+      for (const timer of timers) timer.unref();
+      await prune();
+    },
+    stop: () => {
+      for (const timer of timers) clearInterval(timer);
+    },
+  });
 
   const host = options.bind ?? config.gateway.bind;
-  try {
-    await app.listen({ host, port: options.port ?? config.gateway.port });
-  } catch (error) {
-    for (const timer of timers) clearInterval(timer);
-    await store.close();
-    await ingress.close();
-    throw error;
-  }
+  let closing: Promise<void> | undefined;
+  const closeApp = () => {
+    closing ??= app.close();
+    return closing;
+  };
+  await services.start({
+    name: 'http listener',
+    start: () => app.listen({ host, port: options.port ?? config.gateway.port }),
+    stop: closeApp,
+  });
   if (workers) {
-    await worker.start();
-    await heartbeat.start();
-    delivery.start();
+    await services.start({
+      name: 'delivery engine',
+      start: () => delivery.start(),
+      stop: () => delivery.stop(),
+    });
+    await services.start({
+      name: 'agent turns',
+      start: async () => {
+        await worker.start();
+        await heartbeat.start();
+      },
+      // Together: each may take the whole grace for the turns it runs.
+      stop: (grace) => Promise.all([worker.stop(grace), heartbeat.stop(grace)]),
+    });
   }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : (options.port ?? config.gateway.port);
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-  const stopWatching =
-    options.watchConfig === false
-      ? () => {}
-      : watchConfigFile(
+  await services.start({ name: 'intake', start: noop, stop: closeApp });
+  let stopWatching = noop;
+  if (options.watchConfig !== false) {
+    await services.start({
+      name: 'config watcher',
+      start: () => {
+        stopWatching = watchConfigFile(
           config.configPath,
           (next, warnings) => reloadHooks(config, next, warnings, ingress, log),
           log,
         );
+      },
+      stop: () => stopWatching(),
+    });
+  }
 
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      for (const timer of timers) clearInterval(timer);
-      stopWatching();
-      await app.close();
-      await ingress.close();
-      const grace = options.stopGraceMs ?? 8000;
-      await Promise.all([worker.stop(grace), heartbeat.stop(grace)]);
-      await delivery.stop();
-      await store.close();
-    })();
-    return stopping;
-  };
-  return { url: `http://${urlHost}:${port}`, host, port, app, store, stop };
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? config.gateway.port);
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const stop = () => services.stop(options.stopGraceMs ?? 8000);
+  return { url: `http://${urlHost}:${port}`, host, port, app, store, services, stop };
 }
 
 /**
