@@ -5,7 +5,6 @@
  */
 import Database from 'better-sqlite3';
 import pino from 'pino';
-import type { Clock } from '../../src/channels/clock.js';
 import type { ChannelAdapter, OutboundMessage, SendResult } from '../../src/channels/types.js';
 import type { ChannelId } from '../../src/config/schema.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
@@ -47,45 +46,8 @@ export function memoryOutbox() {
   };
 }
 
-/** Time moves only when the test says so; due timers then fire in order. */
-export class ManualClock implements Clock {
-  private timers: { at: number; fn: () => void; id: number }[] = [];
-  private ids = 0;
-
-  constructor(private current = 1_000_000) {}
-
-  now(): number {
-    return this.current;
-  }
-
-  setTimeout(fn: () => void, ms: number): () => void {
-    const id = ++this.ids;
-    this.timers.push({ at: this.current + ms, fn, id });
-    return () => {
-      this.timers = this.timers.filter((timer) => timer.id !== id);
-    };
-  }
-
-  /** Moves time forward by `ms`, firing each timer that comes due, earliest first. */
-  async advance(ms: number): Promise<void> {
-    const until = this.current + ms;
-    for (;;) {
-      const next = this.timers.filter((timer) => timer.at <= until).sort((a, b) => a.at - b.at)[0];
-      if (!next) break;
-      this.timers = this.timers.filter((timer) => timer !== next);
-      this.current = Math.max(this.current, next.at);
-      next.fn();
-      await settle();
-    }
-    this.current = until;
-    await settle();
-  }
-}
-
-/** Lets the engine's pending promise chains run (store calls resolve at once). */
-export async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
-}
+/** The manual clock (and `settle`) shared with the worker and heartbeat tests. */
+export { ManualClock, settle } from '../helpers/manual-clock.js';
 
 export interface Call {
   message: OutboundMessage;
