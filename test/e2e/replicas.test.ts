@@ -12,6 +12,7 @@ import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
 import { type RunningCli, startCli } from '../helpers/cli.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, tempDir, writeConfig } from '../helpers/gateway.js';
+import type { Json } from '../helpers/loop-gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
 
@@ -80,9 +81,9 @@ describe.runIf(PG_ENABLED)('two replicas on one PostgreSQL database', () => {
       headers: { authorization: `Bearer ${HOOK_TOKEN}` },
       body: JSON.stringify(body),
     });
-    return { status: response.status, body: await response.json() };
+    return { status: response.status, body: (await response.json()) as Json };
   };
-  const run = async (replica: RunningCli, runId: string) =>
+  const run = async (replica: RunningCli, runId: string): Promise<Json> =>
     (
       await fetch(`${replica.url}/api/runs/${runId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
     ).json();
