@@ -109,6 +109,17 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The hook routes' request types, declared without a schema: a schema would add
+ * a validation step per request on the hot path, and the body is parsed here on
+ * purpose (any Content-Type, CONTRACT §4's error order). `*` is absent on the
+ * bare hooks path.
+ */
+interface HookRoute {
+  Params: { '*'?: string };
+  Querystring: Record<string, unknown>;
+}
+
 export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): void {
   const { store, limiter, log, ingress } = deps;
   const now = deps.now ?? Date.now;
@@ -124,10 +135,10 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     method: 'POST',
   });
 
-  const guard = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+  const guard = (request: FastifyRequest<HookRoute>, _reply: FastifyReply, done: (error?: Error) => void) => {
     const address = authenticate(request);
     const state = ingress.state;
-    const name = (request.params as { '*'?: string })['*'] ?? '';
+    const name = request.params['*'] ?? '';
     const candidates = state.router.candidates(name);
     // With a signature still to check, authentication is not complete yet.
     if (!candidates.some((target) => target.verifies)) limiter.succeed(address);
@@ -136,7 +147,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     done();
   };
 
-  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+  const handle = async (request: FastifyRequest<HookRoute>, reply: FastifyReply) => {
     const { state, name, candidates } = request.hookPending as Pending;
     const body = request.body as Buffer | undefined;
     const payload = parseJsonObject(body);
@@ -158,7 +169,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
           payload,
           body: body as Buffer,
           headers: request.headers,
-          query: request.query as Record<string, unknown>,
+          query: request.query,
           name,
           url: request.url,
         },
@@ -213,7 +224,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       done();
     };
     for (const url of [hooksPath, `${hooksPath}/*`]) {
-      scope.route({
+      scope.route<HookRoute>({
         method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
         url,
         onRequest: [guard, malformedContentTypeIsAbsent],

@@ -4,6 +4,8 @@
  * toward the same per-address lockout as the hooks.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { tokenGuard } from '../auth/guards.js';
 import { presentedBearerToken, tokenMatcher } from '../auth/token.js';
@@ -11,6 +13,7 @@ import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
+import { zodValidatorCompiler } from './validation.js';
 
 export const DEFAULT_EVENT_LIMIT = 1000;
 const DEFAULT_TRANSCRIPT_LIMIT = 100;
@@ -45,45 +48,70 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     done();
   };
 
-  app.register(async (api) => {
+  app.register(async (scope) => {
+    scope.setValidatorCompiler(zodValidatorCompiler);
+    const api = scope.withTypeProvider<ZodTypeProvider>();
     api.addHook('onRequest', authenticate);
 
-    api.get('/api/runs/:runId', async (request) => {
-      const { runId } = request.params as { runId: string };
+    api.get('/api/runs/:runId', { schema: { params: RunParams } }, async (request) => {
+      const { runId } = request.params;
       const run = await store.getRun(runId);
       if (!run) throw new HttpError(404, 'not_found', `no run with id "${runId}"`);
       return run;
     });
 
-    api.get('/api/sessions/:sessionKey/events', async (request) => {
-      const { sessionKey } = request.params as { sessionKey: string };
-      const query = request.query as { limit?: string; after?: string };
-      const limit = parseLimit(query.limit);
-      const events = await store.listEvents(sessionKey, { limit, after: query.after });
-      if (events === undefined)
-        throw invalidPayload('after', `no event "${query.after}" in session "${sessionKey}"`);
-      return { events };
-    });
+    api.get(
+      '/api/sessions/:sessionKey/events',
+      { schema: { params: SessionParams, querystring: EventsQuery } },
+      async (request) => {
+        const { sessionKey } = request.params;
+        const { limit, after } = request.query;
+        const events = await store.listEvents(sessionKey, { limit, after });
+        if (events === undefined)
+          throw invalidPayload('after', `no event "${after}" in session "${sessionKey}"`);
+        return { events };
+      },
+    );
 
-    api.get('/api/sessions/:sessionKey/transcript', async (request) => {
-      const { sessionKey } = request.params as { sessionKey: string };
-      const limit = parseLimit((request.query as { limit?: string }).limit, DEFAULT_TRANSCRIPT_LIMIT);
-      return { messages: await store.loadTranscript(sessionKey, limit) };
-    });
+    api.get(
+      '/api/sessions/:sessionKey/transcript',
+      { schema: { params: SessionParams, querystring: TranscriptQuery } },
+      async (request) => ({
+        messages: await store.loadTranscript(request.params.sessionKey, request.query.limit),
+      }),
+    );
 
-    api.get('/api/sessions/:sessionKey/heartbeats', async (request) => {
-      const { sessionKey } = request.params as { sessionKey: string };
-      const limit = parseLimit((request.query as { limit?: string }).limit, DEFAULT_HEARTBEAT_LIMIT);
-      return { heartbeats: await store.listHeartbeats(sessionKey, limit) };
-    });
+    api.get(
+      '/api/sessions/:sessionKey/heartbeats',
+      { schema: { params: SessionParams, querystring: HeartbeatsQuery } },
+      async (request) => ({
+        heartbeats: await store.listHeartbeats(request.params.sessionKey, request.query.limit),
+      }),
+    );
   });
 }
 
-function parseLimit(raw: string | undefined, fallback = DEFAULT_EVENT_LIMIT): number {
-  if (raw === undefined) return fallback;
-  const limit = Number(raw);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_EVENT_LIMIT) {
-    throw invalidPayload('limit', `must be an integer from 1 to ${MAX_EVENT_LIMIT}`);
-  }
-  return limit;
+const LIMIT_PROBLEM = `must be an integer from 1 to ${MAX_EVENT_LIMIT}`;
+
+/** `?limit=`: an integer from 1 to MAX_EVENT_LIMIT, `fallback` when absent (refused: 400 invalid_payload naming limit). */
+function limitParam(fallback: number) {
+  return z
+    .string({ error: LIMIT_PROBLEM })
+    .optional()
+    .transform((raw, context) => {
+      if (raw === undefined) return fallback;
+      const limit = Number(raw);
+      if (Number.isInteger(limit) && limit >= 1 && limit <= MAX_EVENT_LIMIT) return limit;
+      context.addIssue({ code: 'custom', message: LIMIT_PROBLEM });
+      return z.NEVER;
+    });
 }
+
+const RunParams = z.object({ runId: z.string() });
+const SessionParams = z.object({ sessionKey: z.string() });
+const EventsQuery = z.object({
+  limit: limitParam(DEFAULT_EVENT_LIMIT),
+  after: z.string({ error: 'must be one event id' }).optional(),
+});
+const TranscriptQuery = z.object({ limit: limitParam(DEFAULT_TRANSCRIPT_LIMIT) });
+const HeartbeatsQuery = z.object({ limit: limitParam(DEFAULT_HEARTBEAT_LIMIT) });

@@ -1,0 +1,20 @@
+/**
+ * Route schemas in zod (through fastify-type-provider-zod's `ZodTypeProvider`,
+ * which types `request.params` and `request.query` from them). The provider's
+ * own validator compiler answers with its own error type; this one answers a
+ * refused value the way the handlers always did, 400 `invalid_payload` naming
+ * the field (CONTRACT §4's JSON error shape), so the error handler needs no
+ * special case.
+ */
+import type { FastifySchemaCompiler } from 'fastify';
+import type { ZodType } from 'zod';
+import { invalidPayload } from '../http/errors.js';
+
+export const zodValidatorCompiler: FastifySchemaCompiler<ZodType> =
+  ({ schema }) =>
+  (data) => {
+    const result = schema.safeParse(data);
+    if (result.success) return { value: result.data };
+    const issue = result.error.issues[0];
+    return { error: invalidPayload(issue?.path.join('.') || 'request', issue?.message ?? 'invalid') };
+  };
