@@ -9,6 +9,7 @@
  */
 
 import type { ModelRouter } from '../agents/models.js';
+import { newOwnerId } from '../agents/owner.js';
 import { wrapUntrusted } from '../agents/safety.js';
 import { type RetryPolicy, runTurn } from '../agents/turn.js';
 import { HEARTBEAT_FILE, readWorkspaceFile } from '../agents/workspace.js';
@@ -23,6 +24,8 @@ import { HEARTBEAT_MARKER, HEARTBEAT_OK } from './protocol.js';
 
 export const COALESCE_MS = 250;
 const MAX_EVENTS = 200;
+/** How long a heartbeat lease outlives the turn's timeout. */
+const HEARTBEAT_LEASE_MARGIN_MS = 60_000;
 /** A heartbeat shows events up to this much text; the rest stay pending for the next one. */
 const MAX_EVENT_CHARS = 50_000;
 /** Longest single event text quoted in a heartbeat prompt. */
@@ -54,6 +57,8 @@ export class HeartbeatScheduler {
   private readonly sessions = new Map<string, SessionState>();
   private readonly periodic: (() => void)[] = [];
   private readonly clock: Clock;
+  /** This scheduler's name on heartbeat leases. */
+  private readonly owner = newOwnerId();
   private stopped = false;
 
   constructor(private readonly deps: HeartbeatDeps) {
@@ -104,6 +109,22 @@ export class HeartbeatScheduler {
   }
 
   private async beat(agent: ResolvedAgent, stopSignal: AbortSignal): Promise<void> {
+    const { store } = this.deps;
+    const sessionKey = agent.mainSessionKey;
+    // Across replicas (PostgreSQL) only one may beat a session at a time. The lease
+    // outlives the longest turn, so it needs no renewal and expires if this replica dies.
+    const now = this.clock.now();
+    const leaseUntil =
+      now + this.deps.config.agents.defaults.timeoutSeconds * 1000 + HEARTBEAT_LEASE_MARGIN_MS;
+    if (!(await store.acquireHeartbeatLease(sessionKey, this.owner, now, leaseUntil))) return;
+    try {
+      await this.beatHoldingLease(agent, stopSignal);
+    } finally {
+      await store.releaseHeartbeatLease(sessionKey, this.owner).catch(() => {});
+    }
+  }
+
+  private async beatHoldingLease(agent: ResolvedAgent, stopSignal: AbortSignal): Promise<void> {
     const { store, models, log } = this.deps;
     const sessionKey = agent.mainSessionKey;
     const events = fitEvents(await store.pendingEvents(sessionKey, MAX_EVENTS));

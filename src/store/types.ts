@@ -199,6 +199,13 @@ export interface SessionStore {
   /** Records a heartbeat; when it succeeded, also consumes its events and appends its turn. */
   recordHeartbeat(record: HeartbeatRecord): Promise<void>;
   listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]>;
+  /**
+   * Takes the lease on a main session's heartbeat for `owner` until `until`, so
+   * one heartbeat runs at a time per session across replicas; false when another
+   * owner holds an unexpired lease. (One process per SQLite file: always true.)
+   */
+  acquireHeartbeatLease(sessionKey: string, owner: string, now: number, until: number): Promise<boolean>;
+  releaseHeartbeatLease(sessionKey: string, owner: string): Promise<void>;
   getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined>;
   setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void>;
 }

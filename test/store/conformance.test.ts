@@ -445,6 +445,23 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       expect(taken).toMatchObject({ id: a.run.id, attempts: 2 });
     });
 
+    it('one heartbeat lease per main session: taken by one replica until released or expired', async () => {
+      const other = engine.open();
+      const [mine, theirs] = await Promise.all([
+        store.acquireHeartbeatLease(MAIN, 'r1', T0, T0 + 1000),
+        other.acquireHeartbeatLease(MAIN, 'r2', T0, T0 + 1000),
+      ]);
+      expect([mine, theirs].sort()).toEqual([false, true]);
+      const [holder, holderStore, waiter, waiterStore] = mine
+        ? ['r1', store, 'r2', other]
+        : ['r2', other, 'r1', store];
+      expect(await waiterStore.acquireHeartbeatLease('agent:b:main', waiter, T0, T0 + 1000)).toBe(true);
+      expect(await waiterStore.acquireHeartbeatLease(MAIN, waiter, T0 + 999, T0 + 2000)).toBe(false);
+      await holderStore.releaseHeartbeatLease(MAIN, holder);
+      expect(await waiterStore.acquireHeartbeatLease(MAIN, waiter, T0 + 999, T0 + 2000)).toBe(true);
+      expect(await holderStore.acquireHeartbeatLease(MAIN, holder, T0 + 2001, T0 + 3000)).toBe(true); // expired
+    });
+
     it('a pending delivery is handed to one replica at a time, and to another when its lease expires', async () => {
       let now = T0 + 5000; // when the reply below is enqueued
       const clock = () => now;

@@ -131,6 +131,15 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX deliveries_pending ON deliveries (seq) WHERE status = 'pending';
   `,
+  // 2: one heartbeat at a time per main session across replicas; finished outbox rows pruned by age.
+  `
+  CREATE TABLE heartbeat_leases (
+    session_key TEXT PRIMARY KEY,
+    owner       TEXT NOT NULL,
+    lease_until BIGINT NOT NULL
+  );
+  CREATE INDEX deliveries_finished ON deliveries (updated_at) WHERE status <> 'pending';
+  `,
 ];
 
 /** Applies the missing steps, each recorded in schema_migrations, under the migration lock. */

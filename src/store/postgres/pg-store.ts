@@ -450,6 +450,19 @@ export class PgStore implements Store {
     await this.ready;
     return this.sessions.listHeartbeats(sessionKey, limit);
   }
+  async acquireHeartbeatLease(
+    sessionKey: string,
+    owner: string,
+    now: number,
+    until: number,
+  ): Promise<boolean> {
+    await this.ready;
+    return this.sessions.acquireHeartbeatLease(sessionKey, owner, now, until);
+  }
+  async releaseHeartbeatLease(sessionKey: string, owner: string): Promise<void> {
+    await this.ready;
+    return this.sessions.releaseHeartbeatLease(sessionKey, owner);
+  }
   async getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
     await this.ready;
     return this.sessions.getRoute(mainSessionKey);

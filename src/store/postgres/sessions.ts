@@ -187,6 +187,29 @@ export class PgSessions implements SessionStore {
     }));
   }
 
+  async acquireHeartbeatLease(
+    sessionKey: string,
+    owner: string,
+    now: number,
+    until: number,
+  ): Promise<boolean> {
+    const taken = await inTransaction(this.pool, (tx) =>
+      tx.query(
+        `INSERT INTO heartbeat_leases (session_key, owner, lease_until) VALUES ($1, $2, $3)
+           ON CONFLICT (session_key) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
+           WHERE heartbeat_leases.owner = excluded.owner OR heartbeat_leases.lease_until < $4`,
+        [sessionKey, owner, until, now],
+      ),
+    );
+    return taken.rowCount === 1;
+  }
+
+  async releaseHeartbeatLease(sessionKey: string, owner: string): Promise<void> {
+    await inTransaction(this.pool, (tx) =>
+      tx.query('DELETE FROM heartbeat_leases WHERE session_key = $1 AND owner = $2', [sessionKey, owner]),
+    );
+  }
+
   async getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
     const rows = await read<{ channel: string; recipient: string }>(
       this.pool,

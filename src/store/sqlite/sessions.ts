@@ -169,6 +169,13 @@ export class SqliteSessions implements SessionStore {
     }));
   }
 
+  /** One process owns a SQLite file, and its scheduler already runs one heartbeat per session. */
+  async acquireHeartbeatLease(): Promise<boolean> {
+    return true;
+  }
+
+  async releaseHeartbeatLease(): Promise<void> {}
+
   async getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
     return this.routes.read(mainSessionKey);
   }

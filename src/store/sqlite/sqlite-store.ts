@@ -395,6 +395,12 @@ export class SqliteStore implements Store {
   listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
     return this.sessions.listHeartbeats(sessionKey, limit);
   }
+  acquireHeartbeatLease(): Promise<boolean> {
+    return this.sessions.acquireHeartbeatLease();
+  }
+  releaseHeartbeatLease(): Promise<void> {
+    return this.sessions.releaseHeartbeatLease();
+  }
   getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
     return this.sessions.getRoute(mainSessionKey);
   }
