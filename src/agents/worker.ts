@@ -81,6 +81,9 @@ export class RunWorker {
       this.clock.setInterval(() => this.notify(), this.deps.pollMs ?? 1000),
       this.clock.setInterval(() => this.renewLeases(), this.leaseMs / 3),
     ];
+    // Work committed by other replicas (PostgreSQL LISTEN/NOTIFY); the poll above is the safety net.
+    const unwatch = this.deps.store.watchWork?.(() => this.notify());
+    if (unwatch) this.stopTimers.push(unwatch);
     this.notify();
   }
 

@@ -264,6 +264,11 @@ export interface Store extends RunQueueStore, SessionStore, DeliveryOutboxStore 
   /** Marks these pending events of a session consumed (a heartbeat turn saw them); returns how many changed. */
   consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number>;
   pruneIdempotency(olderThan: number): Promise<number>;
+  /**
+   * Calls `listener` when another process committed work that may be claimable
+   * (PostgreSQL: LISTEN/NOTIFY). Absent on engines with one process per store.
+   */
+  watchWork?(listener: () => void): () => void;
   close(): Promise<void>;
 }
 

@@ -445,6 +445,27 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       expect(taken).toMatchObject({ id: a.run.id, attempts: 2 });
     });
 
+    it('a run committed on one replica wakes the other through LISTEN/NOTIFY, once per batch', async () => {
+      const other = engine.open();
+      let woken = 0;
+      let resolveWoken: () => void = () => {};
+      const wokenOnce = new Promise<void>((resolve) => {
+        resolveWoken = resolve;
+      });
+      other.watchWork?.(() => {
+        woken++;
+        resolveWoken();
+      });
+      await (other as { listening?: () => Promise<void> }).listening?.();
+      const started = performance.now();
+      await Promise.all(Array.from({ length: 20 }, () => store.accept([agent()], render)));
+      await wokenOnce;
+      const latencyMs = performance.now() - started;
+      expect(latencyMs).toBeLessThan(1000);
+      expect(woken).toBeGreaterThanOrEqual(1);
+      expect(woken).toBeLessThan(20); // one NOTIFY per group commit, not per row
+    });
+
     it('one heartbeat lease per main session: taken by one replica until released or expired', async () => {
       const other = engine.open();
       const [mine, theirs] = await Promise.all([

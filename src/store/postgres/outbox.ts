@@ -43,7 +43,6 @@ export async function enqueueDeliveryInTx(tx: Tx, item: NewOutboxItem, now: numb
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8)`,
     [`dlv_${uuidv7(now)}`, item.kind, item.refId, item.mainSessionKey, item.channel, item.to, item.text, now],
   );
-  await tx.query(`SELECT pg_notify('agentgate_delivery', '')`);
 }
 
 export interface PgOutboxOptions {

@@ -48,6 +48,7 @@ import { migrate } from './migrations.js';
 import { PgOutbox } from './outbox.js';
 import { PgRunQueue } from './run-queue.js';
 import { consumeEventsInTx, PgSessions } from './sessions.js';
+import { WORK_CHANNEL, WorkListener } from './work-listener.js';
 
 export interface PgStoreOptions extends PoolSettings {
   /** Lease of an outbox item held by this replica (ms); expires if the replica dies. */
@@ -82,6 +83,9 @@ interface RunRow {
   delivery_to: string | null;
   delivery_reason: string | null;
 }
+
+/** Finished outbox rows live this long past the idempotency window (24 h): a week in all. */
+const FINISHED_DELIVERY_EXTRA_MS = 6 * 24 * 3600_000;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -145,11 +149,13 @@ export class PgStore implements Store {
   private readonly sessions: PgSessions;
   private readonly runQueue: PgRunQueue;
   private readonly outbox: PgOutbox;
+  private readonly listener: WorkListener;
 
   constructor(options: PgStoreOptions) {
     this.pool = createPool(options);
     this.ready = this.start(options.url);
     this.ready.catch(() => {}); // reported by the first call that waits for it
+    this.listener = new WorkListener(options.url);
     this.sessions = new PgSessions(this.pool);
     this.runQueue = new PgRunQueue(this.pool);
     this.outbox = new PgOutbox(this.pool, {
@@ -230,7 +236,6 @@ export class PgStore implements Store {
 
   private async acceptBatch(tx: Tx, batch: readonly PendingAccept[]): Promise<AcceptResult[]> {
     const runs: NewRun[] = [];
-    let wakeNow = false;
     const results: AcceptResult[] = [];
     for (const item of batch) {
       const { idempotency } = item;
@@ -249,7 +254,6 @@ export class PgStore implements Store {
           continue;
         }
         committed.push(await this.acceptWake(tx, action.event));
-        if (action.event.wakeMode === 'now') wakeNow = true;
       }
       const answer = item.render(committed);
       if (idempotency) {
@@ -264,7 +268,7 @@ export class PgStore implements Store {
     }
     if (runs.length > 0) await tx.query(INSERT_RUNS, runColumns(runs));
     // One NOTIFY per batch, delivered to every replica's listener at commit.
-    if (runs.length > 0 || wakeNow) await tx.query(`SELECT pg_notify('agentgate_work', '')`);
+    if (runs.length > 0) await tx.query(`SELECT pg_notify('${WORK_CHANNEL}', '')`);
     return results;
   }
 
@@ -379,10 +383,15 @@ export class PgStore implements Store {
 
   async pruneIdempotency(olderThan: number): Promise<number> {
     await this.ready;
-    const result = await inTransaction(this.pool, (tx) =>
-      tx.query('DELETE FROM idempotency WHERE created_at <= $1', [olderThan]),
-    );
-    return result.rowCount ?? 0;
+    return inTransaction(this.pool, async (tx) => {
+      const result = await tx.query('DELETE FROM idempotency WHERE created_at <= $1', [olderThan]);
+      // Finished outbox rows are internal (the run or heartbeat keeps its delivery record):
+      // kept a week for inspection, then dropped so the table does not only grow.
+      await tx.query(`DELETE FROM deliveries WHERE status <> 'pending' AND updated_at <= $1`, [
+        olderThan - FINISHED_DELIVERY_EXTRA_MS,
+      ]);
+      return result.rowCount ?? 0;
+    });
   }
 
   // --- run queue (delegated) -------------------------------------------------
@@ -472,9 +481,19 @@ export class PgStore implements Store {
     return this.sessions.setRoute(mainSessionKey, route, now);
   }
 
+  watchWork(listener: () => void): () => void {
+    return this.listener.subscribe(listener);
+  }
+
+  /** Settles once `watchWork`'s LISTEN is in place (tests wait for it). */
+  listening(): Promise<void> {
+    return this.listener.listening();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.listener.close();
     if (this.pending.length > 0) this.track(this.flush());
     await Promise.allSettled([...this.inFlight]);
     await this.pool.end();

@@ -15,6 +15,7 @@ import type { ClaimedRun, RunCompletion, RunQueueStore, WakeMode } from '../type
 import { inTransaction } from './db.js';
 import { enqueueDeliveryInTx } from './outbox.js';
 import { appendTranscriptInTx, insertEventInTx } from './sessions.js';
+import { WORK_CHANNEL } from './work-listener.js';
 
 interface QueuedRow {
   id: string;
@@ -105,7 +106,7 @@ export class PgRunQueue implements RunQueueStore {
       ),
     );
     if (result.rowCount === 1)
-      await this.pool.query(`SELECT pg_notify('agentgate_work', '')`).catch(() => {});
+      await this.pool.query(`SELECT pg_notify('${WORK_CHANNEL}', '')`).catch(() => {});
     return result.rowCount === 1;
   }
 
@@ -155,7 +156,7 @@ export class PgRunQueue implements RunQueueStore {
         );
       }
       // The key's next run may now be claimed, by any replica.
-      await tx.query(`SELECT pg_notify('agentgate_work', '')`);
+      await tx.query(`SELECT pg_notify('${WORK_CHANNEL}', '')`);
       return true;
     });
   }
