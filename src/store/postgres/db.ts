@@ -34,6 +34,9 @@ export function createPool(settings: PoolSettings): pg.Pool {
   // An idle connection that dies (the server restarted) is dropped and replaced
   // on next use; without a listener the error would crash the process.
   pool.on('error', () => {});
+  // The same for a connection that dies while checked out between two queries: its
+  // next query fails (and the transaction with it); the event must not crash the process.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
