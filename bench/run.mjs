@@ -16,12 +16,20 @@
 //   npm run bench -- [--rounds 5] [--duration 10] [--warmup 2] [--connections 64]
 //                    [--threads 1] [--pin on|off] [--generator wrk|autocannon]
 //                    [--gateway-dir <checkout>]... [--json <file>]
+//                    [--store sqlite|postgres] [--replicas 1|2|...] [--pg-url <admin url>]
+//
+// --store postgres runs each gateway on its own new PostgreSQL database (made on the
+// server of --pg-url, default postgres://postgres@127.0.0.1:5432/postgres, dropped at
+// the end); --replicas N starts N replicas of each gateway on that database and loads
+// them together, the connections split evenly (req/s summed, p50 averaged, p99 the
+// worst), as a load balancer in front of them would.
 //
 // --gateway-dir runs the gateway of another checkout (built there with
 // `npm run build`) under this benchmark; given twice or more, the gateways are
 // measured in the same rounds (their order alternating), so a before/after
 // comparison sees the same machine conditions.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -31,7 +39,7 @@ import { BODY_TEMPLATES, freshTag } from './bodies.mjs';
 import { othersCpuWindow } from './machine-load.mjs';
 import { startServer, stopServer } from './processes.mjs';
 import { printDrains, printNeighbours, printTable } from './report.mjs';
-import { commitCheck, openStore, waitForIdleRuns } from './store-check.mjs';
+import { commitCheck, openPgStore, openStore, pgDatabase, waitForIdleRuns } from './store-check.mjs';
 import { ensureWrk, runWrk, wrkVersion } from './wrk.mjs';
 
 const { values } = parseArgs({
@@ -46,6 +54,9 @@ const { values } = parseArgs({
     'gateway-dir': { type: 'string', multiple: true },
     'drain-timeout': { type: 'string', default: '300' },
     json: { type: 'string' },
+    store: { type: 'string', default: 'sqlite' },
+    replicas: { type: 'string', default: '1' },
+    'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
 const rounds = Number(values.rounds);
@@ -55,6 +66,16 @@ const connections = Number(values.connections);
 const threads = Number(values.threads);
 const drainTimeoutMs = Number(values['drain-timeout']) * 1000;
 const log = (line) => process.stderr.write(`${line}\n`);
+const storeDriver = values.store;
+const replicaCount = Number(values.replicas);
+if (!['sqlite', 'postgres'].includes(storeDriver) || !(replicaCount >= 1)) {
+  log('--store must be sqlite or postgres, --replicas a whole number of at least 1');
+  process.exit(2);
+}
+if (storeDriver === 'sqlite' && replicaCount > 1) {
+  log('--replicas above 1 needs --store postgres (SQLite is one process per file)');
+  process.exit(2);
+}
 
 const benchRoot = new URL('..', import.meta.url).pathname;
 const HOOK_TOKEN = `bench-hook-${'x'.repeat(40)}`;
@@ -109,6 +130,10 @@ function gatewayOf(dir, index) {
   const home = join(work, `gateway-${index}`);
   mkdirSync(home);
   const configPath = join(home, 'agentgate.json5');
+  const pg =
+    storeDriver === 'postgres'
+      ? pgDatabase(values['pg-url'], `agentgate_bench_${randomBytes(4).toString('hex')}`)
+      : null;
   writeFileSync(
     configPath,
     JSON.stringify({
@@ -121,6 +146,7 @@ function gatewayOf(dir, index) {
       },
       models: { providers: { echo: { api: 'echo' } } },
       agents: { defaults: { model: 'echo/echo' } },
+      ...(pg ? { store: { driver: 'postgres', url: pg.url } } : {}),
     }),
     { mode: 0o600 },
   );
@@ -128,7 +154,8 @@ function gatewayOf(dir, index) {
   return {
     dir,
     revision,
-    name: gatewayDirs.length > 1 ? ` · ${basename(dir)}@${revision}` : '',
+    name: `${gatewayDirs.length > 1 ? ` · ${basename(dir)}@${revision}` : ''}${pg ? ` · postgres${replicaCount > 1 ? ` ×${replicaCount} replicas` : ''}` : ''}`,
+    pg,
     configPath,
     dbPath: join(home, 'state/agentgate.db'),
     samples: { wake: [], agent: [] },
@@ -153,11 +180,42 @@ function load(url, path, seconds) {
   return generator === 'wrk' ? runWrk(options) : runAutocannon(options);
 }
 
+/** Loads every replica at once, the connections split evenly; one combined sample. */
+async function loadAll(urls, path, seconds) {
+  if (urls.length === 1) return load(urls[0], path, seconds);
+  const share = Math.max(1, Math.round(connections / urls.length));
+  const parts = await Promise.all(
+    urls.map((url) =>
+      (generator === 'wrk' ? runWrk : runAutocannon)({
+        url,
+        path,
+        seconds,
+        connections: share,
+        threads,
+        cpu: GENERATOR_CPU,
+        token: HOOK_TOKEN,
+        tag: freshTag(),
+        parts: BODY_TEMPLATES[path],
+      }),
+    ),
+  );
+  const total = (key) => parts.reduce((acc, p) => acc + p[key], 0);
+  return {
+    rps: total('rps'),
+    p50: total('p50') / parts.length,
+    p99: Math.max(...parts.map((p) => p.p99)),
+    ok: total('ok'),
+    other: total('other'),
+    sent: total('sent'),
+  };
+}
+
 /** Warm-up, then the measured run; every request counts for the commit check, warm-up ones too. */
-async function measure(url, path, totals) {
-  const runs = warmup > 0 ? [await load(url, path, warmup)] : [];
+async function measure(target, path, totals) {
+  const urls = Array.isArray(target) ? target : [target];
+  const runs = warmup > 0 ? [await loadAll(urls, path, warmup)] : [];
   const othersCpu = othersCpuWindow(servers.map((s) => s.child.pid));
-  runs.push(await load(url, path, duration));
+  runs.push(await loadAll(urls, path, duration));
   const sample = { ...runs.at(-1), othersCpu: othersCpu() };
   for (const r of totals ? runs : []) {
     totals.ok += r.ok;
@@ -177,22 +235,33 @@ try {
   });
   servers.push(baseline);
   for (const g of gateways) {
-    const server = await startServer(
-      'node',
-      [join(g.dir, 'dist/cli/main.js'), 'run', '--config', g.configPath, '--port', '0'],
-      { env: { AGENTGATE_LOG_LEVEL: 'warn' }, pattern: /agentgate listening on (\S+)/, cpu: SERVER_CPU },
+    if (g.pg) await g.pg.create();
+    // Replicas start at the same moment, as a deploy would start them (migrations race).
+    const replicas = await Promise.all(
+      Array.from({ length: g.pg ? replicaCount : 1 }, () =>
+        startServer(
+          'node',
+          [join(g.dir, 'dist/cli/main.js'), 'run', '--config', g.configPath, '--port', '0'],
+          {
+            env: { AGENTGATE_LOG_LEVEL: 'warn' },
+            pattern: /agentgate listening on (\S+)/,
+            cpu: SERVER_CPU,
+          },
+        ),
+      ),
     );
-    servers.push(server);
-    Object.assign(g, { server, store: openStore(g.dbPath) });
+    servers.push(...replicas);
+    const store = g.pg ? await openPgStore(g.pg.url) : openStore(g.dbPath);
+    Object.assign(g, { server: replicas[0], urls: replicas.map((r) => r.url), store });
   }
 
   for (let round = 1; round <= rounds; round++) {
     // With several gateways, alternate who goes first so neither always follows the baseline.
     const order = round % 2 ? gateways : [...gateways].reverse();
     baselineSamples.push(await measure(baseline.url, '/hooks/wake'));
-    for (const g of order) g.samples.wake.push(await measure(g.server.url, '/hooks/wake', g.totals.wake));
+    for (const g of order) g.samples.wake.push(await measure(g.urls, '/hooks/wake', g.totals.wake));
     for (const g of order) {
-      g.samples.agent.push(await measure(g.server.url, '/hooks/agent', g.totals.agent));
+      g.samples.agent.push(await measure(g.urls, '/hooks/agent', g.totals.agent));
       drains.push(await waitForIdleRuns(g.store, drainTimeoutMs));
     }
     const rps = (samples) => samples.at(-1).rps.toFixed(0);
@@ -202,11 +271,12 @@ try {
   }
 
   for (const server of servers.splice(0)) await stopServer(server.child);
-  const checks = gateways.flatMap((g) => [
-    commitCheck(`wake events${g.name}`, g.store.committedWakes(), g.totals.wake),
-    commitCheck(`agent runs${g.name}`, g.store.committedAgentRuns(), g.totals.agent),
-  ]);
-  for (const g of gateways) g.store.close();
+  const checks = [];
+  for (const g of gateways) {
+    checks.push(commitCheck(`wake events${g.name}`, await g.store.committedWakes(), g.totals.wake));
+    checks.push(commitCheck(`agent runs${g.name}`, await g.store.committedAgentRuns(), g.totals.agent));
+    await g.store.close();
+  }
 
   const cpu = cpus();
   const placement = pinned
@@ -244,6 +314,8 @@ try {
   }
 } finally {
   for (const server of servers) await stopServer(server.child);
+  for (const g of gateways)
+    await g.pg?.drop().catch((error) => log(`dropping ${g.pg.url}: ${error.message}`));
   rmSync(work, { recursive: true, force: true });
 }
 process.exitCode = exitCode;

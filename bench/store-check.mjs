@@ -2,6 +2,7 @@
 // wait for its run backlog between rounds and to check, at the end, that every
 // acknowledged request was committed.
 import Database from 'better-sqlite3';
+import pg from 'pg';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -18,6 +19,38 @@ export function openStore(path) {
   };
 }
 
+/** The same reads on a PostgreSQL gateway's database. */
+export async function openPgStore(url) {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const count = async (sql) => Number((await pool.query(sql)).rows[0].n);
+  return {
+    activeRuns: () => count("SELECT count(*) AS n FROM runs WHERE status IN ('queued', 'running')"),
+    committedWakes: () => count("SELECT count(*) AS n FROM events WHERE source = 'hook:wake'"),
+    committedAgentRuns: () => count("SELECT count(*) AS n FROM runs WHERE source = 'hook:agent'"),
+    close: () => pool.end(),
+  };
+}
+
+/** A database of its own on the server of `adminUrl`, made by `create` and dropped by `drop`. */
+export function pgDatabase(adminUrl, name) {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const admin = async (sql) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    url: url.toString(),
+    create: () => admin(`CREATE DATABASE ${name}`),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
 /**
  * Waits until the gateway has executed every accepted agent run, so the backlog
  * of one round does not take CPU from the next target. Resolves to the seconds
@@ -25,7 +58,7 @@ export function openStore(path) {
  */
 export async function waitForIdleRuns(store, timeoutMs) {
   const started = performance.now();
-  while (store.activeRuns() > 0) {
+  while ((await store.activeRuns()) > 0) {
     if (performance.now() - started > timeoutMs) return null;
     await sleep(100);
   }
