@@ -33,6 +33,7 @@ import {
   type HeartbeatView,
   type IdempotencyClaim,
   type ListEventsOptions,
+  type NewEvent,
   type NewRun,
   type OutboxItem,
   type PendingEvent,
@@ -112,7 +113,15 @@ const INSERT_RUNS = `
          WITH ORDINALITY AS t(id, agent_id, session_key, main_session_key, name, message, model, thinking,
                     timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
                     delivery_status, delivery_channel, delivery_to, n)
-   ORDER BY n`;
+   ORDER BY n
+  RETURNING session_key, seq`;
+
+/** Inserts the runs, and makes each its key's head when the key has none (heads only move on completion). */
+const INSERT_RUNS_AND_HEADS = `
+  WITH inserted AS (${INSERT_RUNS})
+  INSERT INTO run_heads (session_key, seq)
+  SELECT DISTINCT ON (session_key) session_key, seq FROM inserted ORDER BY session_key, seq
+  ON CONFLICT (session_key) DO NOTHING`;
 
 function runColumns(runs: readonly NewRun[]): unknown[][] {
   const pick = <T>(f: (run: NewRun) => T) => runs.map(f);
@@ -235,41 +244,122 @@ export class PgStore implements Store {
   }
 
   private async acceptBatch(tx: Tx, batch: readonly PendingAccept[]): Promise<AcceptResult[]> {
+    // 1. Idempotency keys, in order; a key used twice in one batch replays its first use.
+    const results: (AcceptResult | undefined)[] = [];
+    const firstUse = new Map<string, number>();
+    const repeats = new Map<number, number>();
+    for (const [index, item] of batch.entries()) {
+      const claim = item.idempotency;
+      const id = claim && `${claim.scope}\u0000${claim.key}`;
+      const of = id === undefined ? undefined : firstUse.get(id);
+      if (of !== undefined) repeats.set(index, of);
+      const earlier = claim && of === undefined ? await this.claimKey(tx, claim) : undefined;
+      if (id !== undefined && of === undefined && !earlier) firstUse.set(id, index);
+      results.push(earlier);
+    }
+    const fresh = batch.map((_, i) => results[i] === undefined && !repeats.has(i));
+
+    // 2. Wakes: one lock and one read per session for the whole batch, coalescing decided here.
+    const newest = await this.newestPending(
+      tx,
+      batch.flatMap((item, i) =>
+        fresh[i] ? item.actions.flatMap((a) => (a.kind === 'wake' ? [a.event.sessionKey] : [])) : [],
+      ),
+    );
+    const events: NewEvent[] = [];
     const runs: NewRun[] = [];
-    const results: AcceptResult[] = [];
-    for (const item of batch) {
-      const { idempotency } = item;
-      if (idempotency) {
-        const earlier = await this.claimKey(tx, idempotency);
-        if (earlier) {
-          results.push(earlier);
-          continue;
-        }
-      }
-      const committed: Committed[] = [];
-      for (const action of item.actions) {
+    const answered: { claim: IdempotencyClaim; answer: StoredAnswer }[] = [];
+    for (const [i, item] of batch.entries()) {
+      if (!fresh[i]) continue;
+      const committed = item.actions.map((action): Committed => {
         if (action.kind === 'agent') {
           runs.push(action.run);
-          committed.push({ kind: 'agent', runId: action.run.id });
-          continue;
+          return { kind: 'agent', runId: action.run.id };
         }
-        committed.push(await this.acceptWake(tx, action.event));
-      }
+        const { event } = action;
+        const last = newest.get(event.sessionKey);
+        if (last && last.text === event.text) return { kind: 'wake', eventId: last.id, outcome: 'coalesced' };
+        events.push(event);
+        newest.set(event.sessionKey, { id: event.id, text: event.text });
+        return { kind: 'wake', eventId: event.id, outcome: 'queued' };
+      });
       const answer = item.render(committed);
-      if (idempotency) {
-        await tx.query('UPDATE idempotency SET status = $1, body = $2 WHERE scope = $3 AND key = $4', [
-          answer.status,
-          answer.body,
-          idempotency.scope,
-          idempotency.key,
-        ]);
-      }
-      results.push({ kind: 'committed', committed, answer });
+      results[i] = { kind: 'committed', committed, answer };
+      if (item.idempotency) answered.push({ claim: item.idempotency, answer });
     }
-    if (runs.length > 0) await tx.query(INSERT_RUNS, runColumns(runs));
-    // One NOTIFY per batch, delivered to every replica's listener at commit.
-    if (runs.length > 0) await tx.query(`SELECT pg_notify('${WORK_CHANNEL}', '')`);
-    return results;
+    for (const [index, of] of repeats) {
+      const first = results[of] as AcceptResult;
+      const same = batch[index]?.idempotency?.bodyHash === batch[of]?.idempotency?.bodyHash;
+      results[index] =
+        same && first.kind !== 'conflict' ? { kind: 'replay', answer: first.answer } : { kind: 'conflict' };
+    }
+
+    // 3. The writes: a statement each, whatever the batch size.
+    if (answered.length > 0) {
+      await tx.query(
+        `UPDATE idempotency i SET status = u.status, body = u.body
+           FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS u(scope, key, status, body)
+          WHERE i.scope = u.scope AND i.key = u.key`,
+        [
+          answered.map((a) => a.claim.scope),
+          answered.map((a) => a.claim.key),
+          answered.map((a) => a.answer.status),
+          answered.map((a) => a.answer.body),
+        ],
+      );
+    }
+    if (events.length > 0) {
+      await tx.query(
+        `INSERT INTO events (id, session_key, ts, text, source, wake_mode)
+         SELECT id, session_key, ts, text, source, wake_mode
+           FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[])
+                WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, n)
+          ORDER BY n`,
+        [
+          events.map((e) => e.id),
+          events.map((e) => e.sessionKey),
+          events.map((e) => e.ts),
+          events.map((e) => e.text),
+          events.map((e) => e.source),
+          events.map((e) => e.wakeMode),
+        ],
+      );
+    }
+    if (runs.length > 0) {
+      // The keys' locks order this insert against completions (which move the heads), and
+      // the one NOTIFY of the batch reaches every replica's listener at commit.
+      await tx.query(
+        `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))), pg_notify('${WORK_CHANNEL}', '')
+           FROM unnest($1::text[]) AS k`,
+        [[...new Set(runs.map((r) => r.sessionKey))].sort()],
+      );
+      await tx.query(INSERT_RUNS_AND_HEADS, runColumns(runs));
+    }
+    return results as AcceptResult[];
+  }
+
+  /**
+   * The newest pending event of each session, read under the sessions' locks
+   * (taken in sorted order), so coalescing sees every replica's wakes.
+   */
+  private async newestPending(
+    tx: Tx,
+    sessionKeys: string[],
+  ): Promise<Map<string, { id: string; text: string }>> {
+    const newest = new Map<string, { id: string; text: string }>();
+    if (sessionKeys.length === 0) return newest;
+    const keys = [...new Set(sessionKeys)].sort();
+    await tx.query(
+      'SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest($1::text[]) AS k',
+      [keys],
+    );
+    const { rows } = await tx.query<{ session_key: string; id: string; text: string }>(
+      `SELECT DISTINCT ON (session_key) session_key, id, text FROM events
+        WHERE session_key = ANY($1::text[]) AND status = 'pending' ORDER BY session_key, seq DESC`,
+      [keys],
+    );
+    for (const row of rows) newest.set(row.session_key, { id: row.id, text: row.text });
+    return newest;
   }
 
   /** Takes the idempotency key for this accept, or answers what its earlier use answered. */
@@ -294,24 +384,6 @@ export class PgStore implements Store {
     return earlier.body_hash === claim.bodyHash
       ? { kind: 'replay', answer: { status: earlier.status, body: earlier.body } }
       : { kind: 'conflict' };
-  }
-
-  /** Coalesces with the session's newest pending event when the text is the same. */
-  private async acceptWake(tx: Tx, event: Extract<Action, { kind: 'wake' }>['event']): Promise<Committed> {
-    // Serialises wakes of one session across replicas, so coalescing sees them all.
-    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [event.sessionKey]);
-    const { rows } = await tx.query<{ id: string; text: string }>(
-      `SELECT id, text FROM events WHERE session_key = $1 AND status = 'pending' ORDER BY seq DESC LIMIT 1`,
-      [event.sessionKey],
-    );
-    const newest = rows[0];
-    if (newest && newest.text === event.text)
-      return { kind: 'wake', eventId: newest.id, outcome: 'coalesced' };
-    await tx.query(
-      'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES ($1, $2, $3, $4, $5, $6)',
-      [event.id, event.sessionKey, event.ts, event.text, event.source, event.wakeMode],
-    );
-    return { kind: 'wake', eventId: event.id, outcome: 'queued' };
   }
 
   async getRun(runId: string): Promise<RunView | undefined> {

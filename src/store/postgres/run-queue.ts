@@ -5,9 +5,10 @@
  * claiming at the same moment never wait on each other nor take the same run.
  * A run is runnable when it is queued, or running with an expired lease (its
  * replica died: expiry, not a pid check, is what hands it to another), and it
- * is its session key's oldest unfinished run with no other run of the key
- * running — so runs sharing a key execute one at a time and in order, even when
- * two replicas accepted them at the same moment. Every write is fenced by the
+ * is its session key's head (run_heads: the oldest unfinished run of the key) —
+ * so runs sharing a key execute one at a time and in order. Accepts and
+ * completions of a key hold the key's advisory lock, so two replicas never
+ * disagree about a key's head. Every write is fenced by the
  * lease owner, so a replica that lost its lease can never record a result.
  */
 import type pg from 'pg';
@@ -60,16 +61,16 @@ const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
   attempts: row.attempts,
 });
 
+/**
+ * The runnable heads, oldest first: a head is its key's oldest unfinished run
+ * (run_heads), so a hot key with thousands queued costs one row.
+ */
 const CLAIM = `
   WITH runnable AS (
-    SELECT r.seq FROM runs r
-     WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < $2))
-       AND NOT EXISTS (
-         SELECT 1 FROM runs o
-          WHERE o.session_key = r.session_key AND o.status IN ('queued', 'running') AND o.seq <> r.seq
-            AND (o.seq < r.seq OR (o.status = 'running' AND o.lease_until >= $2)))
-     ORDER BY r.seq LIMIT $4
-     FOR UPDATE SKIP LOCKED)
+    SELECT r.seq FROM run_heads h JOIN runs r ON r.seq = h.seq
+     WHERE r.status = 'queued' OR (r.status = 'running' AND r.lease_until < $2)
+     ORDER BY h.seq LIMIT $4
+     FOR UPDATE OF r SKIP LOCKED)
   UPDATE runs SET status = 'running', lease_owner = $1, lease_until = $3,
                   started_at = COALESCE(runs.started_at, $2), attempts = runs.attempts + 1
     FROM runnable WHERE runs.seq = runnable.seq
@@ -139,6 +140,17 @@ export class PgRunQueue implements RunQueueStore {
         ],
       );
       if (changed.rowCount !== 1) return false;
+      // This run was its key's head: the next one moves up. The key's lock orders this
+      // against an accept of the same key on another replica, so no run is left headless.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [c.sessionKey]);
+      await tx.query('DELETE FROM run_heads WHERE session_key = $1', [c.sessionKey]);
+      await tx.query(
+        `INSERT INTO run_heads (session_key, seq)
+           SELECT session_key, seq FROM runs
+            WHERE session_key = $1 AND status IN ('queued', 'running') ORDER BY seq LIMIT 1
+         ON CONFLICT (session_key) DO NOTHING`,
+        [c.sessionKey],
+      );
       await appendTranscriptInTx(tx, c.sessionKey, c.transcript, c.runId, c.finishedAt);
       await insertEventInTx(tx, c.summary);
       if (delivery.status === 'pending' && c.reply !== null) {
