@@ -135,7 +135,7 @@ export async function startGateway(
   const host = options.bind ?? config.gateway.bind;
   let closing: Promise<void> | undefined;
   const closeApp = () => {
-    closing ??= app.close();
+    closing ??= closeServer(app);
     return closing;
   };
   await services.start({
@@ -206,4 +206,23 @@ async function reloadHooks(
   await ingress.reload({ ...current, hooks: { ...next.hooks, path, enabled } }, log);
   for (const warning of warnings) log.warn(`config: ${warning}`);
   log.info('config reloaded: hooks section applied');
+}
+
+/** How often a closing server looks for connections that have just gone idle. */
+const IDLE_SWEEP_MS = 50;
+
+/**
+ * Stops accepting and waits for the requests in flight. Closing drops the
+ * connections idle at that moment only; a kept-alive connection whose request
+ * was still in flight would go idle afterwards and hold the close until its
+ * keep-alive timeout (72 s). Sweeping idle connections until the close
+ * completes ends each one as soon as its last answer is out.
+ */
+async function closeServer(app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+  }
 }
