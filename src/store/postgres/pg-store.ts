@@ -155,6 +155,8 @@ export class PgStore implements Store {
   private pending: PendingAccept[] = [];
   private inFlight = new Set<Promise<void>>();
   private closed = false;
+  private flushing = false;
+  private flushScheduled = false;
   private readonly sessions: PgSessions;
   private readonly runQueue: PgRunQueue;
   private readonly outbox: PgOutbox;
@@ -201,8 +203,28 @@ export class PgStore implements Store {
   ): Promise<AcceptResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('the store is closed')));
     return new Promise((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(() => this.track(this.flush()));
       this.pending.push({ actions, render, idempotency, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /**
+   * One batch in flight at a time: accepts arriving while a transaction is open
+   * wait and go together in the next one. Parallel small transactions would
+   * only queue on the same session locks and cost a commit each.
+   */
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.flushing || this.pending.length === 0) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushing = true;
+      this.track(
+        this.flush().finally(() => {
+          this.flushing = false;
+          this.scheduleFlush();
+        }),
+      );
     });
   }
 
@@ -566,8 +588,12 @@ export class PgStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.listener.close();
-    if (this.pending.length > 0) this.track(this.flush());
-    await Promise.allSettled([...this.inFlight]);
+    // Accepts already taken are committed (or refused) before the pool goes.
+    while (this.pending.length > 0 || this.inFlight.size > 0 || this.flushScheduled) {
+      if (!this.flushing && !this.flushScheduled && this.pending.length > 0) this.scheduleFlush();
+      await Promise.allSettled([...this.inFlight]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     await this.pool.end();
   }
 }
