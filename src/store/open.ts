@@ -6,12 +6,19 @@ import type { Store } from './types.js';
 export class StoreConfigError extends Error {}
 
 /**
- * Opens the configured engine. PostgreSQL connects and migrates in the
- * background: its first call fails with an error naming `store.url` when the
- * database cannot be reached (the CLI then exits 1).
+ * Opens the configured engine, ready for use. PostgreSQL connects and migrates
+ * first: a database that cannot be reached fails here with an error naming
+ * `store.url`, before the gateway listens (the CLI then exits 1).
  */
-export function openStore(config: ResolvedStore): Store {
+export async function openStore(config: ResolvedStore): Promise<Store> {
   if (config.driver === 'sqlite')
     return new SqliteStore({ path: config.path, synchronous: config.synchronous });
-  return new PgStore({ url: config.url, poolMax: config.poolMax });
+  const store = new PgStore({ url: config.url, poolMax: config.poolMax });
+  try {
+    await store.ready;
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+  return store;
 }

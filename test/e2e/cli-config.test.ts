@@ -163,6 +163,19 @@ describe('agentgate run with an invalid config', () => {
     expect(existsSync(join(dir, 'state'))).toBe(false);
   });
 
+  it('exits 1 before listening when the PostgreSQL store cannot be reached, naming store.url', async () => {
+    const file = writeConfigIn(dir, {
+      store: { driver: 'postgres', url: 'postgres://agent:secret-pw@127.0.0.1:1/agentgate' },
+    });
+    const result = await runCli(['run', '--config', file, '--port', '0'], isolated, 15_000);
+    expect(result.code).toBe(1);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/listening/);
+    expect(result.stderr).toMatch(
+      /store\.url: cannot connect to PostgreSQL at postgres:\/\/agent:\*\*\*@127\.0\.0\.1:1/,
+    );
+    expect(`${result.stdout}${result.stderr}`).not.toContain('secret-pw');
+  });
+
   type Refusal = [string, (folder: string) => Record<string, unknown>, string];
   const refusals: Refusal[] = [
     [
