@@ -21,6 +21,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { iso, type RunRow, toRunView } from '../rows.js';
 import {
   type AcceptResult,
   type Action,
@@ -68,27 +69,8 @@ interface PendingAccept {
   reject: (error: unknown) => void;
 }
 
-interface RunRow {
-  id: string;
-  status: RunView['status'];
-  agent_id: string;
-  session_key: string;
-  model: string | null;
-  created_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-  reply: string | null;
-  error: string | null;
-  delivery_status: RunView['delivery']['status'];
-  delivery_channel: string | null;
-  delivery_to: string | null;
-  delivery_reason: string | null;
-}
-
 /** Finished outbox rows live this long past the idempotency window (24 h): a week in all. */
 const FINISHED_DELIVERY_EXTRA_MS = 6 * 24 * 3600_000;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The URL without its password, for messages. */
 export function redactUrl(url: string): string {
@@ -418,24 +400,7 @@ export class PgStore implements Store {
       [runId],
     );
     if (!row) return undefined;
-    return {
-      runId: row.id,
-      status: row.status,
-      agentId: row.agent_id,
-      sessionKey: row.session_key,
-      model: row.model,
-      createdAt: iso(row.created_at) as string,
-      startedAt: iso(row.started_at),
-      finishedAt: iso(row.finished_at),
-      reply: row.reply,
-      error: row.error,
-      delivery: {
-        status: row.delivery_status,
-        channel: row.delivery_channel,
-        to: row.delivery_to,
-        reason: row.delivery_reason,
-      },
-    };
+    return toRunView(row);
   }
 
   async listEvents(sessionKey: string, options: ListEventsOptions): Promise<EventView[] | undefined> {

@@ -4,8 +4,8 @@
  * caller's transaction, so a run's result, its turn and its summary commit together.
  */
 import type pg from 'pg';
+import { type HeartbeatRow, toHeartbeatView } from '../rows.js';
 import type {
-  DeliveryRecord,
   DeliveryRoute,
   HeartbeatRecord,
   HeartbeatView,
@@ -17,20 +17,6 @@ import type {
 } from '../types.js';
 import { inTransaction, read, type Tx } from './db.js';
 import { enqueueDeliveryInTx } from './outbox.js';
-
-interface HeartbeatRow {
-  id: string;
-  started_at: number;
-  finished_at: number;
-  status: 'succeeded' | 'failed';
-  event_count: number;
-  reply: string | null;
-  error: string | null;
-  delivery_status: DeliveryRecord['status'];
-  delivery_channel: string | null;
-  delivery_to: string | null;
-  delivery_reason: string | null;
-}
 
 export async function appendTranscriptInTx(
   tx: Tx,
@@ -170,21 +156,7 @@ export class PgSessions implements SessionStore {
       `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = $1 ORDER BY seq DESC LIMIT $2) h ORDER BY seq`,
       [sessionKey, limit],
     );
-    return rows.map((row) => ({
-      id: row.id,
-      startedAt: new Date(row.started_at).toISOString(),
-      finishedAt: new Date(row.finished_at).toISOString(),
-      status: row.status,
-      eventCount: row.event_count,
-      reply: row.reply,
-      error: row.error,
-      delivery: {
-        status: row.delivery_status,
-        channel: row.delivery_channel,
-        to: row.delivery_to,
-        reason: row.delivery_reason,
-      },
-    }));
+    return rows.map(toHeartbeatView);
   }
 
   async acquireHeartbeatLease(

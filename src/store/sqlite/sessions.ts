@@ -3,8 +3,8 @@
  * last delivery route of each main session.
  */
 import type Database from 'better-sqlite3';
+import { type HeartbeatRow, toHeartbeatView } from '../rows.js';
 import type {
-  DeliveryRecord,
   DeliveryRoute,
   HeartbeatRecord,
   HeartbeatView,
@@ -16,20 +16,6 @@ import type {
 } from '../types.js';
 import type { NewOutboxItem } from './outbox.js';
 import type { SqliteRoutes } from './routes.js';
-
-interface HeartbeatRow {
-  id: string;
-  started_at: number;
-  finished_at: number;
-  status: 'succeeded' | 'failed';
-  event_count: number;
-  reply: string | null;
-  error: string | null;
-  delivery_status: DeliveryRecord['status'];
-  delivery_channel: string | null;
-  delivery_to: string | null;
-  delivery_reason: string | null;
-}
 
 export class SqliteSessions implements SessionStore {
   private readonly s;
@@ -152,21 +138,7 @@ export class SqliteSessions implements SessionStore {
   }
 
   async listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
-    return this.s.heartbeats.all(sessionKey, limit).map((row) => ({
-      id: row.id,
-      startedAt: new Date(row.started_at).toISOString(),
-      finishedAt: new Date(row.finished_at).toISOString(),
-      status: row.status,
-      eventCount: row.event_count,
-      reply: row.reply,
-      error: row.error,
-      delivery: {
-        status: row.delivery_status,
-        channel: row.delivery_channel,
-        to: row.delivery_to,
-        reason: row.delivery_reason,
-      },
-    }));
+    return this.s.heartbeats.all(sessionKey, limit).map(toHeartbeatView);
   }
 
   /** One process owns a SQLite file, and its scheduler already runs one heartbeat per session. */

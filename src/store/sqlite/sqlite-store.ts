@@ -19,6 +19,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { iso, type RunRow, toRunView } from '../rows.js';
 import {
   type AcceptResult,
   type Action,
@@ -61,23 +62,6 @@ interface PendingAccept {
   reject: (error: unknown) => void;
 }
 
-interface RunRow {
-  id: string;
-  status: RunView['status'];
-  agent_id: string;
-  session_key: string;
-  model: string | null;
-  created_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-  reply: string | null;
-  error: string | null;
-  delivery_status: RunView['delivery']['status'];
-  delivery_channel: string | null;
-  delivery_to: string | null;
-  delivery_reason: string | null;
-}
-
 interface EventRow {
   seq: number;
   id: string;
@@ -89,8 +73,6 @@ interface EventRow {
 
 /** WAL size (pages) that triggers a checkpoint; see the header comment. */
 const CHECKPOINT_PAGES = 10_000;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -301,24 +283,7 @@ export class SqliteStore implements Store {
   async getRun(runId: string): Promise<RunView | undefined> {
     const row = this.statements.getRun.get(runId);
     if (!row) return undefined;
-    return {
-      runId: row.id,
-      status: row.status,
-      agentId: row.agent_id,
-      sessionKey: row.session_key,
-      model: row.model,
-      createdAt: iso(row.created_at) as string,
-      startedAt: iso(row.started_at),
-      finishedAt: iso(row.finished_at),
-      reply: row.reply,
-      error: row.error,
-      delivery: {
-        status: row.delivery_status,
-        channel: row.delivery_channel,
-        to: row.delivery_to,
-        reason: row.delivery_reason,
-      },
-    };
+    return toRunView(row);
   }
 
   async listEvents(sessionKey: string, options: ListEventsOptions): Promise<EventView[] | undefined> {

@@ -1,0 +1,77 @@
+/**
+ * Rows as both engines store them (the same column names on SQLite and
+ * PostgreSQL, times as epoch ms) and how they read back as the API's views.
+ */
+import type { DeliveryRecord, HeartbeatView, RunView } from './types.js';
+
+export interface DeliveryColumns {
+  delivery_status: DeliveryRecord['status'];
+  delivery_channel: string | null;
+  delivery_to: string | null;
+  delivery_reason: string | null;
+}
+
+export interface RunRow extends DeliveryColumns {
+  id: string;
+  status: RunView['status'];
+  agent_id: string;
+  session_key: string;
+  model: string | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  reply: string | null;
+  error: string | null;
+}
+
+export interface HeartbeatRow extends DeliveryColumns {
+  id: string;
+  started_at: number;
+  finished_at: number;
+  status: 'succeeded' | 'failed';
+  event_count: number;
+  reply: string | null;
+  error: string | null;
+}
+
+/** The columns `toRunView` reads, for a SELECT list. */
+export const RUN_VIEW_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
+                delivery_status, delivery_channel, delivery_to, delivery_reason`;
+
+export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+const deliveryOf = (row: DeliveryColumns): DeliveryRecord => ({
+  status: row.delivery_status,
+  channel: row.delivery_channel,
+  to: row.delivery_to,
+  reason: row.delivery_reason,
+});
+
+export function toRunView(row: RunRow): RunView {
+  return {
+    runId: row.id,
+    status: row.status,
+    agentId: row.agent_id,
+    sessionKey: row.session_key,
+    model: row.model,
+    createdAt: iso(row.created_at) as string,
+    startedAt: iso(row.started_at),
+    finishedAt: iso(row.finished_at),
+    reply: row.reply,
+    error: row.error,
+    delivery: deliveryOf(row),
+  };
+}
+
+export function toHeartbeatView(row: HeartbeatRow): HeartbeatView {
+  return {
+    id: row.id,
+    startedAt: iso(row.started_at) as string,
+    finishedAt: iso(row.finished_at) as string,
+    status: row.status,
+    eventCount: row.event_count,
+    reply: row.reply,
+    error: row.error,
+    delivery: deliveryOf(row),
+  };
+}
