@@ -2,7 +2,7 @@
  * Rows as both engines store them (the same column names on SQLite and
  * PostgreSQL, times as epoch ms) and how they read back as the API's views.
  */
-import type { DeliveryRecord, HeartbeatView, RunView } from './types.js';
+import type { DeliveryRecord, HeartbeatView, OutboxItem, RunView } from './types.js';
 
 export interface DeliveryColumns {
   delivery_status: DeliveryRecord['status'];
@@ -73,5 +73,50 @@ export function toHeartbeatView(row: HeartbeatRow): HeartbeatView {
     reply: row.reply,
     error: row.error,
     delivery: deliveryOf(row),
+  };
+}
+
+/** A delivery outbox row; PostgreSQL also selects `seq`, which the item does not carry. */
+export interface OutboxRow {
+  id: string;
+  kind: 'run' | 'heartbeat';
+  ref_id: string;
+  main_session_key: string;
+  channel: string;
+  recipient: string | null;
+  text: string;
+  resolved_channel: string | null;
+  resolved_to: string | null;
+  parts_sent: number;
+  attempts: number;
+  next_attempt_at: number;
+}
+
+/** A reply to put in the outbox, written inside the transaction that produced it. */
+export interface NewOutboxItem {
+  kind: 'run' | 'heartbeat';
+  refId: string;
+  mainSessionKey: string;
+  channel: string;
+  to: string | null;
+  text: string;
+}
+
+export function toOutboxItem(row: OutboxRow): OutboxItem {
+  return {
+    id: row.id,
+    kind: row.kind,
+    refId: row.ref_id,
+    mainSessionKey: row.main_session_key,
+    channel: row.channel,
+    to: row.recipient,
+    text: row.text,
+    resolved:
+      row.resolved_channel !== null && row.resolved_to !== null
+        ? { channel: row.resolved_channel, to: row.resolved_to }
+        : null,
+    partsSent: row.parts_sent,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
   };
 }

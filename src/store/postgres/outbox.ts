@@ -8,34 +8,12 @@
  */
 import type pg from 'pg';
 import { uuidv7 } from '../../util/ids.js';
+import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
 import type { DeliveryOutboxStore, DeliveryRecord, DeliveryRoute, OutboxItem } from '../types.js';
 import { inTransaction, read, type Tx } from './db.js';
 import { writeRouteInTx } from './sessions.js';
 
-interface OutboxRow {
-  seq: number;
-  id: string;
-  kind: 'run' | 'heartbeat';
-  ref_id: string;
-  main_session_key: string;
-  channel: string;
-  recipient: string | null;
-  text: string;
-  resolved_channel: string | null;
-  resolved_to: string | null;
-  parts_sent: number;
-  attempts: number;
-  next_attempt_at: number;
-}
-
-export interface NewOutboxItem {
-  kind: 'run' | 'heartbeat';
-  refId: string;
-  mainSessionKey: string;
-  channel: string;
-  to: string | null;
-  text: string;
-}
+export type { NewOutboxItem };
 
 export async function enqueueDeliveryInTx(tx: Tx, item: NewOutboxItem, now: number): Promise<void> {
   await tx.query(
@@ -59,7 +37,7 @@ export class PgOutbox implements DeliveryOutboxStore {
 
   async deliveryHeads(limit: number): Promise<OutboxItem[]> {
     const now = this.options.clock();
-    const rows = await read<OutboxRow>(
+    const rows = await read<OutboxRow & { seq: number }>(
       this.pool,
       `WITH heads AS (
          SELECT d.seq FROM deliveries d
@@ -77,22 +55,7 @@ export class PgOutbox implements DeliveryOutboxStore {
       [this.options.owner, now, now + this.options.leaseMs, limit, this.options.leaseMs],
     );
     rows.sort((a, b) => a.seq - b.seq);
-    return rows.map((row) => ({
-      id: row.id,
-      kind: row.kind,
-      refId: row.ref_id,
-      mainSessionKey: row.main_session_key,
-      channel: row.channel,
-      to: row.recipient,
-      text: row.text,
-      resolved:
-        row.resolved_channel !== null && row.resolved_to !== null
-          ? { channel: row.resolved_channel, to: row.resolved_to }
-          : null,
-      partsSent: row.parts_sent,
-      attempts: row.attempts,
-      nextAttemptAt: row.next_attempt_at,
-    }));
+    return rows.map(toOutboxItem);
   }
 
   async resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void> {

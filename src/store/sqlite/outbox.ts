@@ -6,31 +6,10 @@
  */
 import type Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
+import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
 import type { DeliveryOutboxStore, DeliveryRecord, DeliveryRoute, OutboxItem } from '../types.js';
 
-interface OutboxRow {
-  id: string;
-  kind: 'run' | 'heartbeat';
-  ref_id: string;
-  main_session_key: string;
-  channel: string;
-  recipient: string | null;
-  text: string;
-  resolved_channel: string | null;
-  resolved_to: string | null;
-  parts_sent: number;
-  attempts: number;
-  next_attempt_at: number;
-}
-
-export interface NewOutboxItem {
-  kind: 'run' | 'heartbeat';
-  refId: string;
-  mainSessionKey: string;
-  channel: string;
-  to: string | null;
-  text: string;
-}
+export type { NewOutboxItem };
 
 export class SqliteOutbox implements DeliveryOutboxStore {
   private readonly s;
@@ -89,22 +68,7 @@ export class SqliteOutbox implements DeliveryOutboxStore {
   }
 
   async deliveryHeads(limit: number): Promise<OutboxItem[]> {
-    return this.s.heads.all(limit).map((row) => ({
-      id: row.id,
-      kind: row.kind,
-      refId: row.ref_id,
-      mainSessionKey: row.main_session_key,
-      channel: row.channel,
-      to: row.recipient,
-      text: row.text,
-      resolved:
-        row.resolved_channel !== null && row.resolved_to !== null
-          ? { channel: row.resolved_channel, to: row.resolved_to }
-          : null,
-      partsSent: row.parts_sent,
-      attempts: row.attempts,
-      nextAttemptAt: row.next_attempt_at,
-    }));
+    return this.s.heads.all(limit).map(toOutboxItem);
   }
 
   async resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void> {
