@@ -358,8 +358,11 @@ export class PgStore implements Store {
       [keys],
     );
     const { rows } = await tx.query<{ session_key: string; id: string; text: string }>(
-      `SELECT DISTINCT ON (session_key) session_key, id, text FROM events
-        WHERE session_key = ANY($1::text[]) AND status = 'pending' ORDER BY session_key, seq DESC`,
+      // LATERAL … LIMIT 1 reads one index entry per session; DISTINCT ON would read
+      // every pending event of the session (no skip scan), which grows with the backlog.
+      `SELECT k AS session_key, e.id, e.text FROM unnest($1::text[]) AS k,
+         LATERAL (SELECT id, text FROM events WHERE session_key = k AND status = 'pending'
+                   ORDER BY seq DESC LIMIT 1) AS e`,
       [keys],
     );
     for (const row of rows) newest.set(row.session_key, { id: row.id, text: row.text });
