@@ -59,6 +59,8 @@ export interface AuthLimiter {
   fail(address: string): FailOutcome;
   /** A success outside a lockout: forget the address's failures. */
   succeed(address: string): void;
+  /** Housekeeping, every minute. */
+  sweep(): void;
 }
 
 const NOT_LOCKED: LockState = Object.freeze({ locked: false });
@@ -69,7 +71,7 @@ export class AuthFailureLimiter implements AuthLimiter {
   /** Lock end per locked address; earliest end first. */
   private readonly locked = new Map<string, number>();
   private lastOverflowReport = Number.NEGATIVE_INFINITY;
-  private readonly options: LimiterOptions;
+  readonly options: LimiterOptions;
 
   constructor(
     options: Partial<LimiterOptions> = {},
@@ -127,11 +129,25 @@ export class AuthFailureLimiter implements AuthLimiter {
     return 'overflow';
   }
 
-  succeed(address: string): void {
+  /** Returns true when the address had failures to forget. */
+  succeed(address: string): boolean {
     // Nothing to forget for most requests: skip even computing the key.
-    if (this.counting.size === 0) return;
+    if (this.counting.size === 0) return false;
     // A locked address is not in `counting`, so this never ends a lockout early.
-    this.counting.delete(addressKey(address));
+    return this.counting.delete(addressKey(address));
+  }
+
+  /**
+   * Takes on a lock another replica started (by address key), unless one as long
+   * is already in force. Subject to the same bound as locks started here.
+   */
+  lockKey(key: string, until: number): void {
+    const now = this.clock();
+    if (until <= now || (this.locked.get(key) ?? 0) >= until) return;
+    this.shedEndedLocks(now);
+    if (!this.locked.has(key) && this.locked.size >= this.options.maxLocked) return;
+    this.counting.delete(key);
+    this.locked.set(key, until);
   }
 
   /** Drops entries with nothing left to remember (housekeeping; the bounds hold without it). */

@@ -7,7 +7,7 @@
  * and handed to `onPush`; the answer is 204 once that resolved.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthFailureLimiter } from '../auth/auth-limiter.js';
+import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { refuseIfLockedOut } from '../auth/guards.js';
 import { HttpError } from '../http/errors.js';
 import type { Logger } from '../log.js';
@@ -20,7 +20,7 @@ export interface PushRoutesOptions {
   path: string;
   pushTokenIsValid: (token: string | undefined) => boolean;
   oidc?: OidcVerifier;
-  limiter: AuthFailureLimiter;
+  limiter: AuthLimiter;
   log: Logger;
   onPush: (envelope: Envelope) => Promise<void>;
 }

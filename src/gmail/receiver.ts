@@ -8,7 +8,7 @@
  * Pushes are handled one at a time. The HTTP side lives in push-server.ts and
  * push-routes.ts; this file keeps the mailbox in step.
  */
-import { AuthFailureLimiter } from '../auth/auth-limiter.js';
+import { AuthFailureLimiter, type AuthLimiter } from '../auth/auth-limiter.js';
 import { tokenMatcher } from '../auth/token.js';
 import type { Logger } from '../log.js';
 import type { Envelope } from './envelope.js';
@@ -39,7 +39,7 @@ export interface GmailReceiverOptions {
   /** Also require Google's OIDC token on each push (hooks.gmail.oidc). */
   oidc?: OidcVerifier;
   /** The §4 lockout; a wrong push or OIDC token counts toward it. */
-  limiter?: AuthFailureLimiter;
+  limiter?: AuthLimiter;
   log: Logger;
 }
 

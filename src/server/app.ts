@@ -9,7 +9,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import type { AuthFailureLimiter } from '../auth/auth-limiter.js';
+import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { rejectQueryToken } from '../auth/guards.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { type ErrorCode, HttpError } from '../http/errors.js';
@@ -23,7 +23,7 @@ import { sendClosingAnswer } from './closing-answer.js';
 export interface AppDeps {
   config: ResolvedConfig;
   store: Store;
-  limiter: AuthFailureLimiter;
+  limiter: AuthLimiter;
   log: Logger;
   ingress: HookIngress;
   onCommitted?: IngressDeps['onCommitted'];

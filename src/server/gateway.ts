@@ -8,7 +8,8 @@ import { ModelRouter } from '../agents/models.js';
 import { newOwnerId } from '../agents/owner.js';
 import type { RetryPolicy } from '../agents/turn.js';
 import { RunWorker } from '../agents/worker.js';
-import { AuthFailureLimiter } from '../auth/auth-limiter.js';
+import { AuthFailureLimiter, type AuthLimiter } from '../auth/auth-limiter.js';
+import { SharedLockout } from '../auth/shared-lockout.js';
 import { DeliveryEngine } from '../channels/delivery.js';
 import { createChannelAdapters } from '../channels/index.js';
 import { watchConfigFile } from '../config/reload.js';
@@ -80,7 +81,11 @@ export async function startGateway(
     () => openStore(config.store),
     (opened) => opened.close(),
   );
-  const limiter = new AuthFailureLimiter();
+  const limiter = await services.open(
+    'auth lockout',
+    () => openLimiter(store, log),
+    (opened) => opened.stop?.(),
+  );
   const workers = options.workers ?? true;
   const models = new ModelRouter(config);
   const delivery = new DeliveryEngine(store, createChannelAdapters(config.channels), config.channels, log, {
@@ -180,6 +185,18 @@ export async function startGateway(
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const stop = () => services.stop(options.stopGraceMs ?? 8000);
   return { url: `http://${urlHost}:${port}`, host, port, app, store, services, stop };
+}
+
+/**
+ * The auth-failure lockout: in memory on SQLite (one process per file), counted
+ * across replicas where the store shares a ledger (PostgreSQL).
+ */
+async function openLimiter(store: Store, log: Logger): Promise<AuthLimiter & { stop?: () => Promise<void> }> {
+  const local = new AuthFailureLimiter();
+  if (!store.lockouts) return local;
+  const shared = new SharedLockout(local, store.lockouts, log);
+  await shared.start();
+  return shared;
 }
 
 /**

@@ -252,6 +252,37 @@ export interface DeliveryOutboxStore {
   finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void>;
 }
 
+/** When an address is locked out (CONTRACT §4): `maxFailures` within `windowMs` lock it for `lockoutMs`. */
+export interface LockoutPolicy {
+  maxFailures: number;
+  windowMs: number;
+  lockoutMs: number;
+}
+
+/** A lockout in force: the address key (IPv6 by /64) and when it ends (ms since the epoch). */
+export interface AddressLock {
+  key: string;
+  until: number;
+}
+
+/**
+ * Auth failures counted across replicas (CONTRACT §11). Only engines shared by
+ * several processes have one (PostgreSQL); a SQLite file has one process, whose
+ * in-memory count is the whole count.
+ */
+export interface LockoutLedger {
+  /** Counts these failures; a lock that begins is announced to every replica (`watchLocks`). */
+  recordFailures(failures: readonly { key: string; at: number }[], policy: LockoutPolicy): Promise<void>;
+  /** Forgets an address's failures unless it is locked (a success outside a lockout). */
+  reset(key: string, now: number): Promise<void>;
+  /** The locks in force at `now`, for a replica that starts or missed announcements. */
+  activeLocks(now: number): Promise<AddressLock[]>;
+  /** Calls `listener` with each lock any replica starts; with undefined when some may have been missed. */
+  watchLocks(listener: (lock: AddressLock | undefined) => void): () => void;
+  /** Drops rows with nothing left to remember; returns how many. */
+  prune(now: number, windowMs: number): Promise<number>;
+}
+
 export interface Store extends RunQueueStore, SessionStore, DeliveryOutboxStore {
   accept(
     actions: Action[],
@@ -269,6 +300,8 @@ export interface Store extends RunQueueStore, SessionStore, DeliveryOutboxStore 
    * (PostgreSQL: LISTEN/NOTIFY). Absent on engines with one process per store.
    */
   watchWork?(listener: () => void): () => void;
+  /** The auth-failure count shared by replicas; absent on engines with one process per store. */
+  readonly lockouts?: LockoutLedger;
   close(): Promise<void>;
 }
 

@@ -46,6 +46,7 @@ import {
   type TranscriptEntry,
 } from '../types.js';
 import { createPool, inTransaction, type PoolSettings, read, type Tx } from './db.js';
+import { PgLockoutLedger } from './lockout-ledger.js';
 import { migrate } from './migrations.js';
 import { PgOutbox } from './outbox.js';
 import { PgRunQueue } from './run-queue.js';
@@ -143,12 +144,14 @@ export class PgStore implements Store {
   private readonly runQueue: PgRunQueue;
   private readonly outbox: PgOutbox;
   private readonly listener: WorkListener;
+  readonly lockouts: PgLockoutLedger;
 
   constructor(options: PgStoreOptions) {
     this.pool = createPool(options);
     this.ready = this.start(options.url);
     this.ready.catch(() => {}); // reported by the first call that waits for it
     this.listener = new WorkListener(options.url);
+    this.lockouts = new PgLockoutLedger(this.pool, this.listener, this.ready);
     this.sessions = new PgSessions(this.pool);
     this.runQueue = new PgRunQueue(this.pool);
     this.outbox = new PgOutbox(this.pool, {
@@ -544,7 +547,7 @@ export class PgStore implements Store {
   }
 
   watchWork(listener: () => void): () => void {
-    return this.listener.subscribe(listener);
+    return this.listener.subscribe(WORK_CHANNEL, () => listener());
   }
 
   /** Settles once `watchWork`'s LISTEN is in place (tests wait for it). */

@@ -1,19 +1,28 @@
 /**
  * LISTEN on a dedicated connection (never a pooled one: a pooled connection is
  * handed to other queries, and PgBouncer in transaction mode drops LISTEN), so a
- * replica's workers wake within milliseconds when any replica commits new work,
- * instead of polling fast. Writers send one NOTIFY per commit, not per row.
- * A lost connection is re-opened after a pause; listeners are then called once,
- * since notifications sent meanwhile were missed. The workers' slow poll stays
- * as the safety net.
+ * replica learns within milliseconds what another replica committed, instead of
+ * polling fast: new work (`agentgate_work`) and new auth lockouts
+ * (`agentgate_lockout`). Writers send one NOTIFY per commit, not per row.
+ * A lost connection is re-opened after a pause; every listener is then called
+ * once with `undefined`, since notifications sent meanwhile were missed. The
+ * slow polls (workers, lockout refresh) stay as the safety net.
  */
 import pg from 'pg';
 
 export const WORK_CHANNEL = 'agentgate_work';
+export const LOCKOUT_CHANNEL = 'agentgate_lockout';
+const CHANNELS = [WORK_CHANNEL, LOCKOUT_CHANNEL] as const;
+export type Channel = (typeof CHANNELS)[number];
 const RECONNECT_MS = 1000;
 
+/** A notification's payload, or undefined after a reconnect (some may have been missed). */
+export type NotificationListener = (payload: string | undefined) => void;
+
 export class WorkListener {
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Map<Channel, Set<NotificationListener>>(
+    CHANNELS.map((c) => [c, new Set()]),
+  );
   private client: pg.Client | undefined;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
@@ -21,11 +30,11 @@ export class WorkListener {
 
   constructor(private readonly url: string) {}
 
-  /** Calls `listener` whenever new work may be claimable; returns the unsubscribe. */
-  subscribe(listener: () => void): () => void {
-    this.listeners.add(listener);
-    if (!this.client && !this.timer) this.connecting = this.connect();
-    return () => this.listeners.delete(listener);
+  /** Calls `listener` on every notification of `channel`; returns the unsubscribe. */
+  subscribe(channel: Channel, listener: NotificationListener): () => void {
+    this.listeners.get(channel)?.add(listener);
+    if (!this.client && !this.timer && !this.closed) this.connecting = this.connect();
+    return () => this.listeners.get(channel)?.delete(listener);
   }
 
   /** Settles once the current LISTEN is in place (or failed and will be retried). */
@@ -33,8 +42,8 @@ export class WorkListener {
     return this.connecting;
   }
 
-  private emit(): void {
-    for (const listener of this.listeners) listener();
+  private emit(channel: string, payload: string | undefined): void {
+    for (const listener of this.listeners.get(channel as Channel) ?? []) listener(payload);
   }
 
   private async connect(): Promise<void> {
@@ -48,16 +57,18 @@ export class WorkListener {
       if (this.closed) return;
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        this.connecting = this.connect().then(() => this.emit());
+        this.connecting = this.connect().then(() => {
+          for (const channel of CHANNELS) this.emit(channel, undefined);
+        });
       }, RECONNECT_MS);
       this.timer.unref();
     };
     client.on('error', retry);
     client.on('end', retry);
-    client.on('notification', () => this.emit());
+    client.on('notification', (message) => this.emit(message.channel, message.payload));
     try {
       await client.connect();
-      await client.query(`LISTEN ${WORK_CHANNEL}`);
+      for (const channel of CHANNELS) await client.query(`LISTEN ${channel}`);
     } catch {
       retry();
     }
