@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { configCheckCommand } from './config-check.js';
 import { gmailRunCommand } from './gmail-run.js';
 import { gmailSetupCommand } from './gmail-setup.js';
+import { registerOperatorCommands } from './operator-commands.js';
 import { runCommand } from './run.js';
 
 const program = new Command()
@@ -64,5 +65,7 @@ gmail
   .description('run the Pub/Sub push receiver that forwards new mail to /hooks/gmail')
   .option('-c, --config <file>', 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)')
   .action(gmailRunCommand);
+
+registerOperatorCommands(program);
 
 await program.parseAsync();

@@ -1,0 +1,169 @@
+/**
+ * `agentgate runs list|show|retry|redeliver` over the admin API (CONTRACT §6, §9).
+ * People get a table or aligned fields; `--json` prints the API's answer as is.
+ */
+import { GatewayClient } from '../admin-client.js';
+import { CliError } from '../cli-error.js';
+import { between, fields, oneLine, printJson, relativeTime, table } from '../format.js';
+import { resolveTarget, type TargetOptions } from '../gateway-target.js';
+
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'] as const;
+
+export interface ListOptions extends TargetOptions {
+  status?: string;
+  source?: string;
+  limit?: number;
+  before?: string;
+  json?: boolean;
+}
+
+/** A RunView (§6, §9) as the CLI reads it: every field optional, as older gateways lack some. */
+export interface RunView {
+  runId: string;
+  status: string;
+  agentId?: string;
+  sessionKey?: string;
+  model?: string | null;
+  createdAt?: string;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  reply?: string | null;
+  error?: string | null;
+  source?: string;
+  name?: string | null;
+  retryOf?: string | null;
+  delivery?: { status: string; channel: string | null; to: string | null; reason: string | null };
+  callback?: { status: string; attempts: number };
+}
+
+export async function runsListCommand(options: ListOptions): Promise<void> {
+  const client = GatewayClient.of(resolveTarget(options));
+  const query = new URLSearchParams();
+  if (options.status) query.set('status', options.status);
+  if (options.source) query.set('source', options.source);
+  if (options.limit !== undefined) query.set('limit', String(options.limit));
+  if (options.before) query.set('before', options.before);
+  const path = `/api/runs${query.size > 0 ? `?${query}` : ''}`;
+  const answer = await client.expectOk({ path, auth: 'admin' });
+  if (options.json) return printJson(answer);
+
+  const runs = Array.isArray(answer.runs) ? (answer.runs as RunView[]) : [];
+  if (runs.length === 0) {
+    console.log(options.status ? `no ${options.status} runs` : 'no runs');
+    return;
+  }
+  const now = Date.now();
+  console.log(
+    table(
+      ['RUN', 'STATUS', 'SOURCE', 'NAME', 'CREATED', 'TOOK', 'DELIVERY'],
+      runs.map((run) => [
+        run.runId,
+        run.status,
+        run.source ?? '-',
+        oneLine(run.name, 24),
+        relativeTime(run.createdAt, now),
+        between(run.startedAt, run.finishedAt),
+        deliverySummary(run),
+      ]),
+    ),
+  );
+  if (typeof answer.next === 'string') {
+    const again = [
+      'agentgate runs list',
+      options.status ? `--status ${options.status}` : '',
+      options.limit !== undefined ? `--limit ${options.limit}` : '',
+      `--before ${answer.next}`,
+    ];
+    console.error(`more: ${again.filter(Boolean).join(' ')}`);
+  }
+}
+
+export async function runsShowCommand(
+  runId: string,
+  options: TargetOptions & { json?: boolean },
+): Promise<void> {
+  const client = GatewayClient.of(resolveTarget(options));
+  const run = (await client.expectOk({
+    path: `/api/runs/${encodeURIComponent(runId)}`,
+    auth: 'admin',
+  })) as unknown as RunView;
+  if (options.json) return printJson(run);
+  console.log(describeRun(run));
+}
+
+export async function runsRetryCommand(
+  runId: string,
+  options: TargetOptions & { json?: boolean },
+): Promise<void> {
+  const client = GatewayClient.of(resolveTarget(options));
+  const answer = await client.expectOk({
+    method: 'POST',
+    path: `/api/runs/${encodeURIComponent(runId)}/retry`,
+    auth: 'admin',
+    json: {},
+  });
+  if (options.json) return printJson(answer);
+  if (typeof answer.runId !== 'string') throw new CliError('the gateway answered without a runId');
+  console.log(`run ${runId} retried as ${answer.runId}`);
+  console.error(`follow it: agentgate runs show ${answer.runId}`);
+}
+
+export async function runsRedeliverCommand(
+  runId: string,
+  options: TargetOptions & { json?: boolean },
+): Promise<void> {
+  const client = GatewayClient.of(resolveTarget(options));
+  const answer = await client.expectOk({
+    method: 'POST',
+    path: `/api/runs/${encodeURIComponent(runId)}/redeliver`,
+    auth: 'admin',
+    json: {},
+  });
+  if (options.json) return printJson(answer);
+  console.log(`the reply of run ${runId} is queued for delivery again`);
+}
+
+/** A run for people: aligned fields, then the error and the reply in full. */
+export function describeRun(run: RunView, now = Date.now()): string {
+  const when = (iso: string | null | undefined) => (iso ? `${iso} (${relativeTime(iso, now)})` : '-');
+  const entries: [string, string][] = [
+    ['run', run.runId],
+    ['status', run.status],
+  ];
+  if (run.source !== undefined) entries.push(['source', run.source]);
+  if (run.name) entries.push(['name', run.name]);
+  entries.push(
+    ['agent', run.agentId ?? '-'],
+    ['session', run.sessionKey ?? '-'],
+    ['model', run.model ?? '-'],
+    ['created', when(run.createdAt)],
+    ['started', when(run.startedAt)],
+    ['finished', when(run.finishedAt)],
+    ['took', between(run.startedAt, run.finishedAt)],
+  );
+  if (run.retryOf) entries.push(['retry of', run.retryOf]);
+  entries.push(['delivery', deliverySummary(run, true)]);
+  if (run.callback) {
+    entries.push(['callback', `${run.callback.status} (${run.callback.attempts} attempt(s))`]);
+  }
+  let text = fields(entries);
+  if (run.error) text += `\n\nerror:\n${indent(run.error)}`;
+  if (run.reply) text += `\n\nreply:\n${indent(run.reply)}`;
+  return text;
+}
+
+function deliverySummary(run: RunView, long = false): string {
+  const d = run.delivery;
+  if (!d) return '-';
+  if (d.status === 'none') return 'none';
+  const route = d.channel ? ` ${d.channel}${d.to ? `:${d.to}` : ''}` : '';
+  const reason = long && d.reason ? ` — ${d.reason}` : '';
+  return `${d.status}${route}${reason}`;
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
+}

@@ -1,0 +1,113 @@
+/**
+ * The operator's commands (CONTRACT §9): they talk to a running gateway over
+ * HTTP, with the address and tokens of the config `run` resolves (§1), or check
+ * the installation (`doctor`).
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { WAKE_MODES } from '../config/schema.js';
+import { action } from './cli-error.js';
+import { DEFAULT_PROBE_TIMEOUT_S, doctorCommand } from './commands/doctor.js';
+import {
+  RUN_STATUSES,
+  runsListCommand,
+  runsRedeliverCommand,
+  runsRetryCommand,
+  runsShowCommand,
+} from './commands/runs.js';
+import { DEFAULT_MAX_WAIT_S, sendAgentCommand, sendWakeCommand } from './commands/send.js';
+import { statusCommand } from './commands/status.js';
+
+const CONFIG_HELP = 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)';
+const URL_HELP = 'the gateway address, instead of gateway.bind/gateway.port (e.g. when run with --port)';
+
+const positiveInt = (max: number) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new InvalidArgumentError(`must be an integer from 1 to ${max}`);
+  return n;
+};
+const seconds = (value: string) => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number of seconds');
+  return n;
+};
+
+/** `--config` and `--url`, on every command that talks to the gateway. */
+function client(command: Command): Command {
+  return command.option('-c, --config <file>', CONFIG_HELP).option('--url <url>', URL_HELP);
+}
+
+export function registerOperatorCommands(program: Command): void {
+  client(program.command('status'))
+    .description('is the gateway up and ready, and how many runs and deliveries wait (exit 1 when not)')
+    .option('--json', 'print JSON')
+    .action(action(statusCommand));
+
+  const runs = program.command('runs').description('list, inspect, retry and redeliver agent runs');
+  client(runs.command('list'))
+    .description('recent runs, newest first')
+    .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_STATUSES))
+    .option('--source <source>', 'only runs from this source (hook:agent, hook:<mapping id>, …)')
+    .option('--limit <n>', 'at most this many runs (default 50)', positiveInt(1000))
+    .option('--before <runId>', 'the page after this run (as printed under "more:")')
+    .option('--json', "print the API's answer as JSON")
+    .action(action(runsListCommand));
+  client(runs.command('show'))
+    .description('one run: status, times, delivery, error and reply')
+    .argument('<runId>')
+    .option('--json', "print the API's answer as JSON")
+    .action(action(runsShowCommand));
+  client(runs.command('retry'))
+    .description('run a finished run again with the same inputs (a new run)')
+    .argument('<runId>')
+    .option('--json', "print the API's answer as JSON")
+    .action(action(runsRetryCommand));
+  client(runs.command('redeliver'))
+    .description("deliver a run's reply again, on the same route")
+    .argument('<runId>')
+    .option('--json', "print the API's answer as JSON")
+    .action(action(runsRedeliverCommand));
+
+  const send = program
+    .command('send')
+    .description('send a test hook through the running gateway (prints the JSON answer)');
+  client(send.command('wake'))
+    .description('POST {hooks.path}/wake: a system event for the main session')
+    .argument('<text>')
+    .addOption(new Option('--mode <mode>', 'when the heartbeat sees it').choices(WAKE_MODES))
+    .action(action(sendWakeCommand));
+  client(send.command('agent'))
+    .description('POST {hooks.path}/agent: an isolated agent run')
+    .argument('<message>')
+    .option('--name <name>', 'name shown in the summary posted to the main session')
+    .option('--agent <id>', 'the agent to run (hooks.allowedAgentIds)')
+    .option('--session-key <key>', 'session key (needs hooks.allowRequestSessionKey)')
+    .addOption(new Option('--wake-mode <mode>', 'heartbeat after the run').choices(WAKE_MODES))
+    .option('--channel <channel>', 'deliver the reply on this channel (or "last")')
+    .option('--to <recipient>', 'deliver the reply to this recipient')
+    .option('--model <model>', 'model override ("<provider>/<model>" or an alias)')
+    .option('--thinking <level>', 'thinking level')
+    .option('--timeout <seconds>', 'run timeout', seconds)
+    .option('--idempotency-key <key>', 'sent as Idempotency-Key: a repeat returns the first answer')
+    .option('--wait', 'wait until the run finishes and print its reply (exit 1 unless it succeeded)')
+    .option(
+      '--max-wait <seconds>',
+      `with --wait: give up after this long (default ${DEFAULT_MAX_WAIT_S})`,
+      seconds,
+    )
+    .action(action(sendAgentCommand));
+
+  program
+    .command('doctor')
+    .description(
+      'check config, tokens, file modes, the store, and every provider and channel (exit 1 on a fail)',
+    )
+    .option('-c, --config <file>', CONFIG_HELP)
+    .option('--json', 'print JSON')
+    .option(
+      '--timeout <seconds>',
+      `time limit of each service check (default ${DEFAULT_PROBE_TIMEOUT_S})`,
+      seconds,
+    )
+    .action(action(doctorCommand));
+}
