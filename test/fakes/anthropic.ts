@@ -54,6 +54,8 @@ export interface FakeAnthropicOptions {
   reply?: FakeAnthropicHandler;
   /** Delay before every reply, in ms; ends early when the client disconnects. */
   delayMs?: number;
+  /** What `GET /v1/models` lists (doctor's probe); default claude-sonnet-4-5, claude-haiku-4-5. */
+  models?: string[];
 }
 
 export interface FakeAnthropic {
@@ -95,6 +97,26 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     requests.push(recorded);
     aborts.watch(res, recorded);
 
+    // The models list (`agentgate doctor`'s probe): the same key check, then Anthropic's list shape.
+    if (recorded.path === '/v1/models' && recorded.method === 'GET') {
+      const key = req.headers['x-api-key'];
+      if (options.apiKey !== undefined && !key) return sendError(res, 401, 'x-api-key header is required');
+      if (options.apiKey !== undefined && key !== options.apiKey)
+        return sendError(res, 401, 'invalid x-api-key');
+      const ids = options.models ?? ['claude-sonnet-4-5', 'claude-haiku-4-5'];
+      const data = ids.map((id) => ({
+        type: 'model',
+        id,
+        display_name: id,
+        created_at: '2025-09-29T00:00:00Z',
+      }));
+      return sendChunkedJson(res, 200, {
+        data,
+        has_more: false,
+        first_id: ids[0] ?? null,
+        last_id: ids.at(-1) ?? null,
+      });
+    }
     if (recorded.path !== '/v1/messages' || recorded.method !== 'POST') {
       return sendError(res, 404, `Not Found: ${recorded.method} ${recorded.path}`);
     }

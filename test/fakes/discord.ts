@@ -127,6 +127,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
         errors: { [field]: { _errors: [{ code, message }] } },
       });
 
+    // GET /users/@me (`agentgate doctor`'s probe): the bot user behind the token.
+    if (path === '/api/v10/users/@me' && req.method === 'GET') {
+      if (req.headers.authorization !== `Bot ${options.token}`) {
+        return answer(401, { message: '401: Unauthorized', code: 0 });
+      }
+      return answer(200, { id: '1100000000000000001', username: 'fake-bot', discriminator: '0', bot: true });
+    }
     const route = /^\/api\/v10\/channels\/([^/]+)\/messages$/.exec(path);
     if (!route) return answer(404, { message: '404: Not Found', code: 0 });
     if (req.method !== 'POST') return answer(405, { message: '405: Method Not Allowed', code: 0 });

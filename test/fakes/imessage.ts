@@ -120,6 +120,10 @@ export async function startFakeBlueBubbles(options: FakeBlueBubblesOptions): Pro
         'Unauthorized',
       );
     }
+    // GET /api/v1/ping (`agentgate doctor`'s probe), behind the same password check.
+    if (url.pathname === '/api/v1/ping' && req.method === 'GET') {
+      return reply(200, { status: 200, message: 'Ping received!', data: 'pong' });
+    }
     if (url.pathname !== '/api/v1/message/text' || req.method !== 'POST') {
       return fail(404, 'The requested resource was not found', 'Database Error', 'Not Found');
     }

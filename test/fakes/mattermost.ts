@@ -122,6 +122,18 @@ export async function startFakeMattermost(options: FakeMattermostOptions): Promi
       });
     };
 
+    // GET /api/v4/users/me (`agentgate doctor`'s probe): the user behind the token.
+    if (path === '/api/v4/users/me' && req.method === 'GET') {
+      if (!auth || !tokens.has(auth[2]?.trim() ?? '')) {
+        return appError(
+          401,
+          'api.context.session_expired.app_error',
+          'Invalid or expired session, please login again.',
+        );
+      }
+      record.status = 200;
+      return sendJson(res, 200, { id: 'fakebotuserid00000000000001', username: 'fakebot', is_bot: true });
+    }
     if (path !== '/api/v4/posts') {
       return appError(
         404,

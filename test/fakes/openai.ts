@@ -54,6 +54,8 @@ export interface FakeOpenAiOptions {
   reply?: FakeOpenAiHandler;
   /** Delay before every reply, in ms. */
   delayMs?: number;
+  /** What `GET {prefix}/models` lists (doctor's probe); default gpt-4o-mini, gpt-4o. */
+  models?: string[];
 }
 
 export interface FakeOpenAi {
@@ -91,6 +93,22 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     requests.push(recorded);
     aborts.watch(res, recorded);
 
+    // The models list (`agentgate doctor`'s probe): the same key check, then OpenAI's list shape.
+    if (recorded.path === `${prefix}/models` && recorded.method === 'GET') {
+      const auth = req.headers.authorization;
+      if (options.apiKey !== undefined && auth !== `Bearer ${options.apiKey}`) {
+        return auth
+          ? sendError(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key')
+          : sendError(res, 401, "You didn't provide an API key.", 'invalid_request_error');
+      }
+      const data = (options.models ?? ['gpt-4o-mini', 'gpt-4o']).map((id) => ({
+        id,
+        object: 'model',
+        created: 1_700_000_000,
+        owned_by: 'fake',
+      }));
+      return sendChunkedJson(res, 200, { object: 'list', data });
+    }
     // The checks the real API makes, in its order: route, auth, then the body.
     if (recorded.path !== `${prefix}/chat/completions`) {
       return sendError(

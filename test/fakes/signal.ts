@@ -133,6 +133,11 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
     if (typeof request !== 'object' || request === null || typeof request.method !== 'string') {
       return rpcError(-32600, 'method field must be set');
     }
+    // version (`agentgate doctor`'s probe): answered without an account, as signal-cli does.
+    if (request.method === 'version') {
+      record.status = 200;
+      return sendJson(res, 200, { jsonrpc: '2.0', result: { version: '0.13.0-fake' }, id });
+    }
     if (request.method !== 'send') return rpcError(-32601, 'Method not implemented');
     const params = (request.params ?? {}) as { account?: unknown; recipient?: unknown; message?: unknown };
     if (typeof params.account !== 'string' || params.account === '') {

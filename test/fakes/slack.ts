@@ -143,7 +143,7 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
       answer(status, { ok: false, error }, headers);
 
     const method = /^\/api\/([^/]+)$/.exec(url.pathname)?.[1];
-    if (method !== 'chat.postMessage')
+    if (method !== 'chat.postMessage' && method !== 'auth.test')
       return answer(404, { ok: false, error: 'unknown_method', req_method: method ?? '' });
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ?? (typeof params.token === 'string' ? params.token : undefined);
@@ -151,6 +151,18 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
     if (revoked.has(token)) return fail('token_revoked');
     if (inactive.has(token)) return fail('account_inactive');
     if (token !== options.token) return fail('invalid_auth');
+    // auth.test (`agentgate doctor`'s probe): who the token is.
+    if (method === 'auth.test') {
+      return answer(200, {
+        ok: true,
+        url: 'https://fake.slack.com/',
+        team: 'Fake Team',
+        user: 'fakebot',
+        team_id: BOT.team,
+        user_id: BOT.user,
+        bot_id: BOT.bot_id,
+      });
+    }
 
     const failure = failures.next();
     if (failure) {

@@ -160,6 +160,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
 
     if (!route) return fail(404, 'Not Found');
     if (!tokens.has(decodeURIComponent(route[1] ?? ''))) return fail(401, 'Unauthorized');
+    // getMe (`agentgate doctor`'s probe): the bot behind the token.
+    if ((route[2] ?? '').toLowerCase() === 'getme') return answer(200, { ok: true, result: BOT });
     if ((route[2] ?? '').toLowerCase() !== 'sendmessage') return fail(404, 'Not Found');
 
     const failure = failures.next();

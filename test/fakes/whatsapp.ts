@@ -131,6 +131,23 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
     };
     const details = (text: string) => ({ error_data: { messaging_product: 'whatsapp', details: text } });
 
+    // GET /{version}/{phone-number-id} (`agentgate doctor`'s probe): the number, if the token may see it.
+    const node = /^\/([^/]+)\/([^/]+)$/.exec(path);
+    if (node && req.method === 'GET' && node[1] === version) {
+      if (/^Bearer (.+)$/.exec(authorization ?? '')?.[1] !== options.token) {
+        return graphError(401, 190, 'Invalid OAuth access token - Cannot parse access token');
+      }
+      if (node[2] !== options.phoneNumberId) {
+        return graphError(400, 100, `Unsupported get request. Object with ID '${node[2]}' does not exist.`);
+      }
+      record.status = 200;
+      return sendJson(res, 200, {
+        verified_name: 'Fake Business',
+        display_phone_number: '+1 555-000-0000',
+        id: options.phoneNumberId,
+        quality_rating: 'GREEN',
+      });
+    }
     const route = /^\/([^/]+)\/([^/]+)\/messages$/.exec(path);
     if (!route || route[1] !== version) {
       return graphError(400, 2500, `Unknown path components: ${path}`);

@@ -1,0 +1,410 @@
+/**
+ * `agentgate doctor` through the real CLI (CONTRACT §9): against a real running
+ * gateway and the loopback fakes of every provider and channel, each answering
+ * its probe call (getMe, auth.test, /users/@me, …) — all ok; a refused channel
+ * token is a `fail` line and exit 1; weak and reused tokens, an open bind,
+ * unrestricted request session keys and loose file modes are named; `--json`.
+ * No secret ever appears in the output.
+ */
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeAnthropic } from '../fakes/anthropic.js';
+import { startFakeDiscord } from '../fakes/discord.js';
+import { startFakeBlueBubbles } from '../fakes/imessage.js';
+import { startFakeMattermost } from '../fakes/mattermost.js';
+import { startFakeMsTeams } from '../fakes/msteams.js';
+import { startFakeOpenAi } from '../fakes/openai.js';
+import { startFakeSignal } from '../fakes/signal.js';
+import { startFakeSlack } from '../fakes/slack.js';
+import { startFakeTelegram } from '../fakes/telegram.js';
+import { startFakeWhatsApp } from '../fakes/whatsapp.js';
+import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
+import { ADMIN_TOKEN, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
+
+const SECRETS = {
+  openai: 'sk-doctor-openai-key-0001',
+  anthropic: 'sk-ant-doctor-key-0002',
+  telegram: '123456:doctor-telegram-token',
+  slack: 'xoxb-doctor-slack-token',
+  discord: 'MTIz.doctor.discord-token',
+  mattermost: 'doctor-mattermost-token',
+  whatsapp: 'EAAG-doctor-whatsapp-token',
+  imessage: 'doctor-bluebubbles-password',
+  teams: 'doctor-teams-app-password',
+};
+const ALL_SECRETS = [...Object.values(SECRETS), HOOK_TOKEN, ADMIN_TOKEN];
+
+type Fakes = {
+  openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  anthropic: Awaited<ReturnType<typeof startFakeAnthropic>>;
+  telegram: Awaited<ReturnType<typeof startFakeTelegram>>;
+  slack: Awaited<ReturnType<typeof startFakeSlack>>;
+  discord: Awaited<ReturnType<typeof startFakeDiscord>>;
+  mattermost: Awaited<ReturnType<typeof startFakeMattermost>>;
+  whatsapp: Awaited<ReturnType<typeof startFakeWhatsApp>>;
+  signal: Awaited<ReturnType<typeof startFakeSignal>>;
+  imessage: Awaited<ReturnType<typeof startFakeBlueBubbles>>;
+  teams: Awaited<ReturnType<typeof startFakeMsTeams>>;
+};
+let fakes: Fakes;
+
+beforeAll(async () => {
+  fakes = {
+    openai: await startFakeOpenAi({ apiKey: SECRETS.openai }),
+    anthropic: await startFakeAnthropic({ apiKey: SECRETS.anthropic }),
+    telegram: await startFakeTelegram({ token: SECRETS.telegram }),
+    slack: await startFakeSlack({ token: SECRETS.slack }),
+    discord: await startFakeDiscord({ token: SECRETS.discord }),
+    mattermost: await startFakeMattermost({ token: SECRETS.mattermost }),
+    whatsapp: await startFakeWhatsApp({ token: SECRETS.whatsapp, phoneNumberId: '106540352242922' }),
+    signal: await startFakeSignal({ account: '+15550000000' }),
+    imessage: await startFakeBlueBubbles({ password: SECRETS.imessage }),
+    teams: await startFakeMsTeams({ appId: 'doctor-app-id', appPassword: SECRETS.teams }),
+  };
+});
+
+afterAll(async () => {
+  await Promise.all(Object.values(fakes ?? {}).map((fake) => fake.close()));
+});
+
+let dir: string;
+let running: RunningCli[];
+let isolated: NodeJS.ProcessEnv;
+
+beforeEach(() => {
+  dir = tempDir('agentgate-doctor-');
+  running = [];
+  isolated = {
+    AGENTGATE_CONFIG: '',
+    AGENTGATE_HOME: '',
+    HOME: join(dir, 'home'),
+    OPENAI_API_KEY: '',
+    ANTHROPIC_API_KEY: '',
+    AGENTGATE_LOG_LEVEL: 'warn',
+  };
+});
+
+afterEach(async () => {
+  for (const cli of running) {
+    if (cli.child.exitCode === null && cli.child.signalCode === null) await cli.kill('SIGKILL');
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function fullConfig(port: number): Record<string, unknown> {
+  return {
+    gateway: { bind: '127.0.0.1', port, auth: { token: ADMIN_TOKEN } },
+    hooks: { enabled: true, token: HOOK_TOKEN },
+    models: {
+      providers: {
+        openai: { api: 'openai-chat', baseUrl: fakes.openai.baseUrl, apiKey: SECRETS.openai },
+        anthropic: { api: 'anthropic-messages', baseUrl: fakes.anthropic.url, apiKey: SECRETS.anthropic },
+        echo: { api: 'echo' },
+      },
+    },
+    agents: {
+      defaults: {
+        model: 'openai/gpt-4o-mini',
+        models: ['openai/gpt-4o-mini', { id: 'anthropic/claude-sonnet-4-5', alias: 'sonnet' }, 'echo/echo'],
+      },
+    },
+    channels: {
+      telegram: { botToken: SECRETS.telegram, apiBaseUrl: fakes.telegram.url },
+      slack: { botToken: SECRETS.slack, apiBaseUrl: fakes.slack.url },
+      discord: { botToken: SECRETS.discord, apiBaseUrl: fakes.discord.url },
+      mattermost: { baseUrl: fakes.mattermost.url, token: SECRETS.mattermost },
+      whatsapp: {
+        phoneNumberId: '106540352242922',
+        accessToken: SECRETS.whatsapp,
+        apiBaseUrl: fakes.whatsapp.url,
+      },
+      signal: { rpcUrl: fakes.signal.url, account: '+15550000000' },
+      imessage: { serverUrl: fakes.imessage.url, password: SECRETS.imessage },
+      msteams: {
+        appId: 'doctor-app-id',
+        appPassword: SECRETS.teams,
+        tokenUrl: fakes.teams.tokenUrl,
+        serviceUrl: fakes.teams.serviceUrl,
+      },
+    },
+  };
+}
+
+function writeConfigFile(config: Record<string, unknown>, mode = 0o600): string {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, 'agentgate.json5');
+  writeFileSync(path, JSON.stringify(config, null, 2), { mode });
+  chmodSync(path, mode);
+  return path;
+}
+
+/** A port nobody listens on right now (for a gateway started on it, or for "not running"). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** `<verdict> <name> <message>` lines of the human output, by check name. */
+function verdicts(stdout: string): Map<string, { status: string; line: string }> {
+  const out = new Map<string, { status: string; line: string }>();
+  for (const line of stdout.split('\n')) {
+    const match = /^(ok|warn|fail)\s+(.+?)\s{2,}(.*)$/.exec(line);
+    if (match) out.set(match[2] as string, { status: match[1] as string, line });
+  }
+  return out;
+}
+
+function expectNoSecrets(text: string): void {
+  for (const secret of ALL_SECRETS) expect(text).not.toContain(secret);
+}
+
+const PROBED = [
+  'provider openai',
+  'provider anthropic',
+  'provider echo',
+  'channel telegram',
+  'channel slack',
+  'channel discord',
+  'channel mattermost',
+  'channel whatsapp',
+  'channel signal',
+  'channel imessage',
+  'channel msteams',
+];
+
+describe('agentgate doctor', () => {
+  it('all ok against a running gateway: every provider and channel answers its credentials', async () => {
+    const port = await freePort();
+    const config = writeConfigFile(fullConfig(port));
+    const gateway = await startCli(['--config', config], isolated);
+    running.push(gateway);
+
+    const result = await runCli(['doctor', '--config', config], isolated);
+    expect(result.stderr).toBe('');
+    const checks = verdicts(result.stdout);
+    for (const name of ['config', 'hooks.token', 'gateway.auth.token', 'token reuse', 'gateway.bind']) {
+      expect(checks.get(name)?.status, name).toBe('ok');
+    }
+    for (const name of [
+      'session keys',
+      'mode config file',
+      'mode state dir',
+      'gateway',
+      'store',
+      ...PROBED,
+    ]) {
+      expect(checks.get(name)?.status, `${name}: ${checks.get(name)?.line}`).toBe('ok');
+    }
+    expect(checks.get('channel telegram')?.line).toContain('@fake_agentgate_bot');
+    expect(checks.get('gateway')?.line).toContain(`http://127.0.0.1:${port}`);
+    expect(checks.get('store')?.line).toMatch(/schema version \d+ \(current\)/);
+    expect([...checks.values()].every((c) => c.status === 'ok')).toBe(true);
+    expect(result.stdout).toMatch(new RegExp(`\\n${checks.size} ok, 0 warn, 0 fail\\n$`));
+    expect(result.code).toBe(0);
+    expectNoSecrets(result.stdout);
+
+    // Each service saw exactly its probe.
+    expect(fakes.telegram.requests.at(-1)?.path).toBe('/bot<token>/getMe');
+    expect(fakes.slack.requests.at(-1)?.path).toBe('/api/auth.test');
+    expect(fakes.discord.requests.at(-1)?.path).toBe('/api/v10/users/@me');
+    expect(fakes.mattermost.requests.at(-1)?.path).toBe('/api/v4/users/me');
+    expect(fakes.whatsapp.requests.at(-1)?.path).toBe('/v21.0/106540352242922');
+    expect(fakes.imessage.requests.at(-1)?.path).toBe('/api/v1/ping');
+    expect(fakes.openai.requests.at(-1)?.path).toBe('/v1/models');
+    expect(fakes.anthropic.requests.at(-1)?.path).toBe('/v1/models');
+    expect(fakes.telegram.messages).toHaveLength(0);
+  });
+
+  it('--json: one object per check, ok true, the summary', async () => {
+    const config = writeConfigFile(fullConfig(await freePort()));
+    const result = await runCli(['doctor', '--json', '--config', config], isolated);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ ok: true, config, summary: { fail: 0 } });
+    expect(Array.isArray(report.checks)).toBe(true);
+    for (const check of report.checks) {
+      expect(Object.keys(check).sort()).toEqual(expect.arrayContaining(['message', 'name', 'status']));
+      expect(['ok', 'warn', 'fail']).toContain(check.status);
+    }
+    const names = report.checks.map((c: { name: string }) => c.name);
+    expect(names).toEqual(expect.arrayContaining(['config', 'store', ...PROBED]));
+    // Not running is a warning only: doctor is also for before the first start.
+    expect(report.checks.find((c: { name: string }) => c.name === 'gateway')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('not running'),
+    });
+    expect(report.summary.ok + report.summary.warn).toBe(report.checks.length);
+    expect(result.code).toBe(0);
+    expectNoSecrets(result.stdout);
+  });
+
+  it('a refused channel token or API key is a fail line naming the key, and exit 1', async () => {
+    const config = fullConfig(await freePort());
+    const wrong = {
+      channels: {
+        telegram: { botToken: '999:wrong-telegram-token', apiBaseUrl: fakes.telegram.url },
+        slack: { botToken: 'xoxb-wrong-slack', apiBaseUrl: fakes.slack.url },
+      },
+      models: {
+        providers: {
+          openai: { api: 'openai-chat', baseUrl: fakes.openai.baseUrl, apiKey: 'sk-wrong-key-9999' },
+        },
+      },
+    };
+    const path = writeConfigFile(merge(config, wrong));
+    const result = await runCli(['doctor', '--config', path], isolated);
+    const checks = verdicts(result.stdout);
+    expect(checks.get('channel telegram')).toMatchObject({ status: 'fail' });
+    expect(checks.get('channel telegram')?.line).toContain('channels.telegram.botToken is refused: HTTP 401');
+    expect(checks.get('channel slack')?.line).toContain('channels.slack.botToken is refused: invalid_auth');
+    expect(checks.get('provider openai')?.line).toMatch(
+      /^fail\s+provider openai\s+the API key is refused: HTTP 401/,
+    );
+    expect(checks.get('channel discord')?.status).toBe('ok');
+    expect(result.stdout).toMatch(/, 3 fail\n$/);
+    expect(result.code).toBe(1);
+    expectNoSecrets(result.stdout);
+    expect(result.stdout).not.toContain('wrong-telegram-token');
+    expect(result.stdout).not.toContain('sk-wrong-key-9999');
+
+    const json = JSON.parse((await runCli(['doctor', '--json', '--config', path], isolated)).stdout);
+    expect(json.ok).toBe(false);
+    expect(json.summary.fail).toBe(3);
+  });
+
+  it('a service that does not answer is a fail within the time limit', async () => {
+    const closed = await freePort();
+    const path = writeConfigFile(
+      merge(fullConfig(await freePort()), {
+        channels: { mattermost: { baseUrl: `http://127.0.0.1:${closed}`, token: SECRETS.mattermost } },
+      }),
+    );
+    const result = await runCli(['doctor', '--config', path, '--timeout', '2'], isolated);
+    expect(verdicts(result.stdout).get('channel mattermost')?.line).toMatch(
+      /^fail\s+channel mattermost\s+cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED$/,
+    );
+    expect(result.code).toBe(1);
+  });
+
+  it('weak tokens warn; a hook token reused as the admin token fails (run refuses it too)', async () => {
+    const weak = writeConfigFile({
+      gateway: {
+        bind: '127.0.0.1',
+        port: await freePort(),
+        auth: { token: 'adminadminadminadminadminadmin12' },
+      },
+      hooks: { enabled: true, token: 'hook-token-short-20' },
+      models: { providers: { echo: { api: 'echo' } } },
+      agents: { defaults: { model: 'echo/echo' } },
+    });
+    const result = await runCli(['doctor', '--config', weak], isolated);
+    const checks = verdicts(result.stdout);
+    expect(checks.get('hooks.token')?.line).toMatch(
+      /^warn\s+hooks\.token\s+weak: 19 characters \(use at least 32\)/,
+    );
+    expect(checks.get('gateway.auth.token')?.line).toMatch(
+      /^warn\s+gateway\.auth\.token\s+weak: .*bits of entropy/,
+    );
+    expect(checks.get('token reuse')?.status).toBe('ok');
+    expect(checks.get('config')?.status).toBe('ok');
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain('hook-token-short-20');
+    expect(result.stdout).not.toContain('adminadminadmin');
+
+    const reused = writeConfigFile({
+      gateway: { bind: '127.0.0.1', port: await freePort(), auth: { token: HOOK_TOKEN } },
+      hooks: { enabled: true, token: HOOK_TOKEN },
+      models: { providers: { echo: { api: 'echo' } } },
+      agents: { defaults: { model: 'echo/echo' } },
+    });
+    const again = await runCli(['doctor', '--config', reused], isolated);
+    const second = verdicts(again.stdout);
+    expect(second.get('token reuse')?.line).toMatch(
+      /^fail\s+token reuse\s+hooks\.token equals gateway\.auth\.token/,
+    );
+    expect(second.get('config')?.status).toBe('fail');
+    expect(again.stdout).toContain('- hooks.token: must differ from gateway.auth.token');
+    // The other checks still run on an invalid config.
+    expect(second.get('provider echo')?.status).toBe('ok');
+    expect(again.code).toBe(1);
+    expectNoSecrets(again.stdout);
+  });
+
+  it('an open bind without trustedProxies and request session keys without prefixes warn', async () => {
+    const path = writeConfigFile({
+      gateway: { bind: '0.0.0.0', port: await freePort(), auth: { token: ADMIN_TOKEN } },
+      hooks: { enabled: true, token: HOOK_TOKEN, allowRequestSessionKey: true },
+      models: { providers: { echo: { api: 'echo' } } },
+      agents: { defaults: { model: 'echo/echo' } },
+    });
+    const result = await runCli(['doctor', '--config', path], isolated);
+    const checks = verdicts(result.stdout);
+    expect(checks.get('gateway.bind')?.line).toMatch(
+      /^warn\s+gateway\.bind\s+0\.0\.0\.0 is reachable from other hosts and gateway\.trustedProxies is empty/,
+    );
+    expect(checks.get('session keys')?.line).toMatch(
+      /^warn\s+session keys\s+hooks\.allowRequestSessionKey is true without hooks\.allowedSessionKeyPrefixes/,
+    );
+    expect(result.code).toBe(0);
+
+    const fixed = writeConfigFile({
+      gateway: {
+        bind: '0.0.0.0',
+        port: await freePort(),
+        auth: { token: ADMIN_TOKEN },
+        trustedProxies: ['127.0.0.1'],
+      },
+      hooks: {
+        enabled: true,
+        token: HOOK_TOKEN,
+        allowRequestSessionKey: true,
+        allowedSessionKeyPrefixes: ['hook:'],
+      },
+      models: { providers: { echo: { api: 'echo' } } },
+      agents: { defaults: { model: 'echo/echo' } },
+    });
+    const checks2 = verdicts((await runCli(['doctor', '--config', fixed], isolated)).stdout);
+    expect(checks2.get('gateway.bind')?.status).toBe('ok');
+    expect(checks2.get('session keys')?.line).toContain('"hook:"');
+  });
+
+  it('file modes: a group-readable config warns, a world-readable one fails, an open state dir warns', async () => {
+    const config = {
+      gateway: { bind: '127.0.0.1', port: await freePort(), auth: { token: ADMIN_TOKEN } },
+      hooks: { enabled: true, token: HOOK_TOKEN },
+      models: { providers: { echo: { api: 'echo' } } },
+      agents: { defaults: { model: 'echo/echo' } },
+    };
+    const path = writeConfigFile(config, 0o640);
+    mkdirSync(join(dir, 'state'), { mode: 0o755 });
+    chmodSync(join(dir, 'state'), 0o755);
+    const result = await runCli(['doctor', '--config', path], isolated);
+    const checks = verdicts(result.stdout);
+    expect(checks.get('mode config file')?.line).toMatch(
+      /^warn\s+mode config file\s+.* is 0640: readable by the group; chmod 600 /,
+    );
+    expect(checks.get('mode state dir')?.line).toMatch(
+      /^warn\s+mode state dir\s+.* is 0755: open to other users; chmod 700 /,
+    );
+    expect(result.code).toBe(0);
+
+    chmodSync(path, 0o644);
+    const world = await runCli(['doctor', '--config', path], isolated);
+    expect(verdicts(world.stdout).get('mode config file')?.line).toMatch(
+      /^fail\s+mode config file\s+.* is 0644: readable by every local user/,
+    );
+    expect(world.code).toBe(1);
+  });
+
+  it('no config file: a fail line naming where it looked', async () => {
+    const result = await runCli(['doctor'], isolated);
+    expect(result.stdout).toMatch(
+      /^fail\s+config\s+no config file at .*home\/\.agentgate\/agentgate\.json5/m,
+    );
+    expect(result.code).toBe(1);
+  });
+});
