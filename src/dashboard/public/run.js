@@ -1,0 +1,135 @@
+// @ts-check
+/** One run: what came in, what the agent answered, where it went, and Retry / Redeliver. */
+import { call, seg } from './api.js';
+import { badge, duration, facts, fill, h, runLink, textBlock, time } from './dom.js';
+
+const FINISHED = ['succeeded', 'failed', 'timed_out'];
+
+/**
+ * @param {import('./app.js').Shell} shell
+ * @param {string} runId
+ * @returns {import('./app.js').View}
+ */
+export function runView(shell, runId) {
+  const retry = h('button', { type: 'button', id: 'retry', class: 'primary', disabled: true }, 'Retry');
+  const redeliver = h('button', { type: 'button', id: 'redeliver', disabled: true }, 'Redeliver');
+  const heading = h('h2', { id: 'run-title' }, 'Run ', h('span', { class: 'id' }, runId));
+  const body = h('div', { id: 'run-detail' }, h('p', { class: 'muted' }, 'Loading…'));
+  let shown = '';
+
+  retry.addEventListener('click', () =>
+    shell.act(retry, async () => {
+      const answer = await call('POST', `api/runs/${seg(runId)}/retry`);
+      shell.notify(['Retried: the new run is ', runLink(answer.runId), '.']);
+      shell.navigate(`/runs/${encodeURIComponent(answer.runId)}`);
+    }),
+  );
+  redeliver.addEventListener('click', () =>
+    shell.act(redeliver, async () => {
+      await call('POST', `api/runs/${seg(runId)}/redeliver`);
+      shell.notify(['Redelivery of ', runLink(runId), ' queued.']);
+      shell.refreshNow();
+    }),
+  );
+
+  const element = h(
+    'section',
+    { class: 'view', 'aria-labelledby': 'run-title' },
+    h('p', {}, h('a', { href: '#/runs' }, '← All runs')),
+    h('div', { class: 'toolbar' }, heading, h('span', { class: 'grow' }), retry, redeliver),
+    body,
+  );
+
+  return {
+    name: 'run',
+    element,
+    async refresh() {
+      /** @type {any} */
+      let run;
+      try {
+        run = await call('GET', `api/runs/${seg(runId)}`);
+      } catch (error) {
+        // The banner says why; nothing here pretends to be still loading.
+        if (shown === '') fill(body);
+        throw error;
+      }
+      const finished = FINISHED.includes(run.status);
+      /** @type {HTMLButtonElement} */ (retry).disabled = !finished;
+      retry.title = finished ? 'Queue a new run with the same inputs' : 'The run has not finished yet';
+      /** @type {HTMLButtonElement} */ (redeliver).disabled = !finished || run.delivery?.status === 'none';
+      redeliver.title =
+        run.delivery?.status === 'none'
+          ? 'This run was not to be delivered'
+          : 'Send its reply again, same route';
+      const delivered = finished && !['none', 'skipped'].includes(run.delivery?.status);
+      const attempts = delivered ? await deliveryRecord(runId) : undefined;
+      const key = JSON.stringify([run, attempts]);
+      if (key === shown) return;
+      shown = key;
+      fill(body, details(run, attempts));
+    },
+  };
+}
+
+/**
+ * The run's outbox item (attempts, last error) from /api/deliveries, which lists
+ * the newest 1000 without a filter by run: an older run's attempts show as a dash.
+ * @param {string} runId
+ */
+async function deliveryRecord(runId) {
+  const answer = await call('GET', 'api/deliveries', { limit: 1000 });
+  return (answer.deliveries ?? []).find((/** @type {any} */ delivery) => delivery.runId === runId);
+}
+
+/**
+ * @param {any} run
+ * @param {any} record the delivery record, if any
+ */
+function details(run, record) {
+  const delivery = run.delivery ?? {};
+  const attempts = delivery.attempts ?? record?.attempts;
+  return [
+    facts([
+      ['Status', badge(run.status)],
+      ['Hook', run.source ?? undefined],
+      ['Name', run.name ?? undefined],
+      ['Agent', run.agentId],
+      ['Session', h('code', {}, run.sessionKey)],
+      ['Model', run.model ?? 'agent default'],
+      ['Created', time(run.createdAt)],
+      ['Started', time(run.startedAt)],
+      ['Finished', time(run.finishedAt)],
+      ['Took', run.finishedAt ? duration(run.startedAt, run.finishedAt) : undefined],
+      ['Retry of', run.retryOf ? runLink(run.retryOf) : undefined],
+    ]),
+    h('h3', {}, 'Message as received'),
+    'message' in run
+      ? textBlock(run.message, 'message')
+      : h('p', { class: 'muted' }, 'This gateway does not report the message in its run view.'),
+    h('h3', {}, 'Reply'),
+    textBlock(run.reply, 'reply'),
+    h('h3', {}, 'Error'),
+    textBlock(run.error, 'error'),
+    h('h3', {}, 'Delivery'),
+    facts([
+      ['Status', badge(delivery.status)],
+      ['Channel', delivery.channel ?? '—'],
+      ['To', delivery.to ?? '—'],
+      ['Attempts', attempts ?? '—'],
+      ['Reason', delivery.reason ?? undefined],
+      ['Last error', record?.lastError ?? undefined],
+      ['Updated', record ? time(record.updatedAt) : undefined],
+    ]),
+    run.callback
+      ? [
+          h('h3', {}, 'Callback'),
+          run.callback.status === 'none'
+            ? h('p', { class: 'muted' }, 'No callback URL for this run.')
+            : facts([
+                ['Status', badge(run.callback.status)],
+                ['Attempts', run.callback.attempts ?? 0],
+              ]),
+        ]
+      : null,
+  ];
+}

@@ -1,0 +1,165 @@
+// @ts-check
+/** The runs list: newest first, filtered by status and hook, paged by `before`. */
+import { call } from './api.js';
+import { badge, duration, fill, h, runLink, table, time } from './dom.js';
+
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
+const PAGE_SIZES = [20, 50, 100, 200];
+
+/**
+ * @param {import('./app.js').Shell} shell
+ * @param {URLSearchParams} params the route's query: status, source, limit
+ * @returns {import('./app.js').View}
+ */
+export function runsView(shell, params) {
+  const filter = {
+    status: RUN_STATUSES.includes(params.get('status') ?? '') ? (params.get('status') ?? '') : '',
+    source: params.get('source') ?? '',
+    limit: PAGE_SIZES.includes(Number(params.get('limit'))) ? Number(params.get('limit')) : 50,
+  };
+  /** The `before` cursor of each page shown so far; the last one is the current page. */
+  let pages = [/** @type {string | undefined} */ (undefined)];
+  /** @type {string | null} */
+  let next = null;
+  let shown = '';
+
+  const status = h(
+    'select',
+    { id: 'runs-status', 'aria-label': 'Status' },
+    h('option', { value: '' }, 'any status'),
+    RUN_STATUSES.map((value) => h('option', { value, selected: value === filter.status }, value)),
+  );
+  const source = h('input', {
+    id: 'runs-source',
+    type: 'search',
+    placeholder: 'hook, e.g. hook:agent',
+    value: filter.source,
+    'aria-label': 'Hook',
+    spellcheck: 'false',
+  });
+  const size = h(
+    'select',
+    { id: 'runs-limit', 'aria-label': 'Runs per page' },
+    PAGE_SIZES.map((value) => h('option', { value, selected: value === filter.limit }, `${value} per page`)),
+  );
+  const newer = h('button', { type: 'button', id: 'runs-newer', disabled: true }, '← Newer');
+  const older = h('button', { type: 'button', id: 'runs-older', disabled: true }, 'Older →');
+  const newest = h('button', { type: 'button', id: 'runs-newest', disabled: true }, 'Newest');
+  const pageLabel = h('span', { class: 'muted' });
+  const list = h('div', { id: 'runs-list', 'aria-live': 'polite' });
+
+  const restart = () => {
+    filter.status = /** @type {HTMLSelectElement} */ (status).value;
+    filter.source = /** @type {HTMLInputElement} */ (source).value.trim();
+    filter.limit = Number(/** @type {HTMLSelectElement} */ (size).value);
+    shell.replaceQuery('/runs', {
+      status: filter.status,
+      source: filter.source,
+      limit: filter.limit === 50 ? '' : String(filter.limit),
+    });
+    pages = [undefined];
+    shell.refreshNow();
+  };
+  status.addEventListener('change', restart);
+  size.addEventListener('change', restart);
+  source.addEventListener('change', restart);
+  older.addEventListener('click', () => {
+    if (!next) return;
+    pages.push(next);
+    shell.refreshNow();
+  });
+  newer.addEventListener('click', () => {
+    if (pages.length > 1) pages.pop();
+    shell.refreshNow();
+  });
+  newest.addEventListener('click', () => {
+    pages = [undefined];
+    shell.refreshNow();
+  });
+
+  const element = h(
+    'section',
+    { class: 'view', 'aria-labelledby': 'runs-title' },
+    h('h2', { id: 'runs-title' }, 'Runs'),
+    h(
+      'div',
+      { class: 'toolbar' },
+      status,
+      source,
+      size,
+      h('span', { class: 'grow' }),
+      pageLabel,
+      newest,
+      newer,
+      older,
+    ),
+    list,
+  );
+
+  return {
+    name: 'runs',
+    element,
+    async refresh() {
+      const before = pages.at(-1);
+      const answer = await call('GET', 'api/runs', {
+        status: filter.status,
+        source: filter.source,
+        limit: filter.limit,
+        before,
+      });
+      next = answer.next ?? null;
+      /** @type {HTMLButtonElement} */ (older).disabled = !next;
+      /** @type {HTMLButtonElement} */ (newer).disabled = pages.length < 2;
+      /** @type {HTMLButtonElement} */ (newest).disabled = pages.length < 2;
+      pageLabel.textContent = pages.length > 1 ? `page ${pages.length}` : 'newest first';
+      const key = JSON.stringify(answer.runs);
+      if (key === shown) return;
+      shown = key;
+      fill(list, runsTable(answer.runs, filter.status !== '' || filter.source !== ''));
+    },
+  };
+}
+
+/**
+ * @param {any[]} runs
+ * @param {boolean} filtered
+ */
+function runsTable(runs, filtered) {
+  const hasCallbacks = runs.some((run) => run.callback && run.callback.status !== 'none');
+  const headings = ['Status', 'Run', 'Hook', 'Created', 'Took', 'Outcome', 'Delivery'];
+  if (hasCallbacks) headings.push('Callback');
+  const rows = runs.map((run) =>
+    h(
+      'tr',
+      { 'data-run-id': run.runId, 'data-status': run.status },
+      h('td', {}, badge(run.status)),
+      h('td', {}, runLink(run.runId), run.retryOf ? h('span', { class: 'muted small' }, ' retry') : null),
+      h('td', {}, run.source ?? '—', run.name ? h('span', { class: 'muted' }, ` · ${run.name}`) : null),
+      h('td', {}, time(run.createdAt)),
+      h('td', {}, run.finishedAt ? duration(run.startedAt, run.finishedAt) : '—'),
+      h('td', { class: 'excerpt', title: run.error ?? run.reply ?? '' }, outcome(run)),
+      h(
+        'td',
+        {},
+        badge(run.delivery?.status),
+        run.delivery?.channel ? h('span', { class: 'muted' }, ` ${run.delivery.channel}`) : null,
+      ),
+      hasCallbacks ? h('td', {}, run.callback?.status !== 'none' ? badge(run.callback?.status) : '—') : null,
+    ),
+  );
+  return table(
+    headings,
+    rows,
+    filtered ? 'No run matches these filters.' : 'No runs yet. They appear here as hooks arrive.',
+  );
+}
+
+/**
+ * The first line of the run's error or reply, for the list (the row's tooltip holds it all).
+ * @param {any} run
+ */
+function outcome(run) {
+  const text = run.error ?? run.reply;
+  if (!text) return h('span', { class: 'muted' }, '—');
+  return h('span', { class: run.error ? 'bad' : '' }, String(text).split('\n', 1)[0]);
+}
