@@ -42,7 +42,6 @@ const CALLERS = 64;
 const BATCH = 64;
 const WARM_MS = 1000;
 const READ_ROWS = 20_000;
-const CHANNEL = 'agentgate_bench_work';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 // ---------------------------------------------------------------- schema and rows
@@ -173,15 +172,15 @@ function pgClient(url, { named = false } = {}) {
     insertBatch: (ids) => tx((c) => q(c, 'bench_insert_batch', INSERT_BATCH, batchColumns(ids))),
     readOne: async (id) =>
       (await q(pool, 'bench_read', 'SELECT * FROM runs_read WHERE id = $1', [id])).rows[0],
-    async listen(onPayload) {
+    async listen(channel, onPayload) {
       const client = new pg.Client({ connectionString: url, application_name: 'bench-pg-listen' });
       await client.connect();
       client.on('notification', (message) => onPayload(message.payload));
-      await client.query(`LISTEN ${CHANNEL}`);
+      await client.query(`LISTEN ${channel}`);
       return () => client.end();
     },
     /** An event insert and its NOTIFY in one transaction; `beforeCommit` runs right before COMMIT is sent. */
-    notifyTx: async (payload, beforeCommit) => {
+    notifyTx: async (channel, payload, beforeCommit) => {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
@@ -189,7 +188,7 @@ function pgClient(url, { named = false } = {}) {
           'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES ($1, $2, $3, $4, $5, $6)',
           [randomUUID(), 'agent:main:main', Date.now(), 'bench', 'hook:wake', 'now'],
         );
-        await client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]);
+        await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
         beforeCommit();
         await client.query('COMMIT');
       } finally {
@@ -230,15 +229,15 @@ function pjClient(url, { prepare, maxPipeline = 100 }) {
         ),
       ),
     readOne: async (id) => (await sql`SELECT * FROM runs_read WHERE id = ${id}`)[0],
-    async listen(onPayload) {
-      const { unlisten } = await sql.listen(CHANNEL, onPayload);
+    async listen(channel, onPayload) {
+      const { unlisten } = await sql.listen(channel, onPayload);
       return unlisten;
     },
-    notifyTx: (payload, beforeCommit) =>
+    notifyTx: (channel, payload, beforeCommit) =>
       sql.begin(async (tx) => {
         await tx`INSERT INTO events (id, session_key, ts, text, source, wake_mode)
           VALUES (${randomUUID()}, ${'agent:main:main'}, ${Date.now()}, ${'bench'}, ${'hook:wake'}, ${'now'})`;
-        await tx`SELECT pg_notify(${CHANNEL}, ${payload})`;
+        await tx`SELECT pg_notify(${channel}, ${payload})`;
         beforeCommit(); // sql.begin sends COMMIT as soon as this callback resolves
       }),
     end: () => sql.end({ timeout: 5 }),
@@ -275,37 +274,61 @@ async function throughput(op, ms, unitsPerOp = 1) {
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 /**
- * One NOTIFY at a time: ms from sending COMMIT to the listener's callback.
- * `warmed` is called once the connections are open and warm.
+ * NOTIFY latency, ms from sending COMMIT to the listener's callback. All clients
+ * are open at once, each listening on a channel of its own, and take turns one
+ * notification at a time (the order rotating), so a neighbour's burst of load
+ * falls on all of them alike instead of on whichever client's turn it was.
  */
-async function notifyLatency(client, count, warmed) {
-  let waiting;
-  const unlisten = await client.listen((payload) => waiting?.(payload));
-  const latencies = [];
+async function notifyLatencies(specs, url, rounds, count, ourBackends) {
+  const clients = specs.map((spec, k) => ({ spec, client: spec.make(url), channel: `agentgate_bench_${k}` }));
+  const results = specs.map(() => []);
   try {
-    for (let i = -50; i < count; i++) {
-      const payload = String(i);
+    for (const c of clients) c.unlisten = await c.client.listen(c.channel, (payload) => c.waiting?.(payload));
+    const once = async (c, payload) => {
       let sentAt = 0;
       const seen = new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`notification ${i} not seen within 5 s`)), 5000);
-        waiting = (got) => {
+        const timer = setTimeout(
+          () => reject(new Error(`${c.spec.name}: notification not seen within 5 s`)),
+          5000,
+        );
+        c.waiting = (got) => {
           if (got !== payload) return;
           clearTimeout(timer);
           resolve(performance.now());
         };
       });
-      await client.notifyTx(payload, () => {
+      await c.client.notifyTx(c.channel, payload, () => {
         sentAt = performance.now();
       });
-      const seenAt = await seen;
-      if (i >= 0) latencies.push(seenAt - sentAt); // the first 50 warm the connections
-      if (i === -1) await warmed();
+      return (await seen) - sentAt;
+    };
+    for (let i = 0; i < 50; i++) for (const c of clients) await once(c, `warm ${i}`);
+    for (let round = 0; round < rounds; round++) {
+      const window = othersCpuWindow(await ourBackends());
+      const latencies = clients.map(() => []);
+      for (let i = 0; i < count; i++) {
+        for (let j = 0; j < clients.length; j++) {
+          const k = (i + j) % clients.length;
+          latencies[k].push(await once(clients[k], `${round} ${i}`));
+        }
+      }
+      const others = window();
+      for (const [k, values] of latencies.entries()) {
+        values.sort((a, b) => a - b);
+        const sample = { p50: quantile(values, 0.5), p95: quantile(values, 0.95), others };
+        results[k].push(sample);
+        console.error(
+          `notify round ${round + 1} ${specs[k].name}: p50 ${sample.p50.toFixed(2)} ms, p95 ${sample.p95.toFixed(2)} ms, others ${others?.toFixed(0)} %`,
+        );
+      }
     }
   } finally {
-    await unlisten();
+    for (const c of clients) {
+      await c.unlisten?.();
+      await c.client.end();
+    }
   }
-  latencies.sort((a, b) => a - b);
-  return { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95) };
+  return Object.fromEntries(specs.map((spec, k) => [spec.name, results[k]]));
 }
 
 function readIds(count) {
@@ -483,25 +506,13 @@ async function main() {
       }
     }
 
-    const notify = Object.fromEntries([PG, PJ, PJ_UNPREPARED].map((c) => [c.name, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      const clients = [PG, PJ, PJ_UNPREPARED];
-      for (const spec of clients.map((_, i) => clients[(i + round) % clients.length])) {
-        const client = spec.make(database.url);
-        try {
-          let window;
-          const latency = await notifyLatency(client, NOTIFICATIONS, async () => {
-            window = othersCpuWindow(await ourBackends());
-          });
-          notify[spec.name].push({ ...latency, others: window() });
-          console.error(
-            `notify round ${round + 1} ${spec.name}: p50 ${latency.p50.toFixed(2)} ms, p95 ${latency.p95.toFixed(2)} ms`,
-          );
-        } finally {
-          await client.end();
-        }
-      }
-    }
+    const notify = await notifyLatencies(
+      [PG, PJ, PJ_UNPREPARED],
+      database.url,
+      ROUNDS,
+      NOTIFICATIONS,
+      ourBackends,
+    );
 
     // ---- report (markdown on stdout)
     const lines = [];
@@ -531,7 +542,7 @@ async function main() {
       const samples = notify[spec.name];
       const others = samples.map((s) => s.others).filter((v) => v !== null);
       lines.push(
-        `| 4. NOTIFY in a committing transaction → listener callback, ${NOTIFICATIONS} per round: p50 ms | ${spec.name} | ${spread(
+        `| 4. NOTIFY in a committing transaction → listener callback, ${NOTIFICATIONS} per round and client, taking turns: p50 ms | ${spec.name} | ${spread(
           samples.map((s) => s.p50),
           2,
         )} | ${spec === PG ? '—' : ratio(samples.map((s, i) => basePg[i].p50 / s.p50))} | ${others.length ? spread(others) : 'n/a'} |`,
