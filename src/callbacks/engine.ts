@@ -1,0 +1,307 @@
+/**
+ * The callback engine: sends completion callbacks from the store's outbox
+ * (CONTRACT §10). It claims due callbacks (a lease per attempt, so one replica
+ * sends each), signs each attempt per Standard Webhooks — the same
+ * `webhook-id` on every attempt, a fresh timestamp and signature — and records
+ * the outcome: 2xx delivered; 408, 429, 5xx and network failures retried on
+ * schedule.ts's timetable (Retry-After honoured); any other answer, a redirect
+ * included, or a target the address guard refuses ends it as failed.
+ *
+ * The body is fixed at the first attempt and stored with it, so every retry
+ * carries the same bytes (only the timestamp and signature change).
+ */
+import { type Clock, systemClock } from '../channels/clock.js';
+import { hostOf } from '../http/outbound.js';
+import type { Logger } from '../log.js';
+import type { CallbackItem, CallbackOutboxStore, Store } from '../store/types.js';
+import { uuidv7 } from '../util/ids.js';
+import type { SelfEndpoint } from './address-guard.js';
+import { callbackBody } from './body.js';
+import { givesUp, retryDelayMs } from './schedule.js';
+import { type CallbackResult, type Resolver, sendCallback } from './send.js';
+import { signedHeaders, signingKey } from './signature.js';
+
+export type CallbackOutcome = 'delivered' | 'failed';
+
+export interface CallbackEngineOptions {
+  /** The current `hooks.callbacks.secret` (a config reload may change it). */
+  secret: () => string | undefined;
+  /** The gateway's own sockets, known once it listens. */
+  self: () => readonly SelfEndpoint[];
+  /** Called once per callback that ends (metrics: agentgate_callbacks_total). */
+  onFinished?: (outcome: CallbackOutcome) => void;
+  clock?: Pick<Clock, 'now' | 'setTimeout'>;
+  /** Jitter source, in [0, 1). */
+  random?: () => number;
+  /** How often the outbox is read (due retries are found by this poll). */
+  pollMs?: number;
+  /** An attempt's lease: longer than its time limit, so only a dead owner's lease expires. */
+  leaseMs?: number;
+  /** Time limit of one attempt. */
+  timeoutMs?: number;
+  /** Attempts in flight at once. */
+  concurrency?: number;
+  owner?: string;
+  /** Host name resolution (tests: a resolver that answers like a rebinding DNS server). */
+  resolve?: Resolver;
+}
+
+type EngineStore = CallbackOutboxStore & Pick<Store, 'getRun'>;
+
+export class CallbackEngine {
+  private readonly clock: Pick<Clock, 'now' | 'setTimeout'>;
+  private readonly random: () => number;
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+  private readonly timeoutMs: number;
+  private readonly concurrency: number;
+  readonly owner: string;
+  private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private cancelPoll?: () => void;
+  private cancelWake?: () => void;
+  private wakeAt = Number.POSITIVE_INFINITY;
+  private scanning?: Promise<void>;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly store: EngineStore,
+    private readonly log: Logger,
+    private readonly options: CallbackEngineOptions,
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.pollMs = options.pollMs ?? 1000;
+    this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.leaseMs = options.leaseMs ?? Math.max(60_000, this.timeoutMs * 2);
+    this.concurrency = options.concurrency ?? 8;
+    this.owner = options.owner ?? `cb_${uuidv7()}`;
+  }
+
+  start(): void {
+    const poll = () => {
+      this.cancelPoll = this.clock.setTimeout(poll, this.pollMs);
+      this.notify();
+    };
+    poll();
+  }
+
+  /** Something may be due (a run finished, a delivery settled, an attempt ended). */
+  notify(): void {
+    if (this.stopped) return;
+    if (this.scanning) {
+      this.again = true;
+      return;
+    }
+    this.scanning = this.scan().finally(() => {
+      this.scanning = undefined;
+      if (this.again) {
+        this.again = false;
+        this.notify();
+      }
+    });
+  }
+
+  /** Attempts in flight (tests, diagnostics). */
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Starts nothing new and lets attempts in flight end for up to `graceMs`;
+   * the rest are cut and not counted: their lease lets the next start (or,
+   * on PostgreSQL, another replica once it expires) send them again.
+   */
+  async stop(graceMs = 5000): Promise<void> {
+    this.stopped = true;
+    this.cancelPoll?.();
+    this.cancelWake?.();
+    await this.scanning;
+    const all = () => Promise.all([...this.inFlight.values()].map((attempt) => attempt.done));
+    if (graceMs > 0 && this.inFlight.size > 0) {
+      let cancel = () => {};
+      const over = new Promise<void>((resolve) => {
+        cancel = this.clock.setTimeout(resolve, graceMs);
+      });
+      await Promise.race([all(), over]);
+      cancel();
+    }
+    for (const attempt of this.inFlight.values()) attempt.abort.abort();
+    await all();
+  }
+
+  private async scan(): Promise<void> {
+    try {
+      const room = this.concurrency - this.inFlight.size;
+      if (room <= 0) return;
+      const due = await this.store.claimCallbacks(this.owner, this.clock.now(), this.leaseMs, room);
+      for (const item of due) {
+        if (this.stopped || this.inFlight.has(item.id)) continue;
+        this.launch(item);
+      }
+    } catch (error) {
+      this.log.error({ err: error }, 'callback outbox failed; retrying on the next poll');
+    }
+  }
+
+  private launch(item: CallbackItem): void {
+    const abort = new AbortController();
+    const done = this.attempt(item, abort.signal)
+      .catch((error: unknown) => {
+        // The store failed: the lease runs out and the attempt is made again.
+        this.log.error({ err: error, runId: item.runId }, 'callback attempt could not be recorded');
+      })
+      .finally(() => {
+        this.inFlight.delete(item.id);
+        this.notify();
+      });
+    this.inFlight.set(item.id, { abort, done });
+  }
+
+  private async attempt(item: CallbackItem, signal: AbortSignal): Promise<void> {
+    const attempts = item.attempts + 1;
+    let body = item.body;
+    if (body === null) {
+      const run = await this.store.getRun(item.runId);
+      if (!run) {
+        await this.finish(item, attempts - 1, '{}', 'failed', 'the run no longer exists');
+        return;
+      }
+      body = callbackBody(run);
+    }
+    const secret = this.options.secret();
+    const key = secret === undefined ? undefined : signingKey(secret);
+    if (!key?.ok) {
+      // Not the receiver's failure: wait for the operator to set the secret, without counting.
+      const reason = 'hooks.callbacks.secret is missing or invalid';
+      this.log.error({ runId: item.runId }, `callback not sent: ${reason}`);
+      await this.store.retryCallback(item, this.owner, {
+        attempts: item.attempts,
+        body,
+        error: reason,
+        now: this.clock.now(),
+        nextAttemptAt: this.clock.now() + retryDelayMs(4, undefined, this.random),
+      });
+      return;
+    }
+    const now = this.clock.now();
+    const result = await sendCallback({
+      url: item.url,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'agentgate',
+        ...signedHeaders(key.key, item.id, Math.floor(now / 1000), body),
+      },
+      body,
+      timeoutMs: this.timeoutMs,
+      self: this.options.self(),
+      resolve: this.options.resolve,
+      signal,
+      now,
+    });
+    // Stopping: the attempt was cut, not answered; it is sent again after the restart.
+    if (signal.aborted) return;
+    const verdict = judge(result);
+    const at = this.clock.now();
+    if (result.kind === 'refused') {
+      // No HTTP attempt was made: `attempts` counts only those.
+      await this.finish(
+        item,
+        item.attempts,
+        body,
+        'failed',
+        verdict.kind === 'permanent' ? verdict.reason : null,
+      );
+    } else if (verdict.kind === 'delivered') {
+      await this.finish(item, attempts, body, 'delivered', null);
+    } else if (verdict.kind === 'permanent') {
+      await this.finish(item, attempts, body, 'failed', verdict.reason);
+    } else if (givesUp(attempts, item.armedAt, at)) {
+      await this.finish(
+        item,
+        attempts,
+        body,
+        'failed',
+        `${verdict.reason} (gave up after ${attempts} attempts)`,
+      );
+    } else {
+      const nextAttemptAt = at + retryDelayMs(attempts, verdict.retryAfterMs, this.random);
+      const kept = await this.store.retryCallback(item, this.owner, {
+        attempts,
+        body,
+        error: verdict.reason,
+        now: at,
+        nextAttemptAt,
+      });
+      if (kept) {
+        this.wakeBy(nextAttemptAt);
+        this.log.info(
+          {
+            runId: item.runId,
+            host: hostOf(item.url),
+            attempts,
+            reason: verdict.reason,
+            retryInMs: nextAttemptAt - at,
+          },
+          'callback attempt failed; retrying',
+        );
+      }
+    }
+  }
+
+  /** Arms one timer for the earliest retry this engine scheduled (the poll covers the rest). */
+  private wakeBy(at: number): void {
+    if (this.stopped || at >= this.wakeAt) return;
+    this.cancelWake?.();
+    this.wakeAt = at;
+    this.cancelWake = this.clock.setTimeout(
+      () => {
+        this.wakeAt = Number.POSITIVE_INFINITY;
+        this.cancelWake = undefined;
+        this.notify();
+      },
+      Math.max(0, at - this.clock.now()),
+    );
+  }
+
+  private async finish(
+    item: CallbackItem,
+    attempts: number,
+    body: string,
+    status: CallbackOutcome,
+    error: string | null,
+  ): Promise<void> {
+    const recorded = await this.store.finishCallback(item, this.owner, {
+      attempts,
+      body,
+      error,
+      now: this.clock.now(),
+      status,
+    });
+    if (!recorded) return;
+    this.options.onFinished?.(status);
+    const fields = { runId: item.runId, host: hostOf(item.url), attempts };
+    if (status === 'delivered') this.log.info(fields, 'callback delivered');
+    else this.log.warn({ ...fields, reason: error }, 'callback failed');
+  }
+}
+
+type Verdict =
+  | { kind: 'delivered' }
+  | { kind: 'permanent'; reason: string }
+  | { kind: 'temporary'; reason: string; retryAfterMs?: number };
+
+/** CONTRACT §10: 2xx ends it; 408, 429, 5xx and network errors are retried; any other answer ends it as failed. */
+export function judge(result: CallbackResult): Verdict {
+  if (result.kind === 'refused') return { kind: 'permanent', reason: `refused: ${result.reason}` };
+  if (result.kind === 'network') return { kind: 'temporary', reason: result.reason };
+  const { status } = result;
+  if (status >= 200 && status < 300) return { kind: 'delivered' };
+  if (status === 408 || status === 429 || status >= 500) {
+    return { kind: 'temporary', reason: `HTTP ${status}`, retryAfterMs: result.retryAfterMs };
+  }
+  if (status >= 300 && status < 400) {
+    return { kind: 'permanent', reason: `HTTP ${status}: redirects are not followed` };
+  }
+  return { kind: 'permanent', reason: `HTTP ${status}` };
+}
