@@ -2,7 +2,8 @@
  * The delivery engine: works through the outbox (CONTRACT §5, issue "delivery,
  * reliably"). For each reply it fixes the route once — `last` is the main
  * session's last route, else the first configured channel; `to` defaults to the
- * route's recipient — splits the text at the platform's limit, and sends the
+ * route's recipient — renders the Markdown reply in the platform's formatting,
+ * split at its limit (the adapter's render, format/), and sends the
  * parts in order, recording each. Transient failures are retried with
  * exponential backoff and jitter, honouring the platform's Retry-After; a
  * permanent failure (bad token, unknown chat) ends the delivery at once with
@@ -17,6 +18,7 @@
  */
 import { CHANNEL_IDS, type ChannelId, type ChannelsConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type {
   DeliveryOutboxStore,
   DeliveryRecord,
@@ -26,7 +28,7 @@ import type {
 } from '../store/types.js';
 import { type Clock, systemClock } from './clock.js';
 import { splitMessage } from './split.js';
-import { type ChannelAdapter, DeliveryError } from './types.js';
+import { type ChannelAdapter, DeliveryError, type OutboundPart } from './types.js';
 
 export interface DeliveryEngineOptions {
   /** Attempts before a transient failure becomes final. */
@@ -46,6 +48,8 @@ export interface DeliveryEngineOptions {
   clock?: Clock;
   /** Jitter source, in [0, 1). */
   random?: () => number;
+  /** Counts deliveries that ended, by channel and outcome (CONTRACT §9). */
+  metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
 }
 
 type Resolution = { route: DeliveryRoute; adapter: ChannelAdapter } | { record: DeliveryRecord };
@@ -68,6 +72,7 @@ export class DeliveryEngine {
   private readonly stopGraceMs: number;
   private readonly clock: Clock;
   private readonly random: () => number;
+  private readonly metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   private readonly inFlight = new Map<string, InFlight>();
   private cancelPoll?: () => void;
   private cancelWake?: () => void;
@@ -92,6 +97,7 @@ export class DeliveryEngine {
     this.stopGraceMs = options.stopGraceMs ?? 5000;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
+    this.metrics = options.metrics;
   }
 
   start(): void {
@@ -170,7 +176,7 @@ export class DeliveryEngine {
         if (!head.resolved && dependsOnLastRoute(head) && olderInSession) continue;
         const resolution = await this.resolve(head);
         if ('record' in resolution) {
-          await this.store.finishDelivery(head, resolution.record, this.clock.now());
+          await this.finish(head, resolution.record, this.clock.now());
           continue;
         }
         const { route, adapter } = resolution;
@@ -203,7 +209,10 @@ export class DeliveryEngine {
     const done = this.deliver(item, route, adapter, abort.signal)
       .catch((error: unknown) => {
         // The store failed mid-delivery: the item stays pending and is tried again.
-        this.log.error({ err: error, channel: route.channel }, 'delivery could not be recorded');
+        this.log.error(
+          { err: error, ...correlation(item), channel: route.channel },
+          'delivery could not be recorded',
+        );
       })
       .finally(() => {
         this.inFlight.delete(item.id);
@@ -239,11 +248,14 @@ export class DeliveryEngine {
     adapter: ChannelAdapter,
     signal: AbortSignal,
   ): Promise<void> {
-    const parts = splitMessage(item.text, adapter.maxMessageLength);
+    // The same reply always renders to the same parts, so a resumed delivery skips those sent.
+    const parts: OutboundPart[] = adapter.render
+      ? adapter.render(item.text)
+      : splitMessage(item.text, adapter.maxMessageLength).map((text) => ({ text }));
     let sent = item.partsSent;
     try {
       while (sent < parts.length) {
-        await adapter.send({ to: route.to, text: parts[sent] as string }, signal);
+        await adapter.send({ ...(parts[sent] as OutboundPart), to: route.to }, signal);
         sent++;
         if (sent < parts.length) await this.store.markPartsSent(item.id, sent, this.clock.now());
       }
@@ -256,20 +268,44 @@ export class DeliveryEngine {
       const progress = sent > 0 ? ` (${sent} of ${parts.length} parts were sent)` : '';
       const attempts = item.attempts + 1;
       if (failure.permanent || attempts >= this.maxAttempts) {
-        this.log.warn({ channel: route.channel, attempts, reason: failure.message }, 'delivery failed');
         const reason = `${failure.message}${progress}${failure.permanent ? '' : ` (gave up after ${attempts} attempts)`}`;
-        await this.store.finishDelivery(item, { status: 'failed', ...routeOf(route), reason }, now);
+        await this.finish(item, { status: 'failed', ...routeOf(route), reason }, now, attempts);
         return;
       }
       const next = now + this.retryDelay(attempts, failure.retryAfterMs);
+      this.log.info(
+        { ...correlation(item), channel: route.channel, attempts, reason: failure.message, retryAt: next },
+        'delivery attempt failed; retrying',
+      );
       await this.store.retryDelivery(item, attempts, next, `${failure.message}${progress}`, now);
       return;
     }
-    await this.store.finishDelivery(
+    await this.finish(
       item,
       { status: 'delivered', ...routeOf(route), reason: null },
       this.clock.now(),
+      item.attempts + 1,
     );
+  }
+
+  /** Ends a delivery in the store, then counts and logs how it ended (a skip is neither counted nor a warning). */
+  private async finish(
+    item: OutboxItem,
+    record: DeliveryRecord,
+    now: number,
+    attempts?: number,
+  ): Promise<void> {
+    await this.store.finishDelivery(item, record, now);
+    const fields = { ...correlation(item), channel: record.channel, attempts, reason: record.reason };
+    if (record.status === 'delivered') {
+      this.metrics?.deliveryFinished(record.channel as string, 'delivered');
+      this.log.info(fields, 'reply delivered');
+    } else if (record.status === 'failed') {
+      this.metrics?.deliveryFinished(record.channel ?? 'unknown', 'failed');
+      this.log.warn(fields, 'delivery failed');
+    } else {
+      this.log.info(fields, 'delivery skipped');
+    }
   }
 
   private async resolve(item: OutboxItem): Promise<Resolution> {
@@ -311,6 +347,12 @@ export class DeliveryEngine {
     return exponential / 2 + this.random() * (exponential / 2);
   }
 }
+
+/** The id that ties a delivery's log lines to its run (or heartbeat) and to the hook request that made it. */
+const correlation = (item: OutboxItem) =>
+  item.kind === 'run'
+    ? { runId: item.refId, deliveryId: item.id }
+    : { heartbeatId: item.refId, deliveryId: item.id };
 
 /** Where the route comes from the session's last route: `channel: "last"`, or no `to`. */
 const dependsOnLastRoute = (item: OutboxItem) => item.channel === 'last' || item.to === null;

@@ -29,6 +29,7 @@ export function createAdapter(platform: Platform, options: AdapterOptions = {}):
   return {
     id: platform.id,
     maxMessageLength: platform.maxMessageLength,
+    render: (markdown) => platform.render(markdown),
     send: (message, signal) => sendMessage(platform, client, message, signal),
   };
 }
@@ -39,8 +40,13 @@ export async function sendMessage(
   message: OutboundMessage,
   signal?: AbortSignal,
 ): Promise<SendResult> {
+  // A direct message channel to open first (Discord, Mattermost): its id is the recipient.
+  // Awaited only when there is a lookup, so a plain send reaches fetch without a detour.
+  const resolved = platform.resolveRecipient?.(message.to, client, signal) ?? message.to;
+  const to = typeof resolved === 'string' ? resolved : await resolved;
   // Checked before any request: a recipient or text the platform would refuse costs nothing.
-  const request = platform.buildRequest(message);
+  let request = platform.buildRequest({ ...message, to });
+  let asPlain = false;
   for (let freshCredential = false; ; freshCredential = true) {
     const credentials = platform.credentials ? await platform.credentials.headers(client, signal) : {};
     const answer = await transmit(
@@ -63,8 +69,34 @@ export async function sendMessage(
           continue;
         }
         throw new DeliveryError(verdict.reason, true);
+      case 'markup-refused':
+        // The same words without markup, once: better unformatted than undelivered.
+        if (!asPlain && message.plain !== undefined) {
+          asPlain = true;
+          request = platform.buildRequest({ to, text: message.plain });
+          continue;
+        }
+        throw new DeliveryError(verdict.reason, true);
     }
   }
+}
+
+/**
+ * A request made before the message itself (opening a direct message channel):
+ * its answer's JSON when the platform's verdict is success, else the verdict
+ * as a DeliveryError, exactly as for a message.
+ */
+export async function lookup(
+  platform: Pick<Platform, 'interpret'>,
+  client: OutboundClient,
+  request: OutboundRequest,
+  signal?: AbortSignal,
+): Promise<Record<string, unknown>> {
+  const answer = await transmit(client, request, signal);
+  const verdict = platform.interpret(answer, client.redact);
+  if (verdict.outcome === 'sent') return (answer.json ?? {}) as Record<string, unknown>;
+  const retryAfter = verdict.outcome === 'temporary' ? verdict.retryAfterMs : undefined;
+  throw new DeliveryError(verdict.reason, verdict.outcome !== 'temporary', retryAfter);
 }
 
 /** The client's send, with its failures (no answer: always temporary) as DeliveryErrors. */

@@ -12,10 +12,28 @@ import type { ChannelId } from '../config/schema.js';
 import type { OutboundClient, OutboundRequest, OutboundResponse } from '../http/outbound.js';
 
 export interface OutboundMessage {
-  /** Recipient as the platform names it (chat id, channel id, phone number, ...). */
+  /** Recipient in one of the channel's forms of `to` (CONTRACT §12; parsed by recipients.ts). */
   to: string;
+  /** The text in the platform's native formatting (render() made it), or plain text. */
   text: string;
+  /**
+   * The same message without markup, when `text` carries markup the platform parses
+   * (Telegram HTML): sent instead if the platform refuses the markup.
+   */
+  plain?: string;
+  /** Style ranges over `text`, which is then plain (Signal's text styles). */
+  styles?: readonly TextStyle[];
 }
+
+/** A styled range of a plain text, in UTF-16 units (Signal's BodyRange). */
+export interface TextStyle {
+  start: number;
+  length: number;
+  style: 'BOLD' | 'ITALIC' | 'STRIKETHROUGH' | 'MONOSPACE';
+}
+
+/** One message of a reply, rendered for its platform; `to` is added when it is sent. */
+export type OutboundPart = Omit<OutboundMessage, 'to'>;
 
 export interface SendResult {
   /** The platform's id for the sent message, when it returns one. */
@@ -26,6 +44,12 @@ export interface ChannelAdapter {
   readonly id: ChannelId;
   /** The platform's limit for one message's text; the delivery engine splits longer replies. */
   readonly maxMessageLength: number;
+  /**
+   * A Markdown reply as the messages to send: the platform's native formatting,
+   * split within its limit without breaking a formatted span. Without it the
+   * delivery engine splits the text as it is.
+   */
+  render?(markdown: string): OutboundPart[];
   /** Sends one message (text within `maxMessageLength`). */
   send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult>;
 }
@@ -44,7 +68,9 @@ export type Verdict =
   | { outcome: 'temporary'; reason: string; retryAfterMs?: number }
   | { outcome: 'permanent'; reason: string }
   /** The short-lived credential was refused: fetch a fresh one and try once more. */
-  | { outcome: 'stale-credential'; reason: string };
+  | { outcome: 'stale-credential'; reason: string }
+  /** The platform could not parse the markup: send `plain` instead, once. */
+  | { outcome: 'markup-refused'; reason: string };
 
 export const sent = (messageId?: unknown): Verdict =>
   typeof messageId === 'string' && messageId !== ''
@@ -71,6 +97,15 @@ export interface Platform {
    * cannot be sent) and describes the request that sends them.
    */
   buildRequest(message: OutboundMessage): OutboundRequest;
+  /** A Markdown reply in the platform's formatting, split within `maxMessageLength`. */
+  render(markdown: string): OutboundPart[];
+  /**
+   * Turns a recipient that needs a lookup first (a direct message channel to
+   * open) into the `to` buildRequest takes (synchronously when no lookup is
+   * needed); results are the platform's to cache.
+   * Throws DeliveryError.
+   */
+  resolveRecipient?(to: string, client: OutboundClient, signal?: AbortSignal): string | Promise<string>;
   /** What the answer means; `redact` scrubs the platform's own words before they are quoted. */
   interpret(answer: OutboundResponse, redact: (text: string) => string): Verdict;
   /** A short-lived credential fetched before sending (Teams' Bot Framework token). */

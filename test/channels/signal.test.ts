@@ -124,9 +124,10 @@ describe('signal adapter: failures', () => {
   });
 
   it('treats an invalid number as permanent', async () => {
-    const error = await failure(adapter().send({ to: '12345', text: 'hi' }));
+    // Well-formed E.164 (the door lets it through), too short for signal-cli.
+    const error = await failure(adapter().send({ to: '+12345', text: 'hi' }));
     expect(error.permanent).toBe(true);
-    expect(error.message).toContain("Invalid phone number '12345'");
+    expect(error.message).toContain("Invalid phone number '+12345'");
   });
 
   it('treats a changed safety number (-4) as permanent', async () => {

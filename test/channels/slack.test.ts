@@ -80,8 +80,12 @@ describe('slack adapter: delivery', () => {
   });
 
   it('escapes &, < and > so a reply cannot ping the channel or forge a link', async () => {
-    await adapter().send({ to: CHANNEL, text: 'a <!channel> & <https://evil.example|docs> > b' });
-    expect(sl.messages[0]?.text).toBe('a &lt;!channel&gt; &amp; &lt;https://evil.example|docs&gt; &gt; b');
+    const slack = adapter();
+    const [part] = slack.render?.('a <!channel> & <@U0123> > b [docs](https://evil.example|x)') ?? [];
+    await slack.send({ to: CHANNEL, text: part?.text ?? '' });
+    expect(sl.messages[0]?.text).toBe(
+      'a &lt;!channel&gt; &amp; &lt;@U0123&gt; &gt; b <https://evil.example%7Cx|docs>',
+    );
     expect(slackEscape('plain *bold* _it_')).toBe('plain *bold* _it_');
   });
 

@@ -5,13 +5,26 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 const CASES: [channel: string, bad: string, good: string][] = [
   ['whatsapp', 'not-a-number', '+15551234567'],
   ['telegram', 'chat-42', '-1001234567890'],
-  ['telegram', '@x', '@news_channel'],
+  ['telegram', '@1x', '@news_channel'],
+  ['telegram', '-100123:topic:abc', '-1001234567890:topic:7'],
   ['discord', '#general', '123456789012345678'],
+  // Short ids are plausible (CONTRACT §12): never refused for their length.
+  ['discord', 'user:abc', '1234567'],
+  ['discord', 'user:', 'user:80351110224678912'],
   ['slack', 'general channel', 'C0123456789'],
+  ['slack', 'user:C0123', 'C012'],
+  ['slack', 'C0123:thread:yesterday', 'C0123:thread:1700000000.000100'],
+  ['slack', '#bad name', 'user:U0123'],
   ['mattermost', 'town-square', 'abcdefghijklmnopqrstuvwxyz'],
+  ['mattermost', 'user:', 'user:abcdefghijklmnopqrstuvwxyz'],
   ['signal', '5551234567', '+15551234567'],
+  ['signal', 'group:not base64!', 'group:Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWo='],
+  ['signal', 'uuid:nope', 'uuid:8d8a5c3e-1b0a-4c2b-9f3e-2a1b3c4d5e6f'],
+  ['signal', 'username:alice', 'username:alice.01'],
   ['imessage', 'bob', 'bob@example.com'],
+  ['imessage', 'chat:nope', 'chat:iMessage;+;chat123456789'],
   ['msteams', 'no-colon-here', '19:abc@thread.v2'],
+  ['msteams', 'conversation:', 'conversation:a:1xyz'],
 ];
 
 describe('recipient checks at the door', () => {

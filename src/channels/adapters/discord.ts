@@ -10,10 +10,17 @@
  * `{message, retry_after (seconds, fractional), global}` and a `Retry-After`
  * header. Mapped: 429 → retryable after `retry_after`; 5xx, timeouts, network →
  * retryable; 401 (bad token), 403, 404 and other 4xx → permanent.
+ *
+ * `to` is a channel id, `channel:<id>`, or `user:<id>`: a direct message, sent
+ * to the DM channel that `POST /users/@me/channels {recipient_id}` opens (once
+ * per user; Discord answers the same channel every time). Replies are Markdown
+ * as Discord renders it (format/markdown.ts: headings up to ###, tables as code).
  */
 import type { ChannelsConfig } from '../../config/schema.js';
-import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
-import { createAdapter } from '../sender.js';
+import { joinUrl, type OutboundClient, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { renderMarkdown } from '../format/index.js';
+import { markdownWriter } from '../format/markdown.js';
+import { createAdapter, lookup } from '../sender.js';
 import {
   type AdapterOptions,
   type ChannelAdapter,
@@ -24,7 +31,7 @@ import {
   temporary,
   type Verdict,
 } from '../types.js';
-import { checkText, platformText } from './support.js';
+import { checkText, platformText, recipientOf } from './support.js';
 
 /** Discord's limit for a message's `content`. */
 export const DISCORD_TEXT_LIMIT = 2000;
@@ -39,31 +46,55 @@ export function createDiscordAdapter(
 }
 
 export function discordPlatform(config: NonNullable<ChannelsConfig['discord']>): Platform {
+  const headers = { authorization: `Bot ${config.botToken}`, 'user-agent': USER_AGENT };
+  // A user's DM channel never changes: opened once per user, then reused.
+  const dmChannels = new Map<string, string>();
+  // Create DM: POST /users/@me/channels {recipient_id} answers the DM channel (opened or existing).
+  async function openDm(userId: string, client: OutboundClient, signal?: AbortSignal): Promise<string> {
+    const channel = await lookup(
+      { interpret },
+      client,
+      { url: joinUrl(config.apiBaseUrl, 'users/@me/channels'), headers, json: { recipient_id: userId } },
+      signal,
+    );
+    if (typeof channel.id !== 'string') {
+      throw new DeliveryError('discord: opening the DM channel returned no id', false);
+    }
+    dmChannels.set(userId, channel.id);
+    return channel.id;
+  }
   return {
     id: 'discord',
     maxMessageLength: DISCORD_TEXT_LIMIT,
     secrets: [config.botToken],
+    resolveRecipient(to, client, signal) {
+      const recipient = recipientOf('discord', to);
+      if (recipient.kind === 'channel') return recipient.id;
+      return dmChannels.get(recipient.id) ?? openDm(recipient.id, client, signal);
+    },
     buildRequest(message) {
       const channelId = discordChannelId(message.to);
       checkText('discord', message.text, DISCORD_TEXT_LIMIT);
       return {
         url: joinUrl(config.apiBaseUrl, `channels/${channelId}/messages`),
-        headers: { authorization: `Bot ${config.botToken}`, 'user-agent': USER_AGENT },
+        headers,
         json: { content: message.text, allowed_mentions: { parse: [] } },
       };
     },
+    render: (markdown) =>
+      renderMarkdown(markdown, { write: markdownWriter({ headingLevels: 3 }) }, DISCORD_TEXT_LIMIT),
     interpret,
   };
 }
 
-/** A channel (or thread, or DM channel) id: a snowflake, all digits. */
+/** A channel (or thread, or DM channel) id: a snowflake, all digits; a `user:` form is resolved first. */
 export function discordChannelId(to: string): string {
-  const id = to.trim();
+  const recipient = recipientOf('discord', to);
   // Checked before it becomes part of the path, which must name one channel.
-  if (!/^\d{1,20}$/.test(id)) {
-    throw new DeliveryError('discord: the recipient must be a channel id (a snowflake, digits only)', true);
+  if (recipient.kind !== 'channel') {
+    throw new DeliveryError('discord: a user recipient must be resolved to its DM channel first', true);
   }
-  return id;
+  return recipient.id;
 }
 
 function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {

@@ -6,8 +6,9 @@
  * so the request URL holds the secret: it never appears in an error, and the
  * password is scrubbed from anything the server echoes back.
  *
- * `to` is a phone number or email address; its one-to-one chat is
- * `iMessage;-;<to>`. Sending uses AppleScript (`method: "apple-script"`), which
+ * `to` is a phone number or email address, whose one-to-one chat is
+ * `iMessage;-;<to>`, or `chat:<chatGuid>`, an existing (group) chat by its
+ * GUID (`iMessage;+;chat…`). Replies are plain text: Messages shows no markup. Sending uses AppleScript (`method: "apple-script"`), which
  * works without BlueBubbles' Private API and requires a `tempGuid`; a fresh one
  * per call, so BlueBubbles' duplicate guard never refuses a retry.
  *
@@ -22,18 +23,19 @@
 import { randomUUID } from 'node:crypto';
 import type { ChannelsConfig } from '../../config/schema.js';
 import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { renderMarkdown } from '../format/index.js';
+import { writePlain } from '../format/plain.js';
 import { createAdapter } from '../sender.js';
 import {
   type AdapterOptions,
   type ChannelAdapter,
-  DeliveryError,
   type Platform,
   permanent,
   sent,
   temporary,
   type Verdict,
 } from '../types.js';
-import { checkText, platformText } from './support.js';
+import { checkText, platformText, recipientOf } from './support.js';
 
 /**
  * iMessage publishes no text limit, and Messages takes far longer texts than
@@ -65,20 +67,21 @@ export function imessagePlatform(config: NonNullable<ChannelsConfig['imessage']>
     // Also blank any auth parameter in a URL the server quotes, whatever encoding it used.
     redact: (text) => text.replace(AUTH_PARAM, '$1[redacted]'),
     buildRequest(message) {
-      const address = message.to.trim();
-      if (address === '') throw new DeliveryError('imessage: no recipient phone number or email', true);
+      const recipient = recipientOf('imessage', message.to);
       checkText('imessage', message.text, IMESSAGE_TEXT_LIMIT);
       return {
         url,
         headers: { accept: 'application/json' },
         json: {
-          chatGuid: `iMessage;-;${address}`,
+          // A one-to-one chat is `iMessage;-;<address>`; a group chat is named by its own GUID.
+          chatGuid: recipient.kind === 'chat' ? recipient.chatGuid : `iMessage;-;${recipient.address}`,
           tempGuid: randomUUID(),
           message: message.text,
           method: 'apple-script',
         },
       };
     },
+    render: (markdown) => renderMarkdown(markdown, { write: writePlain }, IMESSAGE_TEXT_LIMIT),
     interpret,
   };
 }

@@ -13,10 +13,17 @@
  * retryable; 401 (bad token), 403 (not a member of the channel, or no such
  * channel: Mattermost checks permission before existence), 404 and 400/413
  * (invalid post, e.g. too long) are permanent.
+ *
+ * `to` is a channel id, `channel:<id>` or `user:<id>`: a direct message, posted
+ * in the direct channel between the bot and that user (`POST
+ * /api/v4/channels/direct [botUserId, userId]`, the bot's id from `GET
+ * /api/v4/users/me`; both cached). Replies are Markdown, which Mattermost renders.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
-import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
-import { createAdapter } from '../sender.js';
+import { joinUrl, type OutboundClient, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { renderMarkdown } from '../format/index.js';
+import { markdownWriter } from '../format/markdown.js';
+import { createAdapter, lookup } from '../sender.js';
 import {
   type AdapterOptions,
   type ChannelAdapter,
@@ -27,7 +34,7 @@ import {
   temporary,
   type Verdict,
 } from '../types.js';
-import { checkText, platformText } from './support.js';
+import { checkText, platformText, recipientOf } from './support.js';
 
 /** `model.PostMessageMaxRunesV2`: the server refuses longer posts (counted in runes, never more than UTF-16 units). */
 export const MATTERMOST_TEXT_LIMIT = 16_383;
@@ -44,20 +51,56 @@ export function createMattermostAdapter(
 
 export function mattermostPlatform(config: NonNullable<ChannelsConfig['mattermost']>): Platform {
   const url = joinUrl(config.baseUrl, '/api/v4/posts');
+  const headers = { authorization: `Bearer ${config.token}`, accept: 'application/json' };
+  let botUserId: string | undefined;
+  // A direct channel between two users never changes: created once per user, then reused.
+  const directChannels = new Map<string, string>();
+  async function openDirect(userId: string, client: OutboundClient, signal?: AbortSignal): Promise<string> {
+    if (botUserId === undefined) {
+      // The token's own user: one side of the direct channel.
+      const me = await lookup(
+        { interpret },
+        client,
+        { url: joinUrl(config.baseUrl, '/api/v4/users/me'), headers },
+        signal,
+      );
+      if (typeof me.id !== 'string') throw new DeliveryError('mattermost: users/me returned no id', false);
+      botUserId = me.id;
+    }
+    // Creates the direct channel, or answers the existing one.
+    const channel = await lookup(
+      { interpret },
+      client,
+      { url: joinUrl(config.baseUrl, '/api/v4/channels/direct'), headers, json: [botUserId, userId] },
+      signal,
+    );
+    if (typeof channel.id !== 'string')
+      throw new DeliveryError('mattermost: channels/direct returned no id', false);
+    directChannels.set(userId, channel.id);
+    return channel.id;
+  }
   return {
     id: 'mattermost',
     maxMessageLength: MATTERMOST_TEXT_LIMIT,
     secrets: [config.token],
-    buildRequest(message) {
-      const channelId = message.to.trim();
-      if (channelId === '') throw new DeliveryError('mattermost: no recipient channel id', true);
-      checkText('mattermost', message.text, MATTERMOST_TEXT_LIMIT);
-      return {
-        url,
-        headers: { authorization: `Bearer ${config.token}`, accept: 'application/json' },
-        json: { channel_id: channelId, message: message.text },
-      };
+    resolveRecipient(to, client, signal) {
+      const recipient = recipientOf('mattermost', to);
+      if (recipient.kind === 'channel') return recipient.id;
+      return directChannels.get(recipient.id) ?? openDirect(recipient.id, client, signal);
     },
+    buildRequest(message) {
+      const recipient = recipientOf('mattermost', message.to);
+      if (recipient.kind !== 'channel') {
+        throw new DeliveryError(
+          'mattermost: a user recipient must be resolved to its direct channel first',
+          true,
+        );
+      }
+      checkText('mattermost', message.text, MATTERMOST_TEXT_LIMIT);
+      return { url, headers, json: { channel_id: recipient.id, message: message.text } };
+    },
+    render: (markdown) =>
+      renderMarkdown(markdown, { write: markdownWriter({ headingLevels: 6 }) }, MATTERMOST_TEXT_LIMIT),
     interpret,
   };
 }

@@ -31,6 +31,8 @@ import {
   redactor,
   retryAfterMs,
 } from '../../http/outbound.js';
+import { renderMarkdown } from '../format/index.js';
+import { markdownWriter } from '../format/markdown.js';
 import { createAdapter } from '../sender.js';
 import {
   type AdapterOptions,
@@ -43,7 +45,7 @@ import {
   temporary,
   type Verdict,
 } from '../types.js';
-import { checkText, platformText } from './support.js';
+import { checkText, platformText, recipientOf } from './support.js';
 
 /**
  * Teams caps a bot message at about 100 KB counted as UTF-16 and advises staying
@@ -81,15 +83,17 @@ export function msteamsPlatform(config: NonNullable<ChannelsConfig['msteams']>):
     redact: credentials.redact,
     credentials,
     buildRequest(message) {
-      const conversationId = message.to.trim();
-      if (conversationId === '') throw new DeliveryError('msteams: no recipient conversation id', true);
+      const { conversationId } = recipientOf('msteams', message.to);
       checkText('msteams', message.text, MSTEAMS_TEXT_LIMIT);
       return {
         url: joinUrl(config.serviceUrl, `/v3/conversations/${encodeURIComponent(conversationId)}/activities`),
         headers: { accept: 'application/json' },
-        json: { type: 'message', text: message.text },
+        // Rendered parts are Markdown, Teams' default textFormat; said explicitly.
+        json: { type: 'message', textFormat: 'markdown', text: message.text },
       };
     },
+    render: (markdown) =>
+      renderMarkdown(markdown, { write: markdownWriter({ headingLevels: 3 }) }, MSTEAMS_TEXT_LIMIT),
     interpret: interpretActivity,
   };
 }

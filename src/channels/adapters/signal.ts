@@ -19,22 +19,28 @@
  *
  * If rpcUrl carries `user:password@` (signal-cli behind an authenticating proxy),
  * it is sent as Basic auth instead: fetch refuses URLs with credentials.
+ *
+ * `to` is an E.164 number, `uuid:<aci>` (both as `recipient`), `group:<base64>`
+ * (`groupId`) or `username:<name.01>` (`username`). Replies are plain text with
+ * Signal text styles beside it (`textStyle`, format/signal.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { ChannelsConfig } from '../../config/schema.js';
 import { type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { renderMarkdown } from '../format/index.js';
+import { writeSignal } from '../format/signal.js';
+import type { SignalRecipient } from '../recipients.js';
 import { createAdapter } from '../sender.js';
 import {
   type AdapterOptions,
   type ChannelAdapter,
-  DeliveryError,
   type Platform,
   permanent,
   sent,
   temporary,
   type Verdict,
 } from '../types.js';
-import { checkText, platformText } from './support.js';
+import { checkText, platformText, recipientOf } from './support.js';
 
 /**
  * Signal itself takes long bodies, but its clients do not show them whole: Signal
@@ -64,22 +70,43 @@ export function signalPlatform(config: NonNullable<ChannelsConfig['signal']>): P
     maxMessageLength: SIGNAL_TEXT_LIMIT,
     secrets,
     buildRequest(message) {
-      const recipient = message.to.trim();
-      if (recipient === '') throw new DeliveryError('signal: no recipient phone number', true);
+      const recipient = recipientOf('signal', message.to);
       checkText('signal', message.text, SIGNAL_TEXT_LIMIT);
+      const styles = message.styles?.map((range) => `${range.start}:${range.length}:${range.style}`) ?? [];
       return {
         url,
         headers,
         json: {
           jsonrpc: '2.0',
           method: 'send',
-          params: { account: config.account, recipient: [recipient], message: message.text },
+          params: {
+            account: config.account,
+            ...addressee(recipient),
+            message: message.text,
+            // signal-cli's --text-style, as JSON-RPC takes it: "start:length:STYLE", UTF-16 offsets.
+            ...(styles.length > 0 ? { textStyle: styles } : {}),
+          },
           id: randomUUID(),
         },
       };
     },
+    render: (markdown) => renderMarkdown(markdown, { write: writeSignal }, SIGNAL_TEXT_LIMIT),
     interpret,
   };
+}
+
+/** signal-cli's send parameters for each recipient form (a number or ACI uuid, a group, a username). */
+function addressee(recipient: SignalRecipient): Record<string, unknown> {
+  switch (recipient.kind) {
+    case 'number':
+      return { recipient: [recipient.number] };
+    case 'uuid':
+      return { recipient: [recipient.uuid] };
+    case 'group':
+      return { groupId: recipient.groupId };
+    case 'username':
+      return { username: [recipient.username] };
+  }
 }
 
 /** The URL to fetch, with any `user:password@` moved into a Basic auth header. */

@@ -11,21 +11,27 @@
  * network failures → retryable; token, channel and text errors (and any other
  * code Slack documents: they describe the request, which a retry repeats) →
  * permanent. Success `{ok:true, channel, ts, message}`: the `ts` is the id.
+ *
+ * Replies are sent as mrkdwn (format/slack.ts). `to` is a channel (id,
+ * `channel:<id>`, `#name` or a bare name), a user (`user:<U…>` or a bare
+ * `U…`/`W…`: the app's direct message with them, by passing the user id as
+ * `channel`), or `<channel>:thread:<ts>` (a reply in that thread: `thread_ts`).
  */
 import type { ChannelsConfig } from '../../config/schema.js';
 import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { renderMarkdown } from '../format/index.js';
+import { slackEscape, writeSlack } from '../format/slack.js';
 import { createAdapter } from '../sender.js';
 import {
   type AdapterOptions,
   type ChannelAdapter,
-  DeliveryError,
   type Platform,
   permanent,
   sent,
   temporary,
   type Verdict,
 } from '../types.js';
-import { checkText, platformText } from './support.js';
+import { checkText, platformText, recipientOf } from './support.js';
 
 /**
  * Slack truncates `text` beyond 40,000 characters (changelog "Truncating really
@@ -39,6 +45,8 @@ const TRANSIENT = new Set(['internal_error', 'fatal_error', 'service_unavailable
 const AUTH = new Set(['invalid_auth', 'not_authed', 'account_inactive', 'token_revoked', 'token_expired']);
 const HINTS: Record<string, string> = {
   channel_not_found: 'no such channel, or the bot cannot see it',
+  user_not_found: 'no such user',
+  thread_not_found: 'no such thread in the channel',
   not_in_channel: 'invite the bot to the channel first',
   is_archived: 'the channel is archived',
   msg_too_long: 'the message text is too long',
@@ -59,30 +67,32 @@ export function slackPlatform(config: NonNullable<ChannelsConfig['slack']>): Pla
     maxMessageLength: SLACK_TEXT_LIMIT,
     secrets: [config.botToken],
     buildRequest(message) {
-      const channel = message.to.trim();
-      if (channel === '') throw new DeliveryError('slack: no recipient channel', true);
-      // The limit applies to the text as written; escaping can lengthen it a little,
-      // and Slack truncates (with a warning) rather than refusing past 40,000.
+      const recipient = recipientOf('slack', message.to);
+      // The limit applies to the text as written; Slack truncates (with a warning)
+      // rather than refusing past 40,000.
       checkText('slack', message.text, SLACK_TEXT_LIMIT);
       return {
         url,
         headers: { authorization: `Bearer ${config.botToken}` },
         contentType: 'application/json; charset=utf-8',
-        json: { channel, text: slackEscape(message.text) },
+        json:
+          recipient.kind === 'user'
+            ? // A user id as the channel: Slack posts in the app's direct message with that user.
+              { channel: recipient.user, text: message.text }
+            : {
+                channel: recipient.channel,
+                text: message.text,
+                ...(recipient.threadTs === undefined ? {} : { thread_ts: recipient.threadTs }),
+              },
       };
     },
+    render: (markdown) => renderMarkdown(markdown, { write: writeSlack }, SLACK_TEXT_LIMIT),
     interpret,
   };
 }
 
-/**
- * Escapes Slack's three control characters, as its formatting docs require for
- * text not meant as markup: a reply containing `<!channel>`, `<!everyone>` or
- * `<@U123>` then shows as written instead of pinging, and cannot forge links.
- */
-export function slackEscape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
+/** Slack's escaping of `&`, `<` and `>` (format/slack.ts), for callers sending text of their own. */
+export { slackEscape };
 
 function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
   const { status, json } = answer;

@@ -4,7 +4,19 @@
  * quote. Sending, time limits and redaction of secrets are the outbound
  * client's (src/http/outbound.ts) and the sender's (../sender.ts).
  */
+import type { ChannelId } from '../../config/schema.js';
+import { parseRecipient, RecipientError, type Recipients } from '../recipients.js';
 import { DeliveryError } from '../types.js';
+
+/** `to` as the channel's typed recipient; a form the channel does not have is a permanent failure. */
+export function recipientOf<C extends ChannelId>(channel: C, to: string): Recipients[C] {
+  try {
+    return parseRecipient(channel, to);
+  } catch (error) {
+    if (error instanceof RecipientError) throw new DeliveryError(`${channel}: ${error.message}`, true);
+    throw error;
+  }
+}
 
 /** A platform's own error text, redacted and cut short enough for a log line. */
 export function platformText(text: unknown, scrub: (text: string) => string, max = 300): string | undefined {

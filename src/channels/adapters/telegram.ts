@@ -8,22 +8,25 @@
  * failures → retryable; other 4xx (chat not found, bad token, bot blocked) →
  * permanent. The request URL holds the bot token, so it never appears in an
  * error, and the token is scrubbed from anything Telegram sends back too.
- * Longer replies are split by the delivery engine (split.ts), at paragraph,
- * line and word boundaries; this adapter sends one message.
+ * Replies are Markdown, sent as Telegram HTML (`parse_mode: "HTML"`, format/telegram.ts)
+ * and split on the formatted text; when Telegram answers 400 "can't parse
+ * entities", the same part is sent once more as plain text. `to` is a chat id,
+ * `@channelname` or `<chatId>:topic:<threadId>` (`message_thread_id`, a forum topic).
  */
 import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { renderMarkdown } from '../format/index.js';
+import { writeTelegram } from '../format/telegram.js';
 import { createAdapter } from '../sender.js';
 import {
   type AdapterOptions,
   type ChannelAdapter,
-  DeliveryError,
   type Platform,
   permanent,
   sent,
   temporary,
   type Verdict,
 } from '../types.js';
-import { checkText, platformText } from './support.js';
+import { checkText, platformText, recipientOf } from './support.js';
 
 /** Telegram's limit for one message's text; the delivery engine splits longer replies. */
 export const TELEGRAM_TEXT_LIMIT = 4096;
@@ -59,11 +62,26 @@ export function telegramPlatform(config: { botToken: string; apiBaseUrl: string 
       ...(secretHalf !== config.botToken && secretHalf.length >= 8 ? [secretHalf] : []),
     ],
     buildRequest(message) {
-      const chatId = telegramChatId(message.to);
-      // Telegram drops surrounding whitespace and refuses what is left empty.
-      checkText('telegram', message.text, TELEGRAM_TEXT_LIMIT);
-      return { url: endpoint, json: { chat_id: chatId, text: message.text } };
+      const { chatId, threadId } = recipientOf('telegram', message.to);
+      // Telegram counts the text after parsing the markup: the plain twin is never shorter.
+      checkText('telegram', message.plain ?? message.text, TELEGRAM_TEXT_LIMIT);
+      return {
+        url: endpoint,
+        json: {
+          chat_id: chatId,
+          ...(threadId === undefined ? {} : { message_thread_id: threadId }),
+          text: message.text,
+          // Only rendered parts carry a plain twin; a bare text is sent as it is.
+          ...(message.plain === undefined ? {} : { parse_mode: 'HTML' }),
+        },
+      };
     },
+    render: (markdown) =>
+      renderMarkdown(
+        markdown,
+        { write: writeTelegram, measure: (part) => (part.plain ?? part.text).length },
+        TELEGRAM_TEXT_LIMIT,
+      ),
     interpret,
   };
 }
@@ -73,13 +91,7 @@ export function telegramPlatform(config: { botToken: string; apiBaseUrl: string 
  * supergroups and channels), else the string as given (`@channelusername`).
  */
 export function telegramChatId(to: string): number | string {
-  const trimmed = to.trim();
-  if (trimmed === '') throw new DeliveryError('telegram: no recipient chat id', true);
-  if (/^-?\d+$/.test(trimmed)) {
-    const id = Number(trimmed);
-    if (Number.isSafeInteger(id)) return id;
-  }
-  return trimmed;
+  return recipientOf('telegram', to).chatId;
 }
 
 function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
@@ -108,6 +120,8 @@ function interpret(answer: OutboundResponse, scrub: (text: string) => string): V
     );
   }
   if (code === 401) return permanent(`${reason}: check channels.telegram.botToken`);
+  // Our markup refused: the plain twin goes instead (sender.ts).
+  if (code === 400 && /can't parse entities/i.test(description)) return { outcome: 'markup-refused', reason };
   // 400 (chat not found, bad parameters), 403 (bot blocked or kicked), 404 (no such method or token).
   return permanent(reason);
 }

@@ -16,18 +16,19 @@
  */
 import type { ChannelsConfig } from '../../config/schema.js';
 import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
+import { renderMarkdown } from '../format/index.js';
+import { writeWhatsApp } from '../format/whatsapp.js';
 import { createAdapter } from '../sender.js';
 import {
   type AdapterOptions,
   type ChannelAdapter,
-  DeliveryError,
   type Platform,
   permanent,
   sent,
   temporary,
   type Verdict,
 } from '../types.js';
-import { checkText, platformText } from './support.js';
+import { checkText, platformText, recipientOf } from './support.js';
 
 /** The Cloud API's limit for `text.body`. */
 export const WHATSAPP_TEXT_LIMIT = 4096;
@@ -86,6 +87,7 @@ export function whatsappPlatform(config: NonNullable<ChannelsConfig['whatsapp']>
         },
       };
     },
+    render: (markdown) => renderMarkdown(markdown, { write: writeWhatsApp }, WHATSAPP_TEXT_LIMIT),
     interpret,
   };
 }
@@ -95,17 +97,7 @@ export function whatsappPlatform(config: NonNullable<ChannelsConfig['whatsapp']>
  * dots and parentheses as people write numbers are dropped).
  */
 export function whatsappRecipient(to: string): string {
-  const digits = to
-    .trim()
-    .replace(/[\s().-]/g, '')
-    .replace(/^\+/, '');
-  if (!/^[1-9]\d{5,14}$/.test(digits)) {
-    throw new DeliveryError(
-      'whatsapp: the recipient must be a phone number in E.164 form, e.g. +15551234567',
-      true,
-    );
-  }
-  return digits;
+  return recipientOf('whatsapp', to).number;
 }
 
 function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
