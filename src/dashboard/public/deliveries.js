@@ -59,11 +59,11 @@ export function deliveriesView(shell, params) {
           : null;
         button?.addEventListener('click', () => redeliver(delivery.runId, button));
         const origin = delivery.runId
-          ? runLink(delivery.runId)
+          ? runLink(delivery.runId, true)
           : h('span', { class: 'muted' }, 'heartbeat ', delivery.heartbeatId ?? '');
         return h(
           'tr',
-          { 'data-status': delivery.status },
+          { 'data-status': delivery.status, 'data-run-id': delivery.runId ?? undefined },
           h('td', {}, time(delivery.updatedAt)),
           h('td', {}, origin),
           h('td', {}, delivery.channel ?? '—'),

@@ -56,8 +56,21 @@ export function link(route, label, className) {
   return h('a', { href: `#${route}`, class: className }, label);
 }
 
-/** @param {string} id */
-export const runLink = (id) => link(`/runs/${encodeURIComponent(id)}`, id, 'id');
+/**
+ * A link to a run; `short` shows only the id's random end (ids are `run_<uuidv7>`,
+ * whose start is the time and alike between neighbours), the whole id as tooltip.
+ * @param {string} id
+ * @param {boolean} [short]
+ */
+export function runLink(id, short = false) {
+  const anchor = link(
+    `/runs/${encodeURIComponent(id)}`,
+    short && id.length > 20 ? `…${id.slice(-12)}` : id,
+    'id',
+  );
+  anchor.title = id;
+  return anchor;
+}
 
 /**
  * A status word with its colour class (`status-failed`, …).

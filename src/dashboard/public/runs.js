@@ -133,7 +133,19 @@ function runsTable(runs, filtered) {
       'tr',
       { 'data-run-id': run.runId, 'data-status': run.status },
       h('td', {}, badge(run.status)),
-      h('td', {}, runLink(run.runId), run.retryOf ? h('span', { class: 'muted small' }, ' retry') : null),
+      h(
+        'td',
+        {},
+        runLink(run.runId, true),
+        run.retryOf
+          ? h(
+              'div',
+              { class: 'muted small retry-of', title: `retry of ${run.retryOf}` },
+              '↻ retry of ',
+              runLink(run.retryOf, true),
+            )
+          : null,
+      ),
       h('td', {}, run.source ?? '—', run.name ? h('span', { class: 'muted' }, ` · ${run.name}`) : null),
       h('td', {}, time(run.createdAt)),
       h('td', {}, run.finishedAt ? duration(run.startedAt, run.finishedAt) : '—'),
