@@ -17,12 +17,20 @@
 //                    [--threads 1] [--pin on|off] [--generator wrk|autocannon]
 //                    [--gateway-dir <checkout>]... [--json <file>]
 //                    [--store sqlite|postgres] [--replicas 1|2|...] [--pg-url <admin url>]
+//                    [--scrape-metrics]
 //
 // --store postgres runs each gateway on its own new PostgreSQL database (made on the
 // server of --pg-url, default postgres://postgres@127.0.0.1:5432/postgres, dropped at
 // the end); --replicas N starts N replicas of each gateway on that database and loads
 // them together, the connections split evenly (req/s summed, p50 averaged, p99 the
 // worst), as a load balancer in front of them would.
+//
+// --scrape-metrics GETs each gateway's /metrics (admin token) every second during its
+// loads, warm-up included, as Prometheus would (more often than its usual 15 s), and
+// reports the scrapes. To see what metrics cost the hook path, run a checkout without
+// them and this one in the same rounds: `--gateway-dir <without> --gateway-dir .
+// --scrape-metrics` (the one without answers its scrapes 404); the report then gives
+// each gateway's per-round ratio to the first one, so both share the machine's moods.
 //
 // --gateway-dir runs the gateway of another checkout (built there with
 // `npm run build`) under this benchmark; given twice or more, the gateways are
@@ -39,6 +47,7 @@ import { BODY_TEMPLATES, freshTag } from './bodies.mjs';
 import { othersCpuWindow } from './machine-load.mjs';
 import { startServer, stopServer } from './processes.mjs';
 import { printDrains, printNeighbours, printTable } from './report.mjs';
+import { scrapeSummary, startScraping } from './scrape.mjs';
 import { commitCheck, openPgStore, openStore, pgDatabase, waitForIdleRuns } from './store-check.mjs';
 import { ensureWrk, runWrk, wrkVersion } from './wrk.mjs';
 
@@ -57,6 +66,7 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     replicas: { type: 'string', default: '1' },
     'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'scrape-metrics': { type: 'boolean', default: false },
   },
 });
 const rounds = Number(values.rounds);
@@ -79,6 +89,8 @@ if (storeDriver === 'sqlite' && replicaCount > 1) {
 
 const benchRoot = new URL('..', import.meta.url).pathname;
 const HOOK_TOKEN = `bench-hook-${'x'.repeat(40)}`;
+const ADMIN_TOKEN = `bench-admin-${'y'.repeat(40)}`;
+const scrapeMetrics = values['scrape-metrics'];
 
 function gitRevision(dir) {
   const rev = spawnSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
@@ -137,7 +149,7 @@ function gatewayOf(dir, index) {
   writeFileSync(
     configPath,
     JSON.stringify({
-      gateway: { bind: '127.0.0.1', port: 0, auth: { token: `bench-admin-${'y'.repeat(40)}` } },
+      gateway: { bind: '127.0.0.1', port: 0, auth: { token: ADMIN_TOKEN } },
       hooks: {
         enabled: true,
         token: HOOK_TOKEN,
@@ -160,6 +172,7 @@ function gatewayOf(dir, index) {
     dbPath: join(home, 'state/agentgate.db'),
     samples: { wake: [], agent: [] },
     totals: { wake: { ok: 0, sent: 0, rejected: 0 }, agent: { ok: 0, sent: 0, rejected: 0 } },
+    scrapes: [],
   };
 }
 const gateways = gatewayDirs.map(gatewayOf);
@@ -210,12 +223,18 @@ async function loadAll(urls, path, seconds) {
   };
 }
 
-/** Warm-up, then the measured run; every request counts for the commit check, warm-up ones too. */
-async function measure(target, path, totals) {
+/**
+ * Warm-up, then the measured run; every request counts for the commit check, warm-up
+ * ones too. With `scrapes` (a gateway's list, under --scrape-metrics) /metrics is
+ * scraped every second throughout.
+ */
+async function measure(target, path, totals, scrapes) {
   const urls = Array.isArray(target) ? target : [target];
+  const scraping = scrapes ? startScraping(urls, ADMIN_TOKEN) : undefined;
   const runs = warmup > 0 ? [await loadAll(urls, path, warmup)] : [];
   const othersCpu = othersCpuWindow(servers.map((s) => s.child.pid));
   runs.push(await loadAll(urls, path, duration));
+  if (scraping) scrapes.push(await scraping.stop());
   const sample = { ...runs.at(-1), othersCpu: othersCpu() };
   for (const r of totals ? runs : []) {
     totals.ok += r.ok;
@@ -259,9 +278,11 @@ try {
     // With several gateways, alternate who goes first so neither always follows the baseline.
     const order = round % 2 ? gateways : [...gateways].reverse();
     baselineSamples.push(await measure(baseline.url, '/hooks/wake'));
-    for (const g of order) g.samples.wake.push(await measure(g.urls, '/hooks/wake', g.totals.wake));
+    const scrapesOf = (g) => (scrapeMetrics ? g.scrapes : undefined);
+    for (const g of order)
+      g.samples.wake.push(await measure(g.urls, '/hooks/wake', g.totals.wake, scrapesOf(g)));
     for (const g of order) {
-      g.samples.agent.push(await measure(g.urls, '/hooks/agent', g.totals.agent));
+      g.samples.agent.push(await measure(g.urls, '/hooks/agent', g.totals.agent, scrapesOf(g)));
       drains.push(await waitForIdleRuns(g.store, drainTimeoutMs));
     }
     const rps = (samples) => samples.at(-1).rps.toFixed(0);
@@ -287,7 +308,7 @@ try {
       '',
       ...gateways.map((g) => `gateway${g.name}: ${g.dir} (${g.revision})`),
       `machine: ${cpu.length} × ${cpu[0]?.model.trim()}, Node ${process.version}; generator: ${generator === 'wrk' ? `wrk ${wrkVersion()}, ${threads} thread(s)` : 'autocannon'}; ${placement}`,
-      `load: ${connections} connections, ~1 KB JSON bodies with distinct ids, bearer token; ${rounds} interleaved rounds of ${duration} s, each after ${warmup} s warm-up`,
+      `load: ${connections} connections, ~1 KB JSON bodies with distinct ids, bearer token; ${rounds} interleaved rounds of ${duration} s, each after ${warmup} s warm-up${scrapeMetrics ? '; GET /metrics scraped every second during every gateway load' : ''}`,
       ...(generatorWarning ? [generatorWarning] : []),
       '',
     ].join('\n'),
@@ -298,6 +319,11 @@ try {
     ...gateways.map((g) => ({ label: `gateway /hooks/agent${g.name}`, samples: g.samples.agent })),
   ];
   printTable(targets, baselineSamples);
+  if (gateways.length > 1) printPairs(gateways);
+  if (scrapeMetrics) {
+    console.log('\n/metrics scrapes during the loads:');
+    for (const g of gateways) console.log(`  gateway${g.name || ''}: ${scrapeSummary(g.scrapes)}`);
+  }
   printNeighbours(targets);
   printDrains(drains, values['drain-timeout']);
   console.log('commit check (every 2xx answer committed; warm-up requests included):');
@@ -305,7 +331,7 @@ try {
   if (checks.some((c) => !c.pass)) exitCode = 1;
 
   if (values.json) {
-    const options = { generator, pinned, rounds, duration, warmup, connections, threads };
+    const options = { generator, pinned, rounds, duration, warmup, connections, threads, scrapeMetrics };
     const results = targets.map(({ label, samples }) => ({ label, samples }));
     writeFileSync(
       values.json,
@@ -319,3 +345,24 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 process.exitCode = exitCode;
+
+/**
+ * Each gateway against the first, round by round (the same round's loads, so a slow
+ * moment of the machine that hits both cancels out): the figure a before/after
+ * comparison wants, e.g. without and with metrics.
+ */
+function printPairs(all) {
+  const [first, ...others] = all;
+  console.log(`\nper-round req/s ratio to the first gateway (${first.dir}@${first.revision}):`);
+  for (const g of others) {
+    for (const path of ['wake', 'agent']) {
+      const ratios = g.samples[path]
+        .map((sample, i) => sample.rps / first.samples[path][i].rps)
+        .sort((a, b) => a - b);
+      const mid = ratios[Math.floor(ratios.length / 2)];
+      console.log(
+        `  ${path}: ${g.dir}@${g.revision}: median ${mid.toFixed(3)} (rounds ${ratios.map((r) => r.toFixed(3)).join(', ')})`,
+      );
+    }
+  }
+}
