@@ -255,7 +255,7 @@ const PJ_NO_PIPELINE = {
 
 // ---------------------------------------------------------------- the workloads
 
-/** CALLERS loops calling `op` until the time is up; operations (or rows) per second. */
+/** CALLERS loops calling `op` until the time is up; operations (or rows) done, and per second. */
 async function throughput(op, ms, unitsPerOp = 1) {
   const started = performance.now();
   const deadline = started + ms;
@@ -268,7 +268,30 @@ async function throughput(op, ms, unitsPerOp = 1) {
       }
     }),
   );
-  return (done * unitsPerOp * 1000) / (performance.now() - started);
+  const units = done * unitsPerOp;
+  return { units, rate: (units * 1000) / (performance.now() - started) };
+}
+
+/**
+ * CPU ticks (1/100 s) the given PostgreSQL backends used so far. With the
+ * client's own CPU time this gives a cost per operation on each side, which a
+ * busy neighbour moves much less than it moves throughput.
+ */
+function backendTicks(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = text
+        .slice(text.lastIndexOf(')') + 2)
+        .split(' ')
+        .map(Number);
+      ticks += fields[11] + fields[12]; // utime, stime
+    } catch {
+      // gone, or no /proc here
+    }
+  }
+  return ticks;
 }
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -492,10 +515,15 @@ async function main() {
           const client = spec.make(database.url);
           try {
             await workload.run(client, WARM_MS, ids);
-            const window = othersCpuWindow(await ourBackends());
-            const value = await workload.run(client, SECONDS * 1000, ids);
+            const backends = await ourBackends();
+            const window = othersCpuWindow(backends);
+            const [clientBefore, serverBefore] = [process.cpuUsage(), backendTicks(backends)];
+            const { rate: value, units } = await workload.run(client, SECONDS * 1000, ids);
             const others = window();
-            results[workload.key][spec.name].push({ value, others });
+            const clientCpu = process.cpuUsage(clientBefore);
+            const clientUs = (clientCpu.user + clientCpu.system) / units;
+            const serverUs = ((backendTicks(backends) - serverBefore) * 10_000) / units;
+            results[workload.key][spec.name].push({ value, others, clientUs, serverUs });
             console.error(
               `${workload.key} round ${round + 1} ${spec.name}: ${fmt(value)} ${workload.unit}, others ${others?.toFixed(0)} %`,
             );
@@ -521,8 +549,8 @@ async function main() {
         `${CALLERS} concurrent callers, ${ROUNDS} interleaved rounds of ${SECONDS} s per client after 1 s warm-up; ` +
         `median (min–max) over rounds; ratio = pg ÷ postgres.js in the same round (>1: pg faster).`,
       '',
-      "| workload | client | median (min–max) | pg ÷ this, per round | others' CPU % |",
-      '| --- | --- | ---: | ---: | ---: |',
+      "| workload | client | median (min–max) | pg ÷ this, per round | client CPU µs per unit | PostgreSQL CPU µs per unit | others' CPU % |",
+      '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
     );
     for (const workload of WORKLOADS) {
       const base = results[workload.key][PG.name].map((s) => s.value);
@@ -533,7 +561,13 @@ async function main() {
         lines.push(
           `| ${workload.title} | ${spec.name} | ${spread(values)} ${workload.unit} | ${
             spec === PG ? '—' : ratio(values.map((v, i) => base[i] / v))
-          } | ${others.length ? spread(others) : 'n/a'} |`,
+          } | ${spread(
+            samples.map((s) => s.clientUs),
+            1,
+          )} | ${spread(
+            samples.map((s) => s.serverUs),
+            1,
+          )} | ${others.length ? spread(others) : 'n/a'} |`,
         );
       }
     }
@@ -545,11 +579,11 @@ async function main() {
         `| 4. NOTIFY in a committing transaction → listener callback, ${NOTIFICATIONS} per round and client, taking turns: p50 ms | ${spec.name} | ${spread(
           samples.map((s) => s.p50),
           2,
-        )} | ${spec === PG ? '—' : ratio(samples.map((s, i) => basePg[i].p50 / s.p50))} | ${others.length ? spread(others) : 'n/a'} |`,
+        )} | ${spec === PG ? '—' : ratio(samples.map((s, i) => basePg[i].p50 / s.p50))} | | | ${others.length ? spread(others) : 'n/a'} |`,
         `| 4. … p95 ms | ${spec.name} | ${spread(
           samples.map((s) => s.p95),
           2,
-        )} | ${spec === PG ? '—' : ratio(samples.map((s, i) => basePg[i].p95 / s.p95))} | |`,
+        )} | ${spec === PG ? '—' : ratio(samples.map((s, i) => basePg[i].p95 / s.p95))} | | | |`,
       );
     }
     lines.push('', '(For latency a ratio below 1 means pg is faster.)', '');
