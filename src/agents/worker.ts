@@ -11,6 +11,7 @@
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import { isHeartbeatAck } from '../heartbeat/ack.js';
 import type { Logger } from '../log.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { ClaimedRun, DeliveryRecord, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
@@ -45,6 +46,15 @@ export interface WorkerDeps {
   providerRetry?: RetryPolicy;
   /** Time for leases, run timeouts, polls and the stop grace (tests pass a manual one). */
   clock?: Clock;
+  /** Counts finished runs and their durations (CONTRACT §9). */
+  metrics?: Pick<GatewayMetrics, 'runFinished'>;
+  /**
+   * Each run source's `maxConcurrentRuns` (CONTRACT §10), asked at every claim so a
+   * config reload applies to the next claim; absent means no caps.
+   */
+  runCaps?: (source: string) => number | undefined;
+  /** Told each run this worker recorded as finished (a waiting request answers at once). */
+  onRunFinished?: (runId: string) => void;
 }
 
 class Shutdown extends Error {}
@@ -109,6 +119,7 @@ export class RunWorker {
           this.clock.now(),
           this.leaseMs,
           capacity,
+          this.deps.runCaps,
         );
         for (const run of runs) this.launch(run);
         if (runs.length === capacity) this.tickAgain = true;
@@ -121,6 +132,7 @@ export class RunWorker {
   }
 
   private launch(run: ClaimedRun): void {
+    this.deps.log.debug({ runId: run.id, source: run.source, attempt: run.attempts }, 'run started');
     const controller = new AbortController();
     const done = this.execute(run, controller)
       .catch((error) => this.deps.log.error({ err: error, runId: run.id }, 'run bookkeeping failed'))
@@ -240,7 +252,10 @@ export class RunWorker {
       log.warn({ runId: run.id }, 'run finished after its lease was lost; result discarded');
       return;
     }
-    log.info({ runId: run.id, status }, 'run finished');
+    const seconds = (finishedAt - run.startedAt) / 1000;
+    this.deps.metrics?.runFinished(status, seconds);
+    log.info({ runId: run.id, status, seconds, delivery: delivery.status }, 'run finished');
+    this.deps.onRunFinished?.(run.id);
     if (run.wakeMode === 'now') this.deps.requestHeartbeat(run.mainSessionKey);
     if (delivery.status === 'pending') this.deps.notifyDelivery();
   }

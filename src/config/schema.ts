@@ -55,6 +55,20 @@ const storeSchema = z.discriminatedUnion('driver', [
   }),
 ]);
 
+/** CONTRACT §10 per-hook limits: whole numbers from 1 (a limit of 0 would refuse everything). */
+const rateLimitSchema = z.strictObject({
+  perMinute: z
+    .number({ error: 'must be a whole number of requests per minute' })
+    .int('must be a whole number of requests per minute')
+    .min(1, 'must be at least 1 (remove rateLimit for no limit)')
+    .max(1_000_000, 'must be at most 1000000'),
+});
+const maxConcurrentRunsSchema = z
+  .number({ error: 'must be a whole number of runs' })
+  .int('must be a whole number of runs')
+  .min(1, 'must be at least 1 (remove it for no limit)')
+  .max(10_000, 'must be at most 10000');
+
 const mappingSchema = z.strictObject({
   id: nonEmpty.optional(),
   match: z.strictObject({ path: nonEmpty.optional(), source: nonEmpty.optional() }).optional(),
@@ -76,6 +90,14 @@ const mappingSchema = z.strictObject({
   forEach: nonEmpty.optional(),
   transform: z.strictObject({ module: nonEmpty, export: nonEmpty.optional() }).optional(),
   verify: z.strictObject({ kind: z.enum(VERIFY_KINDS), secret: nonEmpty }).optional(),
+  /** CONTRACT §10: the operator's completion callback for this mapping's runs (not a template). */
+  callbackUrl: nonEmpty.optional(),
+  /** CONTRACT §10: the answer waits for the run (up to hooks.maxWaitSeconds). */
+  waitForCompletion: z.boolean().optional(),
+  /** CONTRACT §10: requests per minute to this mapping's hook, all callers together. */
+  rateLimit: rateLimitSchema.optional(),
+  /** CONTRACT §10: at most this many of its runs execute at once. */
+  maxConcurrentRuns: maxConcurrentRunsSchema.optional(),
 });
 
 const gmailSchema = z.strictObject({
@@ -141,6 +163,25 @@ const hooksSchema = z.strictObject({
   mappings: z.array(mappingSchema).default([]),
   transformsDir: nonEmpty.optional(),
   gmail: gmailSchema.optional(),
+  /** CONTRACT §10: signed completion callbacks. */
+  callbacks: z
+    .strictObject({
+      /** `whsec_<base64>`: the Standard Webhooks signing secret; required once any callback is configured. */
+      secret: nonEmpty.optional(),
+      /** Origins a request's own `callbackUrl` may point to (a mapping's is not checked). */
+      allowedOrigins: z.array(nonEmpty).default([]),
+    })
+    .optional(),
+  /** CONTRACT §10: longest wait of a waitForCompletion request, in seconds. */
+  maxWaitSeconds: z
+    .number({ error: 'must be a number of seconds' })
+    .min(1, 'must be at least 1')
+    .max(600, 'must be at most 600 (use a completion callback for longer runs)')
+    .default(120),
+  /** CONTRACT §10: requests per minute to /wake and /agent together. */
+  rateLimit: rateLimitSchema.optional(),
+  /** CONTRACT §10: at most this many /agent runs execute at once. */
+  maxConcurrentRuns: maxConcurrentRunsSchema.optional(),
 });
 
 const providerSchema = z.discriminatedUnion('api', [
@@ -238,6 +279,7 @@ export const configSchema = z.strictObject({
     allowRequestSessionKey: false,
     presets: [],
     mappings: [],
+    maxWaitSeconds: 120,
   }),
   models: z
     .strictObject({ providers: z.record(z.string(), providerSchema).default({}) })

@@ -4,6 +4,7 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
+import { callbackConfigProblems } from '../callbacks/config-check.js';
 import { isInside } from './paths.js';
 import { mainSessionKeyOf, type ResolvedAgent, type ResolvedConfig } from './resolved.js';
 import type { RawConfig } from './schema.js';
@@ -11,6 +12,8 @@ import type { RawConfig } from './schema.js';
 export const MIN_HOOK_TOKEN_LENGTH = 16;
 export const RECOMMENDED_TOKEN_LENGTH = 32;
 const RESERVED_PATHS = ['/api', '/healthz'];
+/** `{hooks.path}/runs/{runId}` is the run status endpoint, so no mapping may take that name. */
+export const RUNS_HOOK_NAME = 'runs';
 
 interface Context {
   configPath: string;
@@ -91,6 +94,19 @@ export function checkConfig(
       problems.push(`${at}: file not found: ${target}`);
     }
   });
+
+  // --- hooks: the name reserved for run status (CONTRACT §10) -----------------
+  hooks.mappings.forEach((mapping, index) => {
+    const path = mapping.match?.path;
+    if (path === RUNS_HOOK_NAME || path?.startsWith(`${RUNS_HOOK_NAME}/`)) {
+      problems.push(
+        `hooks.mappings[${index}].match.path: "${path}" is reserved (GET ${hooksPath}/${RUNS_HOOK_NAME}/{runId} answers a run's status)`,
+      );
+    }
+  });
+
+  // --- hooks: completion callbacks (CONTRACT §10) ----------------------------------
+  problems.push(...callbackConfigProblems(hooks));
 
   // --- agents -------------------------------------------------------------------
   const agents = resolveAgents(raw, ctx, problems);

@@ -34,6 +34,8 @@ export interface AgentDefaults {
   /** Session key a mapping supplies when the request gives none. */
   sessionKey?: string;
   allowUnsafeExternalContent?: boolean;
+  /** The mapping's completion callback: the operator's, not checked against the allowed origins. */
+  callbackUrl?: string;
 }
 
 export function agentAction(request: AgentRequest, ctx: ActionContext, defaults: AgentDefaults = {}): Action {
@@ -47,6 +49,7 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
   const agent = policy.resolveAgent(request.agentId);
   const model = policy.resolveModel(request.model, agent);
   policy.checkChannel(channel, deliver);
+  if (request.callbackUrl !== undefined) policy.checkCallbackOrigin(request.callbackUrl);
   const run: NewRun = {
     id: `run_${uuidv7(ctx.now)}`,
     agentId: agent.id,
@@ -64,8 +67,9 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
     allowUnsafeExternalContent: defaults.allowUnsafeExternalContent ?? false,
     source: ctx.source,
     createdAt: ctx.now,
+    callbackUrl: request.callbackUrl ?? defaults.callbackUrl ?? null,
   };
-  return { kind: 'agent', run };
+  return request.waitForCompletion ? { kind: 'agent', run, waitForCompletion: true } : { kind: 'agent', run };
 }
 
 /**

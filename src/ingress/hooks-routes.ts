@@ -18,13 +18,19 @@ import type { Logger } from '../log.js';
 import { SignatureRejected } from '../mappings/mapped-target.js';
 import { HookRouter } from '../mappings/router.js';
 import type { TransformLimits } from '../mappings/transforms.js';
-import type { Action, Committed, Store } from '../store/types.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { Action, Committed, RunView, Store, StoredAnswer } from '../store/types.js';
+import { logAccepted } from './accepted-log.js';
 import { renderAnswer } from './actions.js';
 import { BODY_TIMEOUT_MS, payloadTooLarge, readBody } from './body.js';
+import { HookRateLimiter, takeHookRate } from './hook-rate.js';
 import { idempotencyClaim } from './idempotency.js';
 import { parseJsonObject } from './payload.js';
 import { HookPolicy } from './policy.js';
+import { RunCompletions } from './run-completions.js';
+import { registerRunStatusRoute } from './run-status-route.js';
 import type { HookTarget } from './targets.js';
+import { runIdsOf, waitAnswer } from './wait-answer.js';
 
 export interface IngressDeps {
   config: ResolvedConfig;
@@ -37,6 +43,10 @@ export interface IngressDeps {
   now?: () => number;
   /** Deadline for receiving a body (CONTRACT §4: 30 s); shorter only in tests. */
   bodyTimeoutMs?: number;
+  /** Where every hook answer is counted (CONTRACT §9); absent in tests that do not look. */
+  metrics?: GatewayMetrics;
+  /** Finished runs, told by the worker, for `waitForCompletion` (else the waits poll the store only). */
+  completions?: RunCompletions;
 }
 
 interface IngressState {
@@ -48,6 +58,9 @@ interface IngressState {
 
 /** The live hooks configuration; `reload` swaps it only when the new one is fully built. */
 export class HookIngress {
+  /** Per-hook request rates (CONTRACT §10); kept across reloads, so a reload grants no fresh minute. */
+  readonly rates = new HookRateLimiter();
+
   private constructor(
     private current: IngressState,
     private readonly transformLimits: Partial<TransformLimits>,
@@ -78,6 +91,21 @@ export class HookIngress {
     return this.current;
   }
 
+  /**
+   * The `maxConcurrentRuns` of the hook a run source names (`hook:<name>`,
+   * CONTRACT §10) — the strictest of the hook's candidate targets — for the
+   * worker's claims; undefined for no cap.
+   */
+  runCap(source: string): number | undefined {
+    if (!source.startsWith('hook:')) return undefined;
+    let cap: number | undefined;
+    for (const target of this.current.router.candidates(source.slice('hook:'.length))) {
+      const max = target.maxConcurrentRuns;
+      if (max !== undefined && (cap === undefined || max < cap)) cap = max;
+    }
+    return cap;
+  }
+
   async reload(config: ResolvedConfig, log: Logger): Promise<void> {
     const previous = this.current;
     this.current = await HookIngress.build(config, log, this.transformLimits);
@@ -95,7 +123,12 @@ interface Pending {
   state: IngressState;
   name: string;
   candidates: HookTarget[];
+  /** The candidate that took the payload, once chosen (the metrics' `hook` label). */
+  target?: HookTarget;
 }
+
+/** The metrics' `hook` label of a path that names no hook. */
+const UNKNOWN_HOOK = 'unknown';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -143,6 +176,8 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     // With a signature still to check, authentication is not complete yet.
     if (!candidates.some((target) => target.verifies)) limiter.succeed(address);
     if (candidates.length === 0) throw new HttpError(404, 'not_found', `no hook named "${name}"`);
+    // After the name, before the body (CONTRACT §10): a refused request stores nothing.
+    takeHookRate(ingress.rates, name, candidates, now());
     request.hookPending = { state, name, candidates };
     done();
   };
@@ -153,6 +188,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     const payload = parseJsonObject(body);
     const target = candidates.find((candidate) => candidate.accepts?.(payload) ?? true);
     if (!target) throw new HttpError(404, 'not_found', `no mapping of "${name}" matches this payload`);
+    (request.hookPending as Pending).target = target;
     if ((body as Buffer).length > target.maxBodyBytes) throw payloadTooLarge(target.maxBodyBytes);
 
     const at = now();
@@ -192,11 +228,88 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       );
     }
     if (result.kind === 'replay') reply.header('idempotent-replayed', 'true');
-    else deps.onCommitted?.(actions, result.committed);
+    else {
+      deps.onCommitted?.(actions, result.committed);
+      logAccepted(log, request.id, target.name, result.committed);
+    }
+    const waits = actions.some((action) => action.kind === 'agent' && action.waitForCompletion);
+    const fresh = result.kind === 'committed';
+    const maxWaitSeconds = state.config.hooks.maxWaitSeconds;
+    const answer = waits ? await waitForRuns(reply, result.answer, fresh, maxWaitSeconds) : result.answer;
     return reply
-      .code(result.answer.status)
+      .code(answer.status)
       .header('content-type', 'application/json; charset=utf-8')
-      .send(result.answer.body);
+      .send(answer.body);
+  };
+
+  const completions = deps.completions ?? new RunCompletions(store);
+  // A stopping gateway answers its waiting requests at once (202), so they do not hold the close.
+  app.addHook('preClose', (done) => {
+    completions.close();
+    done();
+  });
+
+  /**
+   * The answer of a `waitForCompletion` request (CONTRACT §10): the runs are
+   * committed already; a client that leaves while waiting only ends the wait.
+   * A replay of such a request waits for the same runs, so a client that lost
+   * its answer re-sends the request with the same Idempotency-Key to get it.
+   */
+  const waitForRuns = async (
+    reply: FastifyReply,
+    accepted: StoredAnswer,
+    fresh: boolean,
+    maxWaitSeconds: number,
+  ): Promise<StoredAnswer> => {
+    const runIds = runIdsOf(accepted);
+    if (runIds.length === 0) return accepted;
+    const left = new AbortController();
+    const leave = () => left.abort();
+    reply.raw.once('close', leave);
+    try {
+      const views = await completions.wait(runIds, Date.now() + maxWaitSeconds * 1000, left.signal);
+      return waitAnswer(accepted, views);
+    } catch (error) {
+      // A replay committed nothing now: the store's failure is the answer (503).
+      if (!fresh) throw error;
+      // Just committed, so queued as far as this request knows.
+      return waitAnswer(
+        accepted,
+        runIds.map(() => ({ status: 'queued' }) as RunView),
+      );
+    } finally {
+      reply.raw.removeListener('close', leave);
+    }
+  };
+
+  registerRunStatusRoute(app, { store, limiter, log, ingress, hooksPath });
+
+  const metrics = deps.metrics;
+  /** The hook the path names — its chosen target, else its first candidate — or `unknown` (CONTRACT §9). */
+  const hookLabel = (request: FastifyRequest<HookRoute>): string => {
+    const pending = request.hookPending;
+    const target = pending
+      ? (pending.target ?? pending.candidates[0])
+      : ingress.state.router.candidates(request.params['*'] ?? '')[0];
+    return target?.name ?? UNKNOWN_HOOK;
+  };
+  // Every answer, rejections included; the time is Fastify's own hrtime span of the reply.
+  const countAnswer = (request: FastifyRequest<HookRoute>, reply: FastifyReply, done: () => void) => {
+    metrics?.hookAnswered(hookLabel(request), reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  };
+  // A connection's last answer (413, 408) is written past Fastify (closing-answer.ts), so
+  // onResponse never sees it: it is counted when its error is raised.
+  const countClosingAnswer = (
+    request: FastifyRequest<HookRoute>,
+    reply: FastifyReply,
+    error: Error,
+    done: () => void,
+  ) => {
+    if (error instanceof HttpError && error.headers.connection === 'close') {
+      metrics?.hookAnswered(hookLabel(request), error.statusCode, reply.elapsedTime / 1000);
+    }
+    done();
   };
 
   app.register(async (scope) => {
@@ -228,6 +341,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
         method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
         url,
         onRequest: [guard, malformedContentTypeIsAbsent],
+        ...(metrics ? { onResponse: countAnswer, onError: countClosingAnswer } : {}),
         handler: handle,
       });
     }

@@ -4,6 +4,7 @@
  * Unknown fields are ignored (CONTRACT §4).
  */
 import { z } from 'zod';
+import { checkCallbackUrl } from '../callbacks/url.js';
 import { CHANNEL_IDS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 
@@ -57,6 +58,16 @@ export const agentRequestSchema = z.object({
       (value) => value >= MIN_TIMEOUT_SECONDS && value <= MAX_TIMEOUT_SECONDS,
       `must be >= ${MIN_TIMEOUT_SECONDS} and <= ${MAX_TIMEOUT_SECONDS}`,
     )
+    .optional(),
+  /** CONTRACT §10: the answer waits for the run, up to hooks.maxWaitSeconds. */
+  waitForCompletion: z.boolean({ error: 'must be true or false' }).optional(),
+  /** CONTRACT §10: where the run's completion callback goes (its origin is checked by policy). */
+  callbackUrl: z
+    .string({ error: 'must be a string (an absolute http(s) URL)' })
+    .superRefine((value, ctx) => {
+      const checked = checkCallbackUrl(value);
+      if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.problem });
+    })
     .optional(),
 });
 

@@ -33,6 +33,14 @@ export interface HookTarget {
    * complete (and the failure count reset) once that passed.
    */
   verifies?: boolean;
+  /**
+   * Requests per minute to this hook, all callers together (CONTRACT §10), and the
+   * bucket they are counted in when shared (/wake and /agent share one); without
+   * `bucket`, each hook name has its own.
+   */
+  rateLimit?: { perMinute: number; bucket?: string };
+  /** Most runs of this hook executing at once (CONTRACT §10). */
+  maxConcurrentRuns?: number;
   /** For targets chosen by payload (`match.source`); absent means any payload. */
   accepts?(payload: Record<string, unknown>): boolean;
   build(request: HookRequest, ctx: ActionContext): Action[] | Promise<Action[]>;
@@ -40,16 +48,22 @@ export interface HookTarget {
 
 export function builtInTargets(config: ResolvedConfig): Map<string, HookTarget> {
   const maxBodyBytes = config.hooks.maxBodyBytes;
+  const perMinute = config.hooks.rateLimit?.perMinute;
+  // One bucket for /wake and /agent together (CONTRACT §10); other buckets are "hook:<name>".
+  const rateLimit = perMinute === undefined ? undefined : { perMinute, bucket: 'wake+agent' };
   const wake: HookTarget = {
     name: 'wake',
     source: 'hook:wake',
     maxBodyBytes,
+    rateLimit,
     build: (request, ctx) => [wakeAction(validatePayload(wakeRequestSchema, request.payload), ctx)],
   };
   const agent: HookTarget = {
     name: 'agent',
     source: 'hook:agent',
     maxBodyBytes,
+    rateLimit,
+    maxConcurrentRuns: config.hooks.maxConcurrentRuns,
     build: (request, ctx) => [agentAction(validatePayload(agentRequestSchema, request.payload), ctx)],
   };
   return new Map([

@@ -65,6 +65,8 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
     source: `hook:${mapping.match?.path ?? id}`,
     maxBodyBytes: mapping.maxBodyBytes ?? options.defaultMaxBodyBytes,
     verifies: mapping.verify !== undefined,
+    rateLimit: mapping.rateLimit,
+    maxConcurrentRuns: mapping.maxConcurrentRuns,
     accepts: source === undefined ? undefined : (payload) => payload.source === source,
     async build(request: HookRequest, ctx: ActionContext): Promise<Action[]> {
       if (mapping.verify) {
@@ -115,12 +117,14 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
             ...draft,
             sessionKey: fromPayload ? draft.sessionKey : undefined,
           });
-          actions.push(
-            agentAction(agent, actionCtx, {
-              sessionKey: fromPayload ? undefined : draft.sessionKey,
-              allowUnsafeExternalContent: mapping.allowUnsafeExternalContent,
-            }),
-          );
+          const action = agentAction(agent, actionCtx, {
+            sessionKey: fromPayload ? undefined : draft.sessionKey,
+            allowUnsafeExternalContent: mapping.allowUnsafeExternalContent,
+            callbackUrl: mapping.callbackUrl,
+          });
+          // The operator's choice only: a sender's payload cannot make the answer wait.
+          if (mapping.waitForCompletion && action.kind === 'agent') action.waitForCompletion = true;
+          actions.push(action);
         }
       }
       return actions;

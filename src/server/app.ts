@@ -12,13 +12,17 @@ import Fastify, {
 import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { rejectQueryToken } from '../auth/guards.js';
 import type { ResolvedConfig } from '../config/resolved.js';
+import { registerDashboard } from '../dashboard/plugin.js';
 import { type ErrorCode, HttpError } from '../http/errors.js';
 import { type HookIngress, type IngressDeps, registerHookRoutes } from '../ingress/hooks-routes.js';
 import type { Logger } from '../log.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { registerMetricsRoute } from '../metrics/route.js';
 import { type Store, StoreUnavailableError } from '../store/types.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { MAX_PARAM_LENGTH, onBadUrl, onClientError, onConnect, onMaxParamLength } from './client-errors.js';
 import { sendClosingAnswer } from './closing-answer.js';
+import { registerOpenApi } from './openapi.js';
 
 export interface AppDeps {
   config: ResolvedConfig;
@@ -28,6 +32,14 @@ export interface AppDeps {
   ingress: HookIngress;
   onCommitted?: IngressDeps['onCommitted'];
   bodyTimeoutMs?: number;
+  /** Hook answers are counted and `GET /metrics` is served when given (CONTRACT §9). */
+  metrics?: GatewayMetrics;
+  /** Runs the worker finished, for `waitForCompletion` answers (CONTRACT §10). */
+  completions?: IngressDeps['completions'];
+  /** Wakes the delivery engine (admin redeliver). */
+  notifyDelivery?: () => void;
+  /** Whether every part of the gateway runs, for `/readyz`. */
+  isRunning?: () => boolean;
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -72,7 +84,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Fastify refuses a malformed Content-Type (415) before an unknown path's
     // handler runs; the path is what is wrong, so say that instead.
     if (request.is404 && !(error instanceof HttpError)) httpError = answerOf(() => notFound(request));
-    if (httpError.statusCode >= 500) request.log.error({ err: error, url: request.url }, 'request failed');
+    if (httpError.statusCode >= 500) request.log.error({ err: error, reqId: request.id, url: request.url }, 'request failed');
     if (httpError.headers.connection === 'close') {
       // The connection's last answer, with a lingering close (closing-answer.ts).
       reply.hijack();
@@ -87,8 +99,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     reply.code(error.statusCode).headers(error.headers).send(error.toJSON());
   });
 
+  // Before any route: it collects them as they are added (no per-request work).
+  registerOpenApi(app, { hooksEnabled: config.hooks.enabled, hooksPath: config.hooks.path });
   if (config.hooks.enabled) registerHookRoutes(app, deps);
   registerAdminRoutes(app, deps);
+  registerDashboard(app);
+  if (deps.metrics) registerMetricsRoute(app, { ...deps, metrics: deps.metrics });
   return app;
 }
 

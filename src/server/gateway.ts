@@ -10,6 +10,8 @@ import type { RetryPolicy } from '../agents/turn.js';
 import { RunWorker } from '../agents/worker.js';
 import { AuthFailureLimiter, type AuthLimiter } from '../auth/auth-limiter.js';
 import { SharedLockout } from '../auth/shared-lockout.js';
+import { CallbackEngine, type CallbackEngineOptions } from '../callbacks/engine.js';
+import { gatewayEndpoints } from '../callbacks/self.js';
 import { DeliveryEngine } from '../channels/delivery.js';
 import { createChannelAdapters } from '../channels/index.js';
 import { watchConfigFile } from '../config/reload.js';
@@ -17,8 +19,11 @@ import type { ResolvedConfig } from '../config/resolved.js';
 import { HeartbeatScheduler } from '../heartbeat/scheduler.js';
 import { HookIngress } from '../ingress/hooks-routes.js';
 import { IDEMPOTENCY_TTL_MS } from '../ingress/idempotency.js';
+import { RunCompletions } from '../ingress/run-completions.js';
 import type { Logger } from '../log.js';
 import type { TransformLimits } from '../mappings/transforms.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { MeteredLimiter } from '../metrics/metered-limiter.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import { buildApp } from './app.js';
@@ -41,6 +46,8 @@ export interface ListenOptions {
   watchConfig?: boolean;
   /** Transform worker limits (time bound, heap, pool size); tests make the time bound short. */
   transforms?: Partial<TransformLimits>;
+  /** Completion callback pacing and resolution (tests: a manual clock, a rebinding resolver). */
+  callbacks?: Partial<Omit<CallbackEngineOptions, 'secret' | 'self' | 'onFinished'>>;
 }
 
 export interface RunningGateway {
@@ -51,6 +58,8 @@ export interface RunningGateway {
   store: Store;
   /** The gateway's parts; `run` adds the Gmail receiver so that it stops first. */
   services: ServiceList;
+  /** Its Prometheus metrics (`GET /metrics`); callbacks count their outcomes here. */
+  metrics: GatewayMetrics;
   stop(): Promise<void>;
 }
 
@@ -86,14 +95,35 @@ export async function startGateway(
     () => openLimiter(store, log),
     (opened) => opened.stop?.(),
   );
+  const metrics = new GatewayMetrics(store, log);
   const workers = options.workers ?? true;
   const models = new ModelRouter(config);
   const delivery = new DeliveryEngine(store, createChannelAdapters(config.channels), config.channels, log, {
     baseDelayMs: options.deliveryBaseDelayMs,
+    metrics,
   });
   const notifyDelivery = () => delivery.notify();
+  /** Every part started and none stopping (`/readyz`). */
+  let running = false;
+  let ownEndpoints: ReturnType<typeof gatewayEndpoints> = [];
+  const callbacks = new CallbackEngine(store, log, {
+    // The reloaded hooks section's secret: rotating it needs no restart.
+    secret: () => ingress.state.config.hooks.callbacks?.secret,
+    self: () => ownEndpoints,
+    onFinished: (status) => metrics.callbackFinished(status),
+    ...options.callbacks,
+  });
+  const completions = new RunCompletions(store);
   const providerRetry = options.providerRetry;
-  const heartbeat = new HeartbeatScheduler({ store, config, models, notifyDelivery, log, providerRetry });
+  const heartbeat = new HeartbeatScheduler({
+    store,
+    config,
+    models,
+    notifyDelivery,
+    log,
+    providerRetry,
+    metrics,
+  });
   const worker = new RunWorker({
     store,
     config,
@@ -102,15 +132,24 @@ export async function startGateway(
     notifyDelivery,
     log,
     owner: newOwnerId(),
+    metrics,
     requestHeartbeat: (sessionKey) => heartbeat.request(sessionKey),
+    runCaps: (source) => ingress.runCap(source),
+    onRunFinished: (runId) => completions.notify(runId),
   });
   const app = buildApp({
     config,
     ingress,
     store,
-    limiter,
+    completions,
+    limiter: new MeteredLimiter(limiter, metrics),
     log,
+    metrics,
     bodyTimeoutMs: options.bodyTimeoutMs,
+    notifyDelivery: () => {
+      if (workers) notifyDelivery();
+    },
+    isRunning: () => running,
     onCommitted: (actions) => {
       for (const action of actions) {
         if (!workers) continue;
@@ -155,6 +194,15 @@ export async function startGateway(
       stop: () => delivery.stop(),
     });
     await services.start({
+      name: 'callback engine',
+      start: () => {
+        // Known now that the listener is bound (port 0 becomes the real port).
+        ownEndpoints = gatewayEndpoints(config, app.server.address());
+        callbacks.start();
+      },
+      stop: (grace) => callbacks.stop(grace),
+    });
+    await services.start({
       name: 'agent turns',
       start: async () => {
         await worker.start();
@@ -183,8 +231,12 @@ export async function startGateway(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? config.gateway.port);
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  const stop = () => services.stop(options.stopGraceMs ?? 8000);
-  return { url: `http://${urlHost}:${port}`, host, port, app, store, services, stop };
+  running = true;
+  const stop = () => {
+    running = false;
+    return services.stop(options.stopGraceMs ?? 8000);
+  };
+  return { url: `http://${urlHost}:${port}`, host, port, app, store, services, metrics, stop };
 }
 
 /**

@@ -9,6 +9,8 @@ export type WakeMode = 'now' | 'next-heartbeat';
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out';
 export type DeliveryStatus = 'pending' | 'delivered' | 'skipped' | 'failed' | 'none';
 export type EventStatus = 'pending' | 'consumed';
+/** A run's completion callback (CONTRACT §10): `none` when the run has no callbackUrl. */
+export type CallbackStatus = 'none' | 'pending' | 'delivered' | 'failed';
 
 /** A system event for a main session (CONTRACT §5 wake). */
 export interface NewEvent {
@@ -40,9 +42,20 @@ export interface NewRun {
   allowUnsafeExternalContent: boolean;
   source: string;
   createdAt: number;
+  /** Where the run's completion callback goes (CONTRACT §10); absent or null for none. */
+  callbackUrl?: string | null;
+  /** The run this one retries (`POST /api/runs/{id}/retry`); absent or null for a first run. */
+  retryOf?: string | null;
 }
 
-export type Action = { kind: 'wake'; event: NewEvent } | { kind: 'agent'; run: NewRun };
+export type Action =
+  | { kind: 'wake'; event: NewEvent }
+  | {
+      kind: 'agent';
+      run: NewRun;
+      /** Ingress only, never stored: the HTTP answer waits for this run (CONTRACT §10). */
+      waitForCompletion?: boolean;
+    };
 
 export type Committed =
   | { kind: 'wake'; eventId: string; outcome: 'queued' | 'coalesced' }
@@ -82,6 +95,8 @@ export interface RunView {
   reply: string | null;
   error: string | null;
   delivery: { status: DeliveryStatus; channel: string | null; to: string | null; reason: string | null };
+  /** `attempts` counts HTTP attempts, the successful one included. */
+  callback: { status: CallbackStatus; attempts: number };
 }
 
 export interface EventView {
@@ -178,9 +193,17 @@ export interface RunQueueStore {
   /**
    * Leases up to `limit` runnable runs: queued (or running with an expired
    * lease), oldest first, at most the oldest unfinished run of each session
-   * key, so runs sharing a key execute one at a time and in order.
+   * key, so runs sharing a key execute one at a time and in order. The slots
+   * are shared fairly between run sources (store/fair-share.ts), each source
+   * held to `caps(source)` running runs when that gives a number.
    */
-  claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]>;
+  claimRuns(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    caps?: (source: string) => number | undefined,
+  ): Promise<ClaimedRun[]>;
   renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void>;
   /** Puts a leased run back in the queue (graceful stop); returns false when the lease was lost. */
   releaseRun(runId: string, owner: string): Promise<boolean>;
@@ -283,7 +306,133 @@ export interface LockoutLedger {
   prune(now: number, windowMs: number): Promise<number>;
 }
 
-export interface Store extends RunQueueStore, SessionStore, DeliveryOutboxStore {
+/**
+ * A completion callback in its outbox (CONTRACT §10). The row is written with
+ * the run at its acceptance and becomes due once the run's result is final:
+ * at completion when nothing is to be delivered, else when the delivery
+ * settles (delivered, failed or skipped), so the body's `delivery` is final.
+ */
+export interface CallbackItem {
+  /** The `webhook-id`: the same on every attempt. */
+  id: string;
+  runId: string;
+  url: string;
+  /** HTTP attempts made so far. */
+  attempts: number;
+  /** When the callback became due (ms since the epoch); retries are counted from here. */
+  armedAt: number;
+  nextAttemptAt: number;
+  /** The body, fixed at the first attempt so every retry sends the same bytes; null before it. */
+  body: string | null;
+}
+
+/** The outcome of one attempt, recorded on the callback and on its run's RunView. */
+export interface CallbackAttempt {
+  /** HTTP attempts so far, this one included. */
+  attempts: number;
+  body: string;
+  /** Why the attempt failed (null when delivered). */
+  error: string | null;
+  now: number;
+}
+
+export interface CallbackOutboxStore {
+  /**
+   * Leases up to `limit` callbacks that are due at `now` to `owner` until
+   * `now + leaseMs`, earliest first; a callback leased by another live owner is
+   * skipped, so one replica sends each attempt. (SQLite, one process per file:
+   * another owner's lease is a previous process's and is taken over at once.)
+   */
+  claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]>;
+  /** A failed attempt to retry at `nextAttemptAt`; releases the lease. False when `owner` lost it. */
+  retryCallback(
+    item: CallbackItem,
+    owner: string,
+    attempt: CallbackAttempt & { nextAttemptAt: number },
+  ): Promise<boolean>;
+  /** Ends a callback as delivered or failed. False when `owner` lost the lease (nothing written). */
+  finishCallback(
+    item: CallbackItem,
+    owner: string,
+    attempt: CallbackAttempt & { status: 'delivered' | 'failed' },
+  ): Promise<boolean>;
+}
+
+/** A run as the run list shows it (CONTRACT §9): its RunView plus where it came from. */
+export interface RunListView extends RunView {
+  /** `hook:agent`, `hook:<mapping id>`, ... (a retry keeps its original's). */
+  source: string;
+  name: string | null;
+  retryOf: string | null;
+}
+
+export interface ListRunsOptions {
+  status?: RunStatus;
+  source?: string;
+  /** Only runs accepted strictly before this run (paging). */
+  before?: string;
+  limit: number;
+}
+
+/** A page of the run list, newest first; `next` is the `before` of the next page, null on the last. */
+export interface RunPage {
+  runs: RunListView[];
+  next: string | null;
+}
+
+/** A run's inputs as accepted, and where it stands: what a retry copies. */
+export interface StoredRun {
+  run: NewRun;
+  status: RunStatus;
+}
+
+/** An outbox item as the admin API shows it (`GET /api/deliveries`). */
+export interface DeliveryView {
+  id: string;
+  /** The run whose reply this is; null for a heartbeat's reply (see `heartbeatId`). */
+  runId: string | null;
+  heartbeatId: string | null;
+  /** Where it went once fixed; before that, as requested (`last`, and `to` null, possibly). */
+  channel: string;
+  to: string | null;
+  status: 'pending' | 'delivered' | 'failed';
+  /** Sending attempts so far, the last one included. */
+  attempts: number;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ListDeliveriesOptions {
+  status?: DeliveryView['status'];
+  limit: number;
+}
+
+/** What `redeliverRun` did. */
+export type RedeliverResult = 'enqueued' | 'not_found' | 'nothing_to_deliver' | 'delivery_pending';
+
+/** What the operators' API reads and does beyond the ingress (CONTRACT §9). */
+export interface AdminStore {
+  /** Newest first; `undefined` when `before` names no run. */
+  listRuns(options: ListRunsOptions): Promise<RunPage | undefined>;
+  getStoredRun(runId: string): Promise<StoredRun | undefined>;
+  /**
+   * Puts a finished run's reply in the outbox again, to the route its last
+   * delivery took, and sets its delivery record back to pending — in one transaction.
+   */
+  redeliverRun(runId: string, now: number): Promise<RedeliverResult>;
+  /** Outbox items, newest first. */
+  listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]>;
+  /** A cheap round trip to the store; throws StoreUnavailableError when it does not answer. */
+  ping(): Promise<void>;
+}
+
+export interface Store
+  extends RunQueueStore,
+    SessionStore,
+    DeliveryOutboxStore,
+    CallbackOutboxStore,
+    AdminStore {
   accept(
     actions: Action[],
     render: (committed: Committed[]) => StoredAnswer,
@@ -294,6 +443,8 @@ export interface Store extends RunQueueStore, SessionStore, DeliveryOutboxStore 
   listEvents(sessionKey: string, options: ListEventsOptions): Promise<EventView[] | undefined>;
   /** Marks these pending events of a session consumed (a heartbeat turn saw them); returns how many changed. */
   consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number>;
+  /** How much work stands in the store now, for every replica together (metrics gauges, CONTRACT §9). */
+  counts(): Promise<StoreCounts>;
   pruneIdempotency(olderThan: number): Promise<number>;
   /**
    * Calls `listener` when another process committed work that may be claimable
@@ -303,6 +454,16 @@ export interface Store extends RunQueueStore, SessionStore, DeliveryOutboxStore 
   /** The auth-failure count shared by replicas; absent on engines with one process per store. */
   readonly lockouts?: LockoutLedger;
   close(): Promise<void>;
+}
+
+/** Work standing in the store (`Store.counts`). */
+export interface StoreCounts {
+  /** Runs with status `queued`. */
+  runsQueued: number;
+  /** Runs with status `running` (a lease expired by a dead replica included, until it is taken over). */
+  runsRunning: number;
+  /** Outbox items (replies) still to be delivered. */
+  deliveriesPending: number;
 }
 
 /** The store cannot take the write now (locked, disk full, I/O error); nothing was written. */

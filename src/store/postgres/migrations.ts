@@ -161,6 +161,48 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX auth_failures_locked ON auth_failures (locked_until) WHERE locked_until > 0;
   `,
+  // Completion callbacks (CONTRACT §10): their durable outbox, leased per attempt so one
+  // replica sends each, and their state on the run for RunView. 'waiting' until the run's
+  // result is final.
+  `
+  ALTER TABLE runs ADD COLUMN callback_status TEXT NOT NULL DEFAULT 'none';
+  ALTER TABLE runs ADD COLUMN callback_attempts INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE callbacks (
+    seq             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id              TEXT NOT NULL UNIQUE,
+    run_id          TEXT NOT NULL UNIQUE,
+    url             TEXT NOT NULL,
+    status          TEXT NOT NULL DEFAULT 'waiting',
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    armed_at        BIGINT,
+    next_attempt_at BIGINT,
+    body            TEXT,
+    last_error      TEXT,
+    lease_owner     TEXT,
+    lease_until     BIGINT,
+    created_at      BIGINT NOT NULL,
+    updated_at      BIGINT NOT NULL
+  );
+  CREATE INDEX callbacks_due ON callbacks (next_attempt_at, seq) WHERE status = 'pending';
+  CREATE INDEX callbacks_finished ON callbacks (updated_at) WHERE status IN ('delivered', 'failed');
+  `,
+  // Fair claiming between hooks (CONTRACT §10): each head carries its run's source, so a claim
+  // reads the oldest heads of every source without walking a flooded source's backlog.
+  `
+  ALTER TABLE run_heads ADD COLUMN source TEXT NOT NULL DEFAULT '';
+  UPDATE run_heads h SET source = r.source FROM runs r WHERE r.seq = h.seq;
+  CREATE INDEX run_heads_by_source ON run_heads (source, seq);
+  `,
+  // The operators' API (CONTRACT §9): a retry names the run it retries; the lists read newest
+  // first by seq through an index for each filter (failed and timed-out runs, a source,
+  // failed deliveries), and a redelivery finds a run's outbox items by its id.
+  `
+  ALTER TABLE runs ADD COLUMN retry_of TEXT;
+  CREATE INDEX runs_failed ON runs (seq) WHERE status IN ('failed', 'timed_out');
+  CREATE INDEX runs_by_source ON runs (source, seq);
+  CREATE INDEX deliveries_failed ON deliveries (seq) WHERE status IN ('failed', 'skipped');
+  CREATE INDEX deliveries_by_ref ON deliveries (ref_id, seq);
+  `,
 ];
 
 /** Applies the missing steps, each recorded in schema_migrations, under the migration lock. */

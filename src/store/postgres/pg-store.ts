@@ -21,30 +21,42 @@
 
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { RunCaps } from '../fair-share.js';
 import { iso, type RunRow, toRunView } from '../rows.js';
 import {
   type AcceptResult,
   type Action,
+  type CallbackAttempt,
+  type CallbackItem,
   type ClaimedRun,
   type Committed,
   type DeliveryRecord,
   type DeliveryRoute,
+  type DeliveryView,
   type EventView,
   type HeartbeatRecord,
   type HeartbeatView,
   type IdempotencyClaim,
+  type ListDeliveriesOptions,
   type ListEventsOptions,
+  type ListRunsOptions,
   type NewEvent,
   type NewRun,
   type OutboxItem,
   type PendingEvent,
+  type RedeliverResult,
   type RunCompletion,
+  type RunPage,
   type RunView,
   type Store,
+  type StoreCounts,
   type StoredAnswer,
+  type StoredRun,
   StoreUnavailableError,
   type TranscriptEntry,
 } from '../types.js';
+import { insertCallbacksInTx, PgCallbacks, pruneCallbacksInTx } from './callbacks.js';
+import { PgAdmin } from './admin.js';
 import { createPool, inTransaction, type PoolSettings, read, type Tx } from './db.js';
 import { PgLockoutLedger } from './lockout-ledger.js';
 import { migrate } from './migrations.js';
@@ -87,23 +99,24 @@ export function redactUrl(url: string): string {
 const INSERT_RUNS = `
   INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
                     timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-                    delivery_status, delivery_channel, delivery_to)
+                    delivery_status, delivery_channel, delivery_to, retry_of)
   SELECT id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds, wake_mode,
-         deliver, channel, recipient, allow_unsafe, source, created_at, delivery_status, delivery_channel, delivery_to
+         deliver, channel, recipient, allow_unsafe, source, created_at, delivery_status, delivery_channel, delivery_to,
+         retry_of
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                        $8::text[], $9::float8[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::bool[],
-                       $15::text[], $16::int8[], $17::text[], $18::text[], $19::text[])
+                       $15::text[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::text[])
          WITH ORDINALITY AS t(id, agent_id, session_key, main_session_key, name, message, model, thinking,
                     timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-                    delivery_status, delivery_channel, delivery_to, n)
+                    delivery_status, delivery_channel, delivery_to, retry_of, n)
    ORDER BY n
-  RETURNING session_key, seq`;
+  RETURNING session_key, seq, source`;
 
 /** Inserts the runs, and makes each its key's head when the key has none (heads only move on completion). */
 const INSERT_RUNS_AND_HEADS = `
   WITH inserted AS (${INSERT_RUNS})
-  INSERT INTO run_heads (session_key, seq)
-  SELECT DISTINCT ON (session_key) session_key, seq FROM inserted ORDER BY session_key, seq
+  INSERT INTO run_heads (session_key, seq, source)
+  SELECT DISTINCT ON (session_key) session_key, seq, source FROM inserted ORDER BY session_key, seq
   ON CONFLICT (session_key) DO NOTHING`;
 
 function runColumns(runs: readonly NewRun[]): unknown[][] {
@@ -128,6 +141,7 @@ function runColumns(runs: readonly NewRun[]): unknown[][] {
     pick((r) => (r.deliver ? 'pending' : 'none')),
     pick((r) => (r.deliver ? r.channel : null)),
     pick((r) => (r.deliver ? r.to : null)),
+    pick((r) => r.retryOf ?? null),
   ];
 }
 
@@ -143,6 +157,8 @@ export class PgStore implements Store {
   private readonly sessions: PgSessions;
   private readonly runQueue: PgRunQueue;
   private readonly outbox: PgOutbox;
+  private readonly callbacks: PgCallbacks;
+  private readonly admin: PgAdmin;
   private readonly listener: WorkListener;
   readonly lockouts: PgLockoutLedger;
 
@@ -154,6 +170,8 @@ export class PgStore implements Store {
     this.lockouts = new PgLockoutLedger(this.pool, this.listener, this.ready);
     this.sessions = new PgSessions(this.pool);
     this.runQueue = new PgRunQueue(this.pool);
+    this.callbacks = new PgCallbacks(this.pool);
+    this.admin = new PgAdmin(this.pool);
     this.outbox = new PgOutbox(this.pool, {
       owner: `pg_${randomUUID()}`,
       leaseMs: options.deliveryLeaseMs ?? 60_000,
@@ -341,6 +359,7 @@ export class PgStore implements Store {
         [[...new Set(runs.map((r) => r.sessionKey))].sort()],
       );
       await tx.query(INSERT_RUNS_AND_HEADS, runColumns(runs));
+      await insertCallbacksInTx(tx, runs);
     }
     return results as AcceptResult[];
   }
@@ -401,7 +420,7 @@ export class PgStore implements Store {
     const [row] = await read<RunRow>(
       this.pool,
       `SELECT id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
-              delivery_status, delivery_channel, delivery_to, delivery_reason
+              delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts
          FROM runs WHERE id = $1`,
       [runId],
     );
@@ -446,6 +465,24 @@ export class PgStore implements Store {
     return inTransaction(this.pool, (tx) => consumeEventsInTx(tx, sessionKey, eventIds, now));
   }
 
+  async counts(): Promise<StoreCounts> {
+    await this.ready;
+    // Each condition is its partial index's own (runs_active, deliveries_pending).
+    const [row] = await read<{ queued: number; running: number; pending: number }>(
+      this.pool,
+      `SELECT
+         (SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running') AND status = 'queued')::int AS queued,
+         (SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running') AND status = 'running')::int AS running,
+         (SELECT COUNT(*) FROM deliveries WHERE status = 'pending')::int AS pending`,
+      [],
+    );
+    return {
+      runsQueued: row?.queued ?? 0,
+      runsRunning: row?.running ?? 0,
+      deliveriesPending: row?.pending ?? 0,
+    };
+  }
+
   async pruneIdempotency(olderThan: number): Promise<number> {
     await this.ready;
     return inTransaction(this.pool, async (tx) => {
@@ -455,14 +492,65 @@ export class PgStore implements Store {
       await tx.query(`DELETE FROM deliveries WHERE status <> 'pending' AND updated_at <= $1`, [
         olderThan - FINISHED_DELIVERY_EXTRA_MS,
       ]);
+      await pruneCallbacksInTx(tx, olderThan - FINISHED_DELIVERY_EXTRA_MS);
       return result.rowCount ?? 0;
     });
   }
 
-  // --- run queue (delegated) -------------------------------------------------
-  async claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
+  // --- operators' API (delegated) ---------------------------------------------------
+  async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
     await this.ready;
-    return this.runQueue.claimRuns(owner, now, leaseMs, limit);
+    return this.admin.listRuns(options);
+  }
+  async getStoredRun(runId: string): Promise<StoredRun | undefined> {
+    await this.ready;
+    return this.admin.getStoredRun(runId);
+  }
+  async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
+    await this.ready;
+    return this.admin.redeliverRun(runId, now);
+  }
+  async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {
+    await this.ready;
+    return this.admin.listDeliveries(options);
+  }
+  async ping(): Promise<void> {
+    await this.ready;
+    return this.admin.ping();
+  }
+
+  // --- completion callbacks (delegated) ---------------------------------------------
+  async claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]> {
+    await this.ready;
+    return this.callbacks.claimCallbacks(owner, now, leaseMs, limit);
+  }
+  async retryCallback(
+    item: CallbackItem,
+    owner: string,
+    attempt: CallbackAttempt & { nextAttemptAt: number },
+  ): Promise<boolean> {
+    await this.ready;
+    return this.callbacks.retryCallback(item, owner, attempt);
+  }
+  async finishCallback(
+    item: CallbackItem,
+    owner: string,
+    attempt: CallbackAttempt & { status: 'delivered' | 'failed' },
+  ): Promise<boolean> {
+    await this.ready;
+    return this.callbacks.finishCallback(item, owner, attempt);
+  }
+
+  // --- run queue (delegated) -------------------------------------------------
+  async claimRuns(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    caps?: RunCaps,
+  ): Promise<ClaimedRun[]> {
+    await this.ready;
+    return this.runQueue.claimRuns(owner, now, leaseMs, limit, caps);
   }
   async renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
     await this.ready;

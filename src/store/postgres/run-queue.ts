@@ -12,13 +12,15 @@
  * lease owner, so a replica that lost its lease can never record a result.
  */
 import type pg from 'pg';
+import { HEAD_SOURCES_CTE, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
 import type { ClaimedRun, RunCompletion, RunQueueStore, WakeMode } from '../types.js';
+import { armCallbackInTx } from './callbacks.js';
 import { inTransaction } from './db.js';
 import { enqueueDeliveryInTx } from './outbox.js';
 import { appendTranscriptInTx, insertEventInTx } from './sessions.js';
 import { WORK_CHANNEL } from './work-listener.js';
 
-interface QueuedRow {
+export interface QueuedRow {
   id: string;
   agent_id: string;
   session_key: string;
@@ -40,7 +42,7 @@ interface QueuedRow {
   seq: number;
 }
 
-const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
+export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
   id: row.id,
   agentId: row.agent_id,
   sessionKey: row.session_key,
@@ -62,30 +64,66 @@ const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
 });
 
 /**
- * The runnable heads, oldest first: a head is its key's oldest unfinished run
- * (run_heads), so a hot key with thousands queued costs one row.
+ * Claims are taken one at a time across replicas (a transaction-scoped advisory
+ * lock), so the running counts a claim reads are exact and a source's cap holds
+ * across replicas. A claim is a few indexed reads, so serialising them costs
+ * little next to the runs they start.
  */
-const CLAIM = `
-  WITH runnable AS (
-    SELECT r.seq FROM run_heads h JOIN runs r ON r.seq = h.seq
-     WHERE r.status = 'queued' OR (r.status = 'running' AND r.lease_until < $2)
-     ORDER BY h.seq LIMIT $4
-     FOR UPDATE OF r SKIP LOCKED)
+const CLAIM_LOCK_KEY = 0x61676763; // "aggc"
+
+/** Runs executing now, per source (an expired lease is claimable, so it does not count). */
+const RUNNING_BY_SOURCE = `
+  SELECT source, COUNT(*)::int AS n FROM runs WHERE status = 'running' AND lease_until >= $1 GROUP BY source`;
+
+/**
+ * The oldest runnable heads of every source, up to $2 each: a head is its key's
+ * oldest unfinished run (run_heads), so a hot key with thousands queued costs one
+ * row, and a flooded source costs $2 rows, not its backlog.
+ */
+const CANDIDATES = `
+  ${HEAD_SOURCES_CTE}
+  SELECT c.seq, c.source FROM sources CROSS JOIN LATERAL (
+    SELECT h.seq, h.source FROM run_heads h JOIN runs r ON r.seq = h.seq
+     WHERE h.source = sources.source
+       AND (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < $1))
+     ORDER BY h.seq LIMIT $2) c
+   WHERE sources.source IS NOT NULL`;
+
+/** Leases the picked heads; the status check is repeated under the row locks. */
+const LEASE = `
   UPDATE runs SET status = 'running', lease_owner = $1, lease_until = $3,
-                  started_at = COALESCE(runs.started_at, $2), attempts = runs.attempts + 1
-    FROM runnable WHERE runs.seq = runnable.seq
-  RETURNING runs.*`;
+                  started_at = COALESCE(started_at, $2), attempts = attempts + 1
+   WHERE seq = ANY($4::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
+  RETURNING *`;
 
 export class PgRunQueue implements RunQueueStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
+  async claimRuns(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    caps: RunCaps = noCaps,
+  ): Promise<ClaimedRun[]> {
     if (limit <= 0) return [];
-    const rows = await inTransaction(
-      this.pool,
-      async (tx) => (await tx.query<QueuedRow>(CLAIM, [owner, now, now + leaseMs, limit])).rows,
-    );
-    return rows.sort((a, b) => a.seq - b.seq).map(toClaimedRun);
+    const rows = await inTransaction(this.pool, async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK_KEY]);
+      const counted = await tx.query<{ source: string; n: number }>(RUNNING_BY_SOURCE, [now]);
+      const running = new Map(counted.rows.map((row) => [row.source, row.n]));
+      const found = await tx.query<{ seq: number; source: string }>(CANDIDATES, [now, limit]);
+      const bySource = new Map<string, { seq: number }[]>();
+      for (const row of found.rows) bySource.set(row.source, [...(bySource.get(row.source) ?? []), row]);
+      const candidates = [...bySource].map(([source, heads]) => ({ source, heads }));
+      const picked = pickFairly(candidates, running, caps, limit, (head) => head.seq);
+      if (picked.length === 0) return [];
+      const seqs = picked.map((head) => head.seq);
+      const leased = await tx.query<QueuedRow>(LEASE, [owner, now, now + leaseMs, seqs]);
+      // In the order the slots were given out.
+      const order = new Map(seqs.map((seq, index) => [seq, index]));
+      return leased.rows.sort((a, b) => (order.get(a.seq) ?? 0) - (order.get(b.seq) ?? 0));
+    });
+    return rows.map(toClaimedRun);
   }
 
   async renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
@@ -145,8 +183,8 @@ export class PgRunQueue implements RunQueueStore {
       await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [c.sessionKey]);
       await tx.query('DELETE FROM run_heads WHERE session_key = $1', [c.sessionKey]);
       await tx.query(
-        `INSERT INTO run_heads (session_key, seq)
-           SELECT session_key, seq FROM runs
+        `INSERT INTO run_heads (session_key, seq, source)
+           SELECT session_key, seq, source FROM runs
             WHERE session_key = $1 AND status IN ('queued', 'running') ORDER BY seq LIMIT 1
          ON CONFLICT (session_key) DO NOTHING`,
         [c.sessionKey],
@@ -166,6 +204,9 @@ export class PgRunQueue implements RunQueueStore {
           },
           c.finishedAt,
         );
+      } else {
+        // Nothing to deliver: the result is final, and the run's callback becomes due.
+        await armCallbackInTx(tx, c.runId, c.finishedAt);
       }
       // The key's next run may now be claimed, by any replica.
       await tx.query(`SELECT pg_notify('${WORK_CHANNEL}', '')`);

@@ -4,6 +4,7 @@
  * worker that lost its lease can never record a result.
  */
 import type Database from 'better-sqlite3';
+import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
 import type {
   ClaimedRun,
   NewEvent,
@@ -14,7 +15,7 @@ import type {
 } from '../types.js';
 import type { NewOutboxItem } from './outbox.js';
 
-interface QueuedRow {
+export interface QueuedRow {
   id: string;
   agent_id: string;
   session_key: string;
@@ -35,7 +36,7 @@ interface QueuedRow {
   attempts: number;
 }
 
-const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
+export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
   id: row.id,
   agentId: row.agent_id,
   sessionKey: row.session_key,
@@ -72,19 +73,26 @@ export class SqliteRunQueue implements RunQueueStore {
     private readonly insertEvent: (event: NewEvent) => void,
     /** Puts a reply in the delivery outbox, inside the caller's transaction. */
     private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
+    /** The run's result is final (nothing to deliver): its completion callback becomes due. */
+    private readonly settleRun: (runId: string, now: number) => void = () => {},
   ) {
     this.s = {
-      // The head (oldest unfinished run) of each session key, if it is runnable:
-      // reads the heads in order, so a hot key with thousands queued costs one row.
-      runnable: db.prepare<[number, number], QueuedRow>(
+      // Runs executing now (an expired lease is claimable, so it does not count), per source.
+      runningBySource: db.prepare<[number], { source: string; n: number }>(
+        `SELECT source, COUNT(*) AS n FROM runs WHERE status = 'running' AND lease_until >= ? GROUP BY source`,
+      ),
+      headSources: db.prepare<[], { source: string }>(HEAD_SOURCES_SQL),
+      // The runnable heads (oldest unfinished run of a session key) of one source, oldest
+      // first: reads that source's heads in order, so a hot key with thousands queued costs one row.
+      runnable: db.prepare<[string, number, number], QueuedRow & { seq: number }>(
         `SELECT r.* FROM run_heads h JOIN runs r ON r.seq = h.seq
-          WHERE r.status = 'queued' OR (r.status = 'running' AND r.lease_until < ?)
+          WHERE h.source = ? AND (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < ?))
           ORDER BY h.seq LIMIT ?`,
       ),
       dropHead: db.prepare('DELETE FROM run_heads WHERE session_key = ?'),
       nextHead: db.prepare(
-        `INSERT OR IGNORE INTO run_heads (session_key, seq)
-           SELECT session_key, seq FROM runs
+        `INSERT OR IGNORE INTO run_heads (session_key, seq, source)
+           SELECT session_key, seq, source FROM runs
             WHERE session_key = ? AND status IN ('queued', 'running') ORDER BY seq LIMIT 1`,
       ),
       lease: db.prepare(
@@ -114,14 +122,26 @@ export class SqliteRunQueue implements RunQueueStore {
     };
   }
 
-  async claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
+  async claimRuns(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    caps: RunCaps = noCaps,
+  ): Promise<ClaimedRun[]> {
     if (limit <= 0) return [];
-    const claim = this.db.transaction(() =>
-      this.s.runnable.all(now, limit).map((row) => {
+    const claim = this.db.transaction(() => {
+      const running = new Map(this.s.runningBySource.all(now).map((row) => [row.source, row.n]));
+      const candidates = this.s.headSources.all().map(({ source }) => {
+        const cap = caps(source);
+        const room = cap === undefined ? limit : Math.min(limit, cap - (running.get(source) ?? 0));
+        return { source, heads: room > 0 ? this.s.runnable.all(source, now, room) : [] };
+      });
+      return pickFairly(candidates, running, caps, limit, (row) => row.seq).map((row) => {
         this.s.lease.run(owner, now + leaseMs, now, row.id);
         return toClaimedRun(row, now);
-      }),
-    );
+      });
+    });
     return claim.immediate();
   }
 
@@ -185,6 +205,8 @@ export class SqliteRunQueue implements RunQueueStore {
           },
           c.finishedAt,
         );
+      } else {
+        this.settleRun(c.runId, c.finishedAt);
       }
       return true;
     });

@@ -19,28 +19,41 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { uuidv7 } from '../../util/ids.js';
+import type { RunCaps } from '../fair-share.js';
 import { iso, type RunRow, toRunView } from '../rows.js';
 import {
   type AcceptResult,
   type Action,
+  type CallbackAttempt,
+  type CallbackItem,
   type ClaimedRun,
   type Committed,
   type DeliveryRecord,
   type DeliveryRoute,
+  type DeliveryView,
   type EventView,
   type HeartbeatRecord,
   type HeartbeatView,
   type IdempotencyClaim,
+  type ListDeliveriesOptions,
   type ListEventsOptions,
+  type ListRunsOptions,
   type OutboxItem,
   type PendingEvent,
+  type RedeliverResult,
   type RunCompletion,
+  type RunPage,
   type RunView,
   type Store,
+  type StoreCounts,
   type StoredAnswer,
+  type StoredRun,
   StoreUnavailableError,
   type TranscriptEntry,
 } from '../types.js';
+import { SqliteAdmin } from './admin.js';
+import { SqliteCallbacks } from './callbacks.js';
 import { MIGRATIONS } from './migrations.js';
 import { type NewOutboxItem, SqliteOutbox } from './outbox.js';
 import { SqliteRoutes } from './routes.js';
@@ -73,6 +86,8 @@ interface EventRow {
 
 /** WAL size (pages) that triggers a checkpoint; see the header comment. */
 const CHECKPOINT_PAGES = 10_000;
+/** Finished callback rows live this long past the idempotency window (24 h): a week in all. */
+const FINISHED_CALLBACK_EXTRA_MS = 6 * 24 * 3600_000;
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -89,6 +104,8 @@ export class SqliteStore implements Store {
   private readonly sessions: SqliteSessions;
   private readonly runQueue: SqliteRunQueue;
   private readonly outbox: SqliteOutbox;
+  private readonly callbacks: SqliteCallbacks;
+  private readonly admin: SqliteAdmin;
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
@@ -111,6 +128,13 @@ export class SqliteStore implements Store {
         'INSERT OR REPLACE INTO idempotency (scope, key, body_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       pruneIdempotency: db.prepare('DELETE FROM idempotency WHERE created_at <= ?'),
+      // Each condition is its partial index's own (runs_active, deliveries_due): counted from the index.
+      activeRuns: db.prepare<[], { status: 'queued' | 'running'; n: number }>(
+        `SELECT status, COUNT(*) AS n FROM runs WHERE status IN ('queued', 'running') GROUP BY status`,
+      ),
+      pendingDeliveries: db.prepare<[], { n: number }>(
+        `SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'`,
+      ),
       newestPendingEvent: db.prepare<[string], { id: string; text: string }>(
         `SELECT id, text FROM events WHERE session_key = ? AND status = 'pending' ORDER BY seq DESC LIMIT 1`,
       ),
@@ -120,14 +144,14 @@ export class SqliteStore implements Store {
       insertRun: db.prepare(
         `INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
            timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-           delivery_status, delivery_channel, delivery_to)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           delivery_status, delivery_channel, delivery_to, retry_of)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       /** Keeps the key's head when it has one: heads only move forward on completion. */
-      addRunHead: db.prepare('INSERT OR IGNORE INTO run_heads (session_key, seq) VALUES (?, ?)'),
+      addRunHead: db.prepare('INSERT OR IGNORE INTO run_heads (session_key, seq, source) VALUES (?, ?, ?)'),
       getRun: db.prepare<[string], RunRow>(
         `SELECT id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
-                delivery_status, delivery_channel, delivery_to, delivery_reason
+                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts
            FROM runs WHERE id = ?`,
       ),
       eventSeq: db.prepare<[string, string], { seq: number }>(
@@ -139,7 +163,15 @@ export class SqliteStore implements Store {
     };
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
-    const outbox = new SqliteOutbox(db, (sessionKey, route, now) => routes.write(sessionKey, route, now));
+    this.admin = new SqliteAdmin(db);
+    const callbacks = new SqliteCallbacks(db);
+    this.callbacks = callbacks;
+    const settleRun = (runId: string, now: number) => callbacks.arm(runId, now);
+    const outbox = new SqliteOutbox(
+      db,
+      (sessionKey, route, now) => routes.write(sessionKey, route, now),
+      settleRun,
+    );
     const enqueueDelivery = (item: NewOutboxItem, now: number) => outbox.enqueue(item, now);
     const sessions = new SqliteSessions(
       db,
@@ -154,6 +186,7 @@ export class SqliteStore implements Store {
       (sessionKey, entry, runId, ts) => sessions.appendTranscript(sessionKey, entry, runId, ts),
       (event) => sessions.insertEvent(event),
       enqueueDelivery,
+      settleRun,
     );
     this.acceptOne = db.transaction(this.acceptInTransaction.bind(this));
     this.commitBatch = db.transaction((batch: PendingAccept[]) =>
@@ -223,8 +256,11 @@ export class SqliteStore implements Store {
         run.deliver ? 'pending' : 'none',
         run.deliver ? run.channel : null,
         run.deliver ? run.to : null,
+        run.retryOf ?? null,
       );
-      s.addRunHead.run(run.sessionKey, inserted.lastInsertRowid);
+      s.addRunHead.run(run.sessionKey, inserted.lastInsertRowid, run.source);
+      if (run.callbackUrl)
+        this.callbacks.insert(`msg_${uuidv7(run.createdAt)}`, run.id, run.callbackUrl, run.createdAt);
       return { kind: 'agent', runId: run.id };
     });
     const answer = render(committed);
@@ -310,9 +346,25 @@ export class SqliteStore implements Store {
     }
   }
 
+  async counts(): Promise<StoreCounts> {
+    const counts = { runsQueued: 0, runsRunning: 0, deliveriesPending: 0 };
+    for (const row of this.statements.activeRuns.all()) {
+      if (row.status === 'queued') counts.runsQueued = row.n;
+      else counts.runsRunning = row.n;
+    }
+    counts.deliveriesPending = this.statements.pendingDeliveries.get()?.n ?? 0;
+    return counts;
+  }
+
   // --- run queue (delegated) -------------------------------------------------
-  claimRuns(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
-    return this.runQueue.claimRuns(owner, now, leaseMs, limit);
+  claimRuns(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    caps?: RunCaps,
+  ): Promise<ClaimedRun[]> {
+    return this.runQueue.claimRuns(owner, now, leaseMs, limit, caps);
   }
   renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
     return this.runQueue.renewLeases(owner, runIds, until);
@@ -342,6 +394,38 @@ export class SqliteStore implements Store {
   }
   finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void> {
     return this.outbox.finishDelivery(item, record, now);
+  }
+
+  // --- operators' API (delegated) ---------------------------------------------------
+  listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
+    return this.admin.listRuns(options);
+  }
+  getStoredRun(runId: string): Promise<StoredRun | undefined> {
+    return this.admin.getStoredRun(runId);
+  }
+  redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
+    return this.admin.redeliverRun(runId, now);
+  }
+  listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {
+    return this.admin.listDeliveries(options);
+  }
+  ping(): Promise<void> {
+    return this.admin.ping();
+  }
+
+  // --- completion callbacks (delegated) ---------------------------------------------
+  claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]> {
+    return this.callbacks.claimCallbacks(owner, now, leaseMs, limit);
+  }
+  retryCallback(item: CallbackItem, owner: string, attempt: CallbackAttempt & { nextAttemptAt: number }) {
+    return this.callbacks.retryCallback(item, owner, attempt);
+  }
+  finishCallback(
+    item: CallbackItem,
+    owner: string,
+    attempt: CallbackAttempt & { status: 'delivered' | 'failed' },
+  ): Promise<boolean> {
+    return this.callbacks.finishCallback(item, owner, attempt);
   }
 
   // --- sessions (delegated) ----------------------------------------------------
@@ -374,6 +458,8 @@ export class SqliteStore implements Store {
   }
 
   async pruneIdempotency(olderThan: number): Promise<number> {
+    // Finished callbacks are kept a week for inspection, like PostgreSQL's finished outbox rows.
+    this.callbacks.prune(olderThan - FINISHED_CALLBACK_EXTRA_MS);
     return this.statements.pruneIdempotency.run(olderThan).changes;
   }
 

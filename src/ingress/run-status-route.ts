@@ -1,0 +1,58 @@
+/**
+ * `GET {hooks.path}/runs/{runId}` (CONTRACT §10): a run's RunView (§6) for a
+ * caller that holds only the hook token, so it can follow what it started.
+ *
+ * The same checks as every hook path, in CONTRACT §4's order — token in the
+ * query → method (GET only here) → lockout → token — and a failed token counts
+ * toward the lockout. The name `runs` is reserved: no mapping may take it
+ * (config/semantics.ts). Routed before `{hooks.path}/*`, being more specific.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthLimiter } from '../auth/auth-limiter.js';
+import { tokenGuard } from '../auth/guards.js';
+import { presentedHookToken, type TokenMatcher } from '../auth/token.js';
+import { RUNS_HOOK_NAME } from '../config/semantics.js';
+import { HttpError } from '../http/errors.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/types.js';
+
+export interface RunStatusDeps {
+  store: Pick<Store, 'getRun'>;
+  limiter: AuthLimiter;
+  log: Logger;
+  /** The live hook token (a config reload swaps it). */
+  ingress: { state: { tokenIsValid: TokenMatcher } };
+  hooksPath: string;
+}
+
+interface RunStatusRoute {
+  Params: { runId: string };
+}
+
+export function registerRunStatusRoute(app: FastifyInstance, deps: RunStatusDeps): void {
+  const { store, limiter, log, ingress } = deps;
+  const authenticate = tokenGuard({
+    limiter,
+    log,
+    credential: presentedHookToken,
+    matcher: () => ingress.state.tokenIsValid,
+    unauthorized: 'missing or invalid hook token',
+    method: 'GET',
+  });
+  // Before any body is read: a refused request costs nothing more.
+  const guard = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    limiter.succeed(authenticate(request));
+    done();
+  };
+  app.route<RunStatusRoute>({
+    method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    url: `${deps.hooksPath}/${RUNS_HOOK_NAME}/:runId`,
+    onRequest: guard,
+    handler: async (request, reply) => {
+      const { runId } = request.params;
+      const view = await store.getRun(runId);
+      if (view === undefined) throw new HttpError(404, 'not_found', `no run with id "${runId}"`);
+      return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(view));
+    },
+  });
+}
