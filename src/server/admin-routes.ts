@@ -1,7 +1,8 @@
 /**
- * The operators' API (CONTRACT §6): health, runs, session events. Every /api
- * route takes only `Authorization: Bearer <gateway.auth.token>`; failures count
- * toward the same per-address lockout as the hooks.
+ * The operators' API (CONTRACT §6, §9): health and readiness, runs (list,
+ * retry, redeliver), deliveries, session events, the OpenAPI document. Every
+ * /api route takes only `Authorization: Bearer <gateway.auth.token>`; failures
+ * count toward the same per-address lockout as the hooks.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -12,7 +13,10 @@ import { presentedBearerToken, tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 import type { Logger } from '../log.js';
-import type { Store } from '../store/types.js';
+import type { Action, Committed, Store } from '../store/types.js';
+import { ADMIN_SECURITY, ErrorAnswer, OkAnswer, RunView } from './admin-schemas.js';
+import { registerReadiness } from './readiness.js';
+import { registerRunAdminRoutes } from './run-admin-routes.js';
 import { zodValidatorCompiler } from './validation.js';
 
 export const DEFAULT_EVENT_LIMIT = 1000;
@@ -26,6 +30,12 @@ export interface AdminDeps {
   limiter: AuthLimiter;
   /** Where lockouts are reported (optional: tests may leave it out). */
   log?: Logger;
+  /** Told about a retry once it is committed (wakes the workers), as for a hook. */
+  onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
+  /** Wakes the delivery engine (a redelivery was put in the outbox). */
+  notifyDelivery?: () => void;
+  /** Whether the gateway's parts (workers included) are all running, for /readyz. */
+  isRunning?: () => boolean;
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
@@ -33,7 +43,17 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
   const adminToken = deps.config.gateway.auth.token;
   const tokenIsValid = adminToken ? tokenMatcher(adminToken) : undefined;
 
-  app.get('/healthz', async (_request, reply) => reply.send({ ok: true }));
+  app.register(async (scope) => {
+    scope.setValidatorCompiler(zodValidatorCompiler);
+    // Answer schemas document the routes (openapi.ts); answers are serialised as they are.
+    scope.setSerializerCompiler(serializeAsIs);
+    scope.withTypeProvider<ZodTypeProvider>().get(
+      '/healthz',
+      { schema: { summary: 'Liveness', tags: ['health'], response: { 200: OkAnswer } } },
+      async () => ({ ok: true as const }),
+    );
+    registerReadiness(scope, { store, isRunning: deps.isRunning });
+  });
 
   const authenticated = tokenGuard({
     limiter,
@@ -50,10 +70,26 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
   app.register(async (scope) => {
     scope.setValidatorCompiler(zodValidatorCompiler);
+    scope.setSerializerCompiler(serializeAsIs);
     const api = scope.withTypeProvider<ZodTypeProvider>();
     api.addHook('onRequest', authenticate);
 
-    api.get('/api/runs/:runId', { schema: { params: RunParams } }, async (request) => {
+    api.get('/api/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
+
+    registerRunAdminRoutes(scope, {
+      store,
+      onCommitted: deps.onCommitted,
+      notifyDelivery: deps.notifyDelivery,
+    });
+
+    const runSchema = {
+      summary: 'One run',
+      tags: ['runs'],
+      security: ADMIN_SECURITY,
+      params: RunParams,
+      response: { 200: RunView, 401: ErrorAnswer, 404: ErrorAnswer },
+    };
+    api.get('/api/runs/:runId', { schema: runSchema }, async (request) => {
       const { runId } = request.params;
       const run = await store.getRun(runId);
       if (!run) throw new HttpError(404, 'not_found', `no run with id "${runId}"`);
@@ -108,6 +144,9 @@ function limitParam(fallback: number) {
 }
 
 const RunParams = z.object({ runId: z.string() });
+
+/** Answers are sent as the handlers return them; the answer schemas only document them. */
+const serializeAsIs = () => (data: unknown) => JSON.stringify(data);
 const SessionParams = z.object({ sessionKey: z.string() });
 const EventsQuery = z.object({
   limit: limitParam(DEFAULT_EVENT_LIMIT),

@@ -1,0 +1,130 @@
+/**
+ * The admin routes' schemas in zod: their parameters (checked by
+ * validation.ts, a refused value is 400 invalid_payload naming it) and their
+ * answers (for the OpenAPI document only: answers are serialised as they are,
+ * see openapi.ts). One place, so the document and the checks cannot drift.
+ */
+import { z } from 'zod';
+
+export const MAX_RUN_LIMIT = 1000;
+export const DEFAULT_RUN_LIMIT = 50;
+export const MAX_DELIVERY_LIMIT = 1000;
+export const DEFAULT_DELIVERY_LIMIT = 50;
+
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'] as const;
+export const DELIVERY_LIST_STATUSES = ['pending', 'delivered', 'failed'] as const;
+
+const quoted = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
+
+/** `?limit=`: an integer from 1 to `max`, `fallback` when absent. */
+export function limitParam(fallback: number, max: number) {
+  const problem = `must be an integer from 1 to ${max}`;
+  return z
+    .string({ error: problem })
+    .optional()
+    .transform((raw, context) => {
+      if (raw === undefined) return fallback;
+      const limit = Number(raw);
+      if (/^\d+$/.test(raw) && Number.isInteger(limit) && limit >= 1 && limit <= max) return limit;
+      context.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    })
+    .describe(`How many to return: 1 to ${max}, default ${fallback}.`);
+}
+
+/** `?status=` from a closed set; a repeated or unknown value is refused. */
+function statusParam<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `must be one of ${quoted(values)}` }).optional();
+}
+
+export const RunParams = z.object({ runId: z.string().describe('The run id (`run_…`).') });
+
+export const RunsQuery = z.object({
+  status: statusParam(RUN_STATUSES).describe('Only runs with this status.'),
+  source: z
+    .string({ error: 'must be one source, e.g. "hook:agent"' })
+    .min(1, 'must not be empty')
+    .optional()
+    .describe('Only runs from this source: `hook:agent`, `hook:<mapping id>`, …'),
+  limit: limitParam(DEFAULT_RUN_LIMIT, MAX_RUN_LIMIT),
+  before: z
+    .string({ error: 'must be one run id' })
+    .min(1, 'must not be empty')
+    .optional()
+    .describe('Only runs accepted strictly before this run (the `next` of the previous page).'),
+});
+
+export const DeliveriesQuery = z.object({
+  status: statusParam(DELIVERY_LIST_STATUSES).describe('Only deliveries with this status.'),
+  limit: limitParam(DEFAULT_DELIVERY_LIMIT, MAX_DELIVERY_LIMIT),
+});
+
+const isoTime = z.string().describe('ISO 8601 time');
+
+export const ErrorAnswer = z
+  .object({
+    ok: z.literal(false),
+    error: z.string().describe('A sentence saying what is wrong.'),
+    code: z.string().describe('The error code, e.g. `not_found`.'),
+    field: z.string().optional().describe('With `invalid_payload`: the refused parameter or field.'),
+  })
+  .describe('An error (CONTRACT §4 shape).');
+
+export const RunView = z.object({
+  runId: z.string(),
+  status: z.enum(RUN_STATUSES),
+  agentId: z.string(),
+  sessionKey: z.string(),
+  model: z.string().nullable(),
+  createdAt: isoTime,
+  startedAt: isoTime.nullable(),
+  finishedAt: isoTime.nullable(),
+  reply: z.string().nullable(),
+  error: z.string().nullable(),
+  delivery: z.object({
+    status: z.enum(['pending', 'delivered', 'skipped', 'failed', 'none']),
+    channel: z.string().nullable(),
+    to: z.string().nullable(),
+    reason: z.string().nullable(),
+  }),
+  callback: z
+    .object({ status: z.enum(['none', 'pending', 'delivered', 'failed']), attempts: z.number().int() })
+    .optional(),
+});
+
+export const RunListView = RunView.extend({
+  source: z.string().describe('`hook:agent`, `hook:<mapping id>`, …; a retry keeps its original’s.'),
+  name: z.string().nullable(),
+  retryOf: z.string().nullable().describe('The run this one retries, or null.'),
+});
+
+export const RunPage = z.object({
+  runs: z.array(RunListView).describe('Newest first.'),
+  next: z.string().nullable().describe('Pass as `before` for the next page; null on the last page.'),
+});
+
+export const RetryAnswer = z.object({
+  ok: z.literal(true),
+  runId: z.string().describe('The new run.'),
+  retryOf: z.string().describe('The run it retries.'),
+});
+
+export const OkAnswer = z.object({ ok: z.literal(true) });
+
+export const DeliveryView = z.object({
+  id: z.string(),
+  runId: z.string().nullable().describe("The run whose reply this is; null for a heartbeat's reply."),
+  heartbeatId: z.string().nullable().describe("The heartbeat whose reply this is; null for a run's."),
+  channel: z.string().describe('Where it went once fixed; before that as requested (e.g. `last`).'),
+  to: z.string().nullable(),
+  status: z.enum(DELIVERY_LIST_STATUSES),
+  attempts: z.number().int().describe('Sending attempts so far, the last one included.'),
+  lastError: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+
+export const DeliveriesAnswer = z.object({ deliveries: z.array(DeliveryView).describe('Newest first.') });
+
+/** Every admin route is under the admin token (OpenAPI security requirement). */
+export const ADMIN_SECURITY = [{ adminToken: [] }];

@@ -1,0 +1,173 @@
+/**
+ * `GET /api/openapi.json` (CONTRACT §9): an OpenAPI 3 document of every hook
+ * and admin endpoint, generated with @fastify/swagger from the routes' own
+ * zod schemas (fastify-type-provider-zod's jsonSchemaTransform) — not written
+ * by hand, so it cannot drift from what the routes check.
+ *
+ * The hook routes are the exception on purpose: they declare no Fastify schema
+ * (a validation step per request on the hot path; their body is parsed by the
+ * ingress itself, any Content-Type), and they are two wildcard routes. Their
+ * operations are generated from the zod schemas the ingress validates bodies
+ * with (ingress/payload.ts) and the answers below, and laid into the document
+ * in place of the wildcard routes.
+ *
+ * @fastify/swagger only adds onRoute/onReady hooks: nothing runs per request.
+ */
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import type { OpenAPIV3 } from 'openapi-types';
+import { type ZodType, z } from 'zod';
+import { agentRequestSchema, wakeRequestSchema } from '../ingress/payload.js';
+import { ErrorAnswer, RunView } from './admin-schemas.js';
+
+export interface OpenApiOptions {
+  hooksEnabled: boolean;
+  hooksPath: string;
+  version?: string;
+}
+
+/** Paths outside these are not part of the API (e.g. the dashboard's static files). */
+const DOCUMENTED = [/^\/api\//, /^\/healthz$/, /^\/readyz$/, /^\/metrics$/];
+
+const WakeAnswer = z.object({
+  ok: z.literal(true),
+  mode: z.enum(['now', 'next-heartbeat']),
+  eventId: z.string(),
+  eventOutcome: z.enum(['queued', 'coalesced']).describe('`coalesced` when it equals the newest pending event.'),
+});
+const AgentAnswer = z.object({ ok: z.literal(true), runId: z.string() });
+const FinishedAnswer = RunView.pick({ runId: true, status: true, reply: true, error: true, delivery: true })
+  .extend({ ok: z.literal(true) })
+  .describe('With `waitForCompletion`: the run finished within `hooks.maxWaitSeconds`.');
+const MappedAnswer = z.union([
+  WakeAnswer,
+  AgentAnswer,
+  z.object({ ok: z.literal(true), runIds: z.array(z.string()), eventIds: z.array(z.string()) }),
+]);
+const AnyObject = z.object({}).catchall(z.unknown()).describe('Any JSON object; the mapping reads it.');
+
+const HOOK_ERRORS = {
+  400: 'token in the query, invalid JSON, an invalid field (named), or a policy refusal',
+  401: 'missing or wrong hook token',
+  404: 'no hook of that name',
+  405: 'a method other than POST',
+  408: 'the body was not received within 30 s',
+  409: 'Idempotency-Key reused with a different body',
+  413: 'the body is over the limit',
+  429: 'the address is locked out after repeated auth failures, or the hook is over its rate limit',
+  500: 'the mapping or its transform failed',
+  503: 'the store is unavailable; nothing was recorded',
+} as const;
+
+interface HookOperation {
+  path: string;
+  summary: string;
+  body: ZodType;
+  answers: Record<number, { description: string; schema?: ZodType }>;
+  params?: boolean;
+}
+
+function hookOperations(hooksPath: string): HookOperation[] {
+  return [
+    {
+      path: `${hooksPath}/wake`,
+      summary: 'Append a system event to the main session (and request a heartbeat)',
+      body: wakeRequestSchema,
+      answers: { 200: { description: 'Committed', schema: WakeAnswer } },
+    },
+    {
+      path: `${hooksPath}/agent`,
+      summary: 'Run an isolated agent turn',
+      body: agentRequestSchema,
+      answers: {
+        202: { description: 'Committed (the run is queued)', schema: AgentAnswer },
+        200: { description: 'waitForCompletion: finished in time', schema: FinishedAnswer },
+      },
+    },
+    {
+      path: `${hooksPath}/{name}`,
+      summary: 'A mapped hook (hooks.mappings, presets): wake or agent as the mapping says',
+      body: AnyObject,
+      params: true,
+      answers: {
+        200: { description: 'A wake action was committed', schema: MappedAnswer },
+        202: { description: 'Agent run(s) committed', schema: MappedAnswer },
+        204: { description: 'The transform returned null: nothing to do' },
+      },
+    },
+  ];
+}
+
+const json = (schema: ZodType, io: 'input' | 'output') =>
+  z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'any' });
+
+function hookPathItem(operation: HookOperation): Record<string, unknown> {
+  const responses: Record<string, unknown> = {};
+  for (const [status, answer] of Object.entries(operation.answers)) {
+    responses[status] = answer.schema
+      ? { description: answer.description, content: { 'application/json': { schema: json(answer.schema, 'output') } } }
+      : { description: answer.description };
+  }
+  for (const [status, description] of Object.entries(HOOK_ERRORS)) {
+    responses[status] = { description, content: { 'application/json': { schema: json(ErrorAnswer, 'output') } } };
+  }
+  return {
+    post: {
+      summary: operation.summary,
+      tags: ['hooks'],
+      security: [{ hookToken: [] }, { hookTokenHeader: [] }],
+      parameters: [
+        ...(operation.params
+          ? [{ name: 'name', in: 'path', required: true, schema: { type: 'string' }, description: 'The hook name' }]
+          : []),
+        {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          schema: { type: 'string' },
+          description: 'A repeat within 24 h gets the first answer again (also `webhook-id`).',
+        },
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: json(operation.body, 'input') } } },
+      responses,
+    },
+  };
+}
+
+export function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): void {
+  const { hooksPath, hooksEnabled } = options;
+  const isHookWildcard = (url: string) => url === hooksPath || url === `${hooksPath}/*`;
+  app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'agentgate',
+        description: 'Webhook gateway for AI agents: the hook ingress and the operators’ admin API.',
+        version: options.version ?? '0.1.0',
+      },
+      components: {
+        securitySchemes: {
+          adminToken: { type: 'http', scheme: 'bearer', description: 'gateway.auth.token' },
+          hookToken: { type: 'http', scheme: 'bearer', description: 'hooks.token' },
+          hookTokenHeader: { type: 'apiKey', in: 'header', name: 'x-agentgate-token', description: 'hooks.token' },
+        },
+      },
+    },
+    transform: (document) => {
+      const { url } = document;
+      if (isHookWildcard(url) || !DOCUMENTED.some((pattern) => pattern.test(url))) {
+        if (!(hooksEnabled && url.startsWith(`${hooksPath}/`) && !isHookWildcard(url)))
+          return { schema: { hide: true }, url };
+      }
+      return jsonSchemaTransform(document);
+    },
+    transformObject: (documentObject) => {
+      const { openapiObject } = documentObject as { openapiObject: OpenAPIV3.Document };
+      if (!hooksEnabled) return openapiObject;
+      const paths = { ...openapiObject.paths } as Record<string, unknown>;
+      for (const operation of hookOperations(hooksPath)) paths[operation.path] = hookPathItem(operation);
+      return { ...openapiObject, paths } as OpenAPIV3.Document;
+    },
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * The operators' run and delivery routes (CONTRACT §9): the run list, retry,
+ * redeliver and the delivery list. Registered by admin-routes.ts inside its
+ * authenticated scope, so every one takes the admin token only.
+ *
+ * A retry goes through `store.accept` like a hook's agent request — committed
+ * in the same group commit, workers woken (and on PostgreSQL every replica
+ * through the accept's NOTIFY) — with the old run's inputs and a new id.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { HttpError, invalidPayload } from '../http/errors.js';
+import type { Action, Committed, NewRun, Store } from '../store/types.js';
+import { uuidv7 } from '../util/ids.js';
+import {
+  ADMIN_SECURITY,
+  DeliveriesAnswer,
+  DeliveriesQuery,
+  ErrorAnswer,
+  OkAnswer,
+  RetryAnswer,
+  RunPage,
+  RunParams,
+  RunsQuery,
+} from './admin-schemas.js';
+
+export interface RunAdminDeps {
+  store: Store;
+  /** Told about a retry once it is committed (wakes the workers), as the ingress does. */
+  onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
+  /** Wakes the delivery engine after a redelivery was put in the outbox. */
+  notifyDelivery?: () => void;
+  now?: () => number;
+}
+
+const notFound = (runId: string) => new HttpError(404, 'not_found', `no run with id "${runId}"`);
+
+export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps): void {
+  const { store } = deps;
+  const now = deps.now ?? Date.now;
+  const api = app.withTypeProvider<ZodTypeProvider>();
+
+  api.get(
+    '/api/runs',
+    {
+      schema: {
+        summary: 'List runs, newest first',
+        tags: ['runs'],
+        security: ADMIN_SECURITY,
+        querystring: RunsQuery,
+        response: { 200: RunPage, 400: ErrorAnswer, 401: ErrorAnswer },
+      },
+    },
+    async (request) => {
+      const { status, source, limit, before } = request.query;
+      const page = await store.listRuns({ status, source, limit, before });
+      // Decided: an unknown `before` is refused rather than answered with an empty page,
+      // which would look like "no older runs" (a mistyped id, or a run pruned meanwhile).
+      if (!page) throw invalidPayload('before', `no run with id "${before}"`);
+      return page;
+    },
+  );
+
+  api.post(
+    '/api/runs/:runId/retry',
+    {
+      schema: {
+        summary: 'Run a finished run again, with the same inputs, as a new run',
+        tags: ['runs'],
+        security: ADMIN_SECURITY,
+        params: RunParams,
+        response: { 202: RetryAnswer, 401: ErrorAnswer, 404: ErrorAnswer, 409: ErrorAnswer },
+      },
+    },
+    async (request, reply) => {
+      const { runId } = request.params;
+      const stored = await store.getStoredRun(runId);
+      if (!stored) throw notFound(runId);
+      if (stored.status === 'queued' || stored.status === 'running') {
+        throw new HttpError(
+          409,
+          'run_not_finished',
+          `run "${runId}" is ${stored.status}; only a finished run can be retried`,
+        );
+      }
+      const at = now();
+      const run: NewRun = { ...stored.run, id: `run_${uuidv7(at)}`, createdAt: at, retryOf: runId };
+      const actions: Action[] = [{ kind: 'agent', run }];
+      const answer = { ok: true as const, runId: run.id, retryOf: runId };
+      const result = await store.accept(actions, () => ({ status: 202, body: JSON.stringify(answer) }));
+      if (result.kind === 'committed') deps.onCommitted?.(actions, result.committed);
+      return reply.code(202).send(answer);
+    },
+  );
+
+  api.post(
+    '/api/runs/:runId/redeliver',
+    {
+      schema: {
+        summary: "Deliver a run's reply again, to the same route",
+        tags: ['runs'],
+        security: ADMIN_SECURITY,
+        params: RunParams,
+        response: { 202: OkAnswer, 401: ErrorAnswer, 404: ErrorAnswer, 409: ErrorAnswer },
+      },
+    },
+    async (request, reply) => {
+      const { runId } = request.params;
+      const outcome = await store.redeliverRun(runId, now());
+      switch (outcome) {
+        case 'not_found':
+          throw notFound(runId);
+        case 'nothing_to_deliver':
+          throw new HttpError(
+            409,
+            'nothing_to_deliver',
+            `run "${runId}" has no reply to deliver (not finished, failed, deliver was false, or the reply was only a heartbeat acknowledgement)`,
+          );
+        case 'delivery_pending':
+          throw new HttpError(
+            409,
+            'delivery_pending',
+            `the reply of run "${runId}" is still being delivered; redeliver once that delivery ended`,
+          );
+        case 'enqueued':
+          deps.notifyDelivery?.();
+          return reply.code(202).send({ ok: true as const });
+      }
+    },
+  );
+
+  api.get(
+    '/api/deliveries',
+    {
+      schema: {
+        summary: 'List reply deliveries (the outbox), newest first',
+        tags: ['deliveries'],
+        security: ADMIN_SECURITY,
+        querystring: DeliveriesQuery,
+        response: { 200: DeliveriesAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
+      },
+    },
+    async (request) => ({ deliveries: await store.listDeliveries(request.query) }),
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * The operators' views (CONTRACT §9) as both engines read them: the run list
+ * row (a RunView plus where the run came from) and the outbox item view.
+ */
+import { iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from './rows.js';
+import type { DeliveryView, RunListView } from './types.js';
+
+export interface RunListRow extends RunRow {
+  seq: number;
+  source: string;
+  name: string | null;
+  retry_of: string | null;
+}
+
+/** The columns `toRunListView` reads, for a SELECT list. */
+export const RUN_LIST_COLUMNS = `seq, ${RUN_VIEW_COLUMNS}, source, name, retry_of`;
+
+export function toRunListView(row: RunListRow): RunListView {
+  return { ...toRunView(row), source: row.source, name: row.name, retryOf: row.retry_of };
+}
+
+export interface DeliveryListRow {
+  id: string;
+  kind: 'run' | 'heartbeat';
+  ref_id: string;
+  channel: string;
+  recipient: string | null;
+  resolved_channel: string | null;
+  resolved_to: string | null;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const DELIVERY_LIST_COLUMNS = `id, kind, ref_id, channel, recipient, resolved_channel, resolved_to, status, attempts,
+  last_error, created_at, updated_at`;
+
+/**
+ * An outbox row as `GET /api/deliveries` shows it. A delivery the engine ended
+ * as `skipped` (no recipient could be found) failed from the operator's point of
+ * view, and shows as `failed` with its reason. `attempts` in the row counts the
+ * failed attempts that were retried; a finished item whose route was fixed ended
+ * by one more attempt, which is counted here.
+ */
+export function toDeliveryView(row: DeliveryListRow): DeliveryView {
+  const status: DeliveryView['status'] =
+    row.status === 'pending' ? 'pending' : row.status === 'delivered' ? 'delivered' : 'failed';
+  const resolved = row.resolved_channel !== null;
+  return {
+    id: row.id,
+    runId: row.kind === 'run' ? row.ref_id : null,
+    heartbeatId: row.kind === 'heartbeat' ? row.ref_id : null,
+    channel: row.resolved_channel ?? row.channel,
+    to: resolved ? row.resolved_to : row.recipient,
+    status,
+    attempts: row.attempts + (status !== 'pending' && resolved ? 1 : 0),
+    lastError: row.last_error,
+    createdAt: iso(row.created_at) as string,
+    updatedAt: iso(row.updated_at) as string,
+  };
+}
+
+/** Outbox statuses a `?status=` filter of the view matches (`failed` includes the engine's `skipped`). */
+export const DELIVERY_STATUSES_OF: Record<DeliveryView['status'], readonly string[]> = {
+  pending: ['pending'],
+  delivered: ['delivered'],
+  failed: ['failed', 'skipped'],
+};
+
+/** The route a redelivery takes: the one the last delivery fixed, else the one it asked for. */
+export interface LastDeliveryRow {
+  channel: string;
+  recipient: string | null;
+  resolved_channel: string | null;
+  resolved_to: string | null;
+  status: string;
+}

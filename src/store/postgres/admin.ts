@@ -1,0 +1,143 @@
+/**
+ * The operators' reads and writes on PostgreSQL (CONTRACT §9), the same as
+ * SQLite's: what any replica answers is read from the database.
+ *
+ * Lists walk an index newest first by seq and stop at the page size (the
+ * primary key; runs_active, runs_failed, runs_timed_out or runs_by_source for a
+ * filter; deliveries_pending or deliveries_failed). A status goes into the SQL
+ * as a literal from a closed set, so the planner can prove a partial index
+ * applies whatever plan it caches.
+ */
+import type pg from 'pg';
+import { uuidv7 } from '../../util/ids.js';
+import {
+  DELIVERY_LIST_COLUMNS,
+  DELIVERY_STATUSES_OF,
+  type DeliveryListRow,
+  type LastDeliveryRow,
+  RUN_LIST_COLUMNS,
+  type RunListRow,
+  toDeliveryView,
+  toRunListView,
+} from '../admin-rows.js';
+import type {
+  AdminStore,
+  DeliveryView,
+  ListDeliveriesOptions,
+  ListRunsOptions,
+  RedeliverResult,
+  RunPage,
+  RunStatus,
+  StoredRun,
+} from '../types.js';
+import { inTransaction, read } from './db.js';
+import { type QueuedRow, toClaimedRun } from './run-queue.js';
+
+const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
+const NEWEST = Number.MAX_SAFE_INTEGER;
+
+export class PgAdmin implements AdminStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
+    let beforeSeq = NEWEST;
+    if (options.before !== undefined) {
+      const [found] = await read<{ seq: number }>(this.pool, 'SELECT seq FROM runs WHERE id = $1', [
+        options.before,
+      ]);
+      if (!found) return undefined;
+      beforeSeq = found.seq;
+    }
+    const { status, source } = options;
+    if (status !== undefined && !RUN_STATUSES.includes(status)) throw new Error(`unknown run status ${status}`);
+    const params: unknown[] = [beforeSeq, options.limit + 1];
+    const where = ['seq < $1'];
+    if (status !== undefined) where.push(`status = '${status}'`);
+    if (source !== undefined) {
+      params.push(source);
+      where.push(`source = $${params.length}`);
+    }
+    const rows = await read<RunListRow>(
+      this.pool,
+      `SELECT ${RUN_LIST_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $2`,
+      params,
+    );
+    const more = rows.length > options.limit;
+    const runs = rows.slice(0, options.limit).map(toRunListView);
+    return { runs, next: more ? (runs[runs.length - 1]?.runId ?? null) : null };
+  }
+
+  async getStoredRun(runId: string): Promise<StoredRun | undefined> {
+    const [row] = await read<QueuedRow & { status: RunStatus; retry_of: string | null }>(
+      this.pool,
+      'SELECT * FROM runs WHERE id = $1',
+      [runId],
+    );
+    if (!row) return undefined;
+    const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row);
+    return { run: { ...run, retryOf: row.retry_of }, status: row.status };
+  }
+
+  async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
+    return inTransaction(this.pool, async (tx) => {
+      // The run's row lock orders two redeliveries of one run, from any replicas.
+      const { rows } = await tx.query<{ reply: string | null; deliver: boolean; main_session_key: string }>(
+        'SELECT reply, deliver, main_session_key FROM runs WHERE id = $1 FOR UPDATE',
+        [runId],
+      );
+      const run = rows[0];
+      if (!run) return 'not_found';
+      if (run.reply === null || !run.deliver) return 'nothing_to_deliver';
+      const last = (
+        await tx.query<LastDeliveryRow>(
+          `SELECT channel, recipient, resolved_channel, resolved_to, status FROM deliveries
+            WHERE ref_id = $1 AND kind = 'run' ORDER BY seq DESC LIMIT 1`,
+          [runId],
+        )
+      ).rows[0];
+      // No outbox item ever: the reply was only a heartbeat acknowledgement, never sent.
+      if (!last) return 'nothing_to_deliver';
+      if (last.status === 'pending') return 'delivery_pending';
+      const channel = last.resolved_channel ?? last.channel;
+      const to = last.resolved_channel !== null ? last.resolved_to : last.recipient;
+      await tx.query(
+        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, resolved_channel,
+                                 resolved_to, next_attempt_at, created_at, updated_at)
+         VALUES ($1, 'run', $2, $3, $4, $5, $6, $7, $8, $9, $9, $9)`,
+        [
+          `dlv_${uuidv7(now)}`,
+          runId,
+          run.main_session_key,
+          channel,
+          to,
+          run.reply,
+          last.resolved_channel,
+          last.resolved_to,
+          now,
+        ],
+      );
+      await tx.query(
+        `UPDATE runs SET delivery_status = 'pending', delivery_channel = $1, delivery_to = $2, delivery_reason = NULL
+          WHERE id = $3`,
+        [channel, to, runId],
+      );
+      return 'enqueued';
+    });
+  }
+
+  async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {
+    const statuses = options.status === undefined ? undefined : DELIVERY_STATUSES_OF[options.status];
+    if (options.status !== undefined && !statuses) throw new Error(`unknown delivery status ${options.status}`);
+    const where = statuses ? `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')})` : '';
+    const rows = await read<DeliveryListRow>(
+      this.pool,
+      `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT $1`,
+      [options.limit],
+    );
+    return rows.map(toDeliveryView);
+  }
+
+  async ping(): Promise<void> {
+    await read(this.pool, 'SELECT 1', []);
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * The operators' reads and writes on SQLite (CONTRACT §9): run and delivery
+ * lists newest first, a run's inputs for a retry, a redelivery, and a ping.
+ *
+ * Lists walk an index newest first by seq and stop at the page size: no filter
+ * means the primary key; `status` of an active run the partial index
+ * runs_active, of a failed run runs_failed; `source` runs_by_source. A status
+ * is written into the SQL as a literal (it comes from a closed set), because
+ * SQLite uses a partial index only when the query's own text implies its WHERE.
+ */
+import type Database from 'better-sqlite3';
+import { uuidv7 } from '../../util/ids.js';
+import {
+  DELIVERY_LIST_COLUMNS,
+  DELIVERY_STATUSES_OF,
+  type DeliveryListRow,
+  type LastDeliveryRow,
+  RUN_LIST_COLUMNS,
+  type RunListRow,
+  toDeliveryView,
+  toRunListView,
+} from '../admin-rows.js';
+import type {
+  AdminStore,
+  DeliveryView,
+  ListDeliveriesOptions,
+  ListRunsOptions,
+  RedeliverResult,
+  RunPage,
+  RunStatus,
+  StoredRun,
+} from '../types.js';
+import { type QueuedRow, toClaimedRun } from './run-queue.js';
+
+const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
+const NEWEST = Number.MAX_SAFE_INTEGER;
+
+interface RedeliverRunRow {
+  status: RunStatus;
+  reply: string | null;
+  deliver: number;
+  main_session_key: string;
+}
+
+/**
+ * The WHERE term of a status filter, in the form that lets SQLite use the
+ * partial index for it: runs_active's own `IN` term for an active status.
+ */
+function statusTerm(status: RunStatus): string {
+  if (status === 'queued' || status === 'running') return `status IN ('queued', 'running') AND status = '${status}'`;
+  return `status = '${status}'`;
+}
+
+export class SqliteAdmin implements AdminStore {
+  private readonly s;
+  /** One prepared statement per filter combination, made on first use. */
+  private readonly listStatements = new Map<string, Database.Statement<unknown[], unknown>>();
+
+  constructor(private readonly db: Database.Database) {
+    this.s = {
+      runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE id = ?'),
+      storedRun: db.prepare<[string], QueuedRow & { status: RunStatus; retry_of: string | null }>(
+        'SELECT * FROM runs WHERE id = ?',
+      ),
+      redeliverRun: db.prepare<[string], RedeliverRunRow>(
+        'SELECT status, reply, deliver, main_session_key FROM runs WHERE id = ?',
+      ),
+      lastDelivery: db.prepare<[string], LastDeliveryRow>(
+        `SELECT channel, recipient, resolved_channel, resolved_to, status FROM deliveries
+          WHERE ref_id = ? AND kind = 'run' ORDER BY seq DESC LIMIT 1`,
+      ),
+      insertDelivery: db.prepare(
+        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, resolved_channel,
+                                 resolved_to, next_attempt_at, created_at, updated_at)
+         VALUES (?, 'run', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      runDeliveryPending: db.prepare(
+        `UPDATE runs SET delivery_status = 'pending', delivery_channel = ?, delivery_to = ?, delivery_reason = NULL
+          WHERE id = ?`,
+      ),
+      ping: db.prepare('SELECT 1'),
+    };
+  }
+
+  async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
+    let beforeSeq = NEWEST;
+    if (options.before !== undefined) {
+      const found = this.s.runSeq.get(options.before);
+      if (!found) return undefined;
+      beforeSeq = found.seq;
+    }
+    const { status, source } = options;
+    if (status !== undefined && !RUN_STATUSES.includes(status)) throw new Error(`unknown run status ${status}`);
+    const key = `${status ?? ''}|${source === undefined ? '' : 's'}`;
+    let statement = this.listStatements.get(key);
+    if (!statement) {
+      const where = ['seq < ?'];
+      if (status !== undefined) where.push(statusTerm(status));
+      if (source !== undefined) where.push('source = ?');
+      statement = this.db.prepare(
+        `SELECT ${RUN_LIST_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
+      );
+      this.listStatements.set(key, statement);
+    }
+    const params: unknown[] = [beforeSeq];
+    if (source !== undefined) params.push(source);
+    params.push(options.limit + 1);
+    const rows = statement.all(...params) as RunListRow[];
+    const more = rows.length > options.limit;
+    const runs = rows.slice(0, options.limit).map(toRunListView);
+    return { runs, next: more ? (runs[runs.length - 1]?.runId ?? null) : null };
+  }
+
+  async getStoredRun(runId: string): Promise<StoredRun | undefined> {
+    const row = this.s.storedRun.get(runId);
+    if (!row) return undefined;
+    const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row, row.created_at);
+    return { run: { ...run, retryOf: row.retry_of }, status: row.status };
+  }
+
+  async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
+    const redeliver = this.db.transaction((): RedeliverResult => {
+      const run = this.s.redeliverRun.get(runId);
+      if (!run) return 'not_found';
+      if (run.reply === null || run.deliver !== 1) return 'nothing_to_deliver';
+      // No outbox item ever: the reply was only a heartbeat acknowledgement, never sent.
+      const last = this.s.lastDelivery.get(runId);
+      if (!last) return 'nothing_to_deliver';
+      if (last.status === 'pending') return 'delivery_pending';
+      const channel = last.resolved_channel ?? last.channel;
+      const to = last.resolved_channel !== null ? last.resolved_to : last.recipient;
+      this.s.insertDelivery.run(
+        `dlv_${uuidv7(now)}`,
+        runId,
+        run.main_session_key,
+        channel,
+        to,
+        run.reply,
+        last.resolved_channel,
+        last.resolved_to,
+        now,
+        now,
+        now,
+      );
+      this.s.runDeliveryPending.run(channel, to, runId);
+      return 'enqueued';
+    });
+    return redeliver.immediate();
+  }
+
+  async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {
+    const { status } = options;
+    const key = status ?? '';
+    let statement = this.listStatements.get(`deliveries|${key}`);
+    if (!statement) {
+      const statuses = status === undefined ? undefined : DELIVERY_STATUSES_OF[status];
+      if (status !== undefined && !statuses) throw new Error(`unknown delivery status ${status}`);
+      const where =
+        statuses === undefined
+          ? ''
+          : statuses.length === 1
+            ? `WHERE status = '${statuses[0]}'`
+            : `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
+      statement = this.db.prepare(
+        `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT ?`,
+      );
+      this.listStatements.set(`deliveries|${key}`, statement);
+    }
+    return (statement.all(options.limit) as DeliveryListRow[]).map(toDeliveryView);
+  }
+
+  async ping(): Promise<void> {
+    this.s.ping.get();
+  }
+}
