@@ -4,6 +4,7 @@
  * CONTRACT §4, §5).
  */
 import { randomUUID } from 'node:crypto';
+import { normalisedOrigin, originSet } from '../callbacks/url.js';
 import { recipientProblem } from '../channels/recipients.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { ChannelId } from '../config/schema.js';
@@ -17,8 +18,10 @@ export class HookPolicy {
   private readonly defaultAgent: ResolvedAgent;
   private readonly allowAnyAgent: boolean;
   private readonly allowedAgentIds: ReadonlySet<string>;
+  private readonly callbackOrigins: ReadonlySet<string>;
 
   constructor(private readonly config: ResolvedConfig) {
+    this.callbackOrigins = originSet(config.hooks.callbacks?.allowedOrigins ?? []);
     this.agentsById = new Map(config.agents.list.map((agent) => [agent.id, agent]));
     this.defaultAgent = this.agentsById.get(config.agents.defaultAgentId) as ResolvedAgent;
     const allowed = config.hooks.allowedAgentIds;
@@ -135,6 +138,22 @@ export class HookPolicy {
     if (!deliver || channel === 'last' || to === undefined) return;
     const problem = recipientProblem(channel, to);
     if (problem) throw new HttpError(400, 'invalid_payload', `to: ${problem}`, {}, 'to');
+  }
+
+  /**
+   * A request's own `callbackUrl` (already a valid http(s) URL) must have an origin
+   * listed in `hooks.callbacks.allowedOrigins` (CONTRACT §10): the caller picks where
+   * the gateway will POST, so the operator picks which places may be picked.
+   */
+  checkCallbackOrigin(callbackUrl: string): void {
+    const origin = normalisedOrigin(new URL(callbackUrl));
+    if (!this.callbackOrigins.has(origin)) {
+      throw new HttpError(
+        400,
+        'callback_not_allowed',
+        `callbackUrl: origin ${origin} is not listed in hooks.callbacks.allowedOrigins`,
+      );
+    }
   }
 
   /** With `deliver` true, a named channel must be configured; `last` is resolved at delivery time. */

@@ -2,7 +2,14 @@
  * Rows as both engines store them (the same column names on SQLite and
  * PostgreSQL, times as epoch ms) and how they read back as the API's views.
  */
-import type { DeliveryRecord, HeartbeatView, OutboxItem, RunView } from './types.js';
+import type {
+  CallbackItem,
+  CallbackStatus,
+  DeliveryRecord,
+  HeartbeatView,
+  OutboxItem,
+  RunView,
+} from './types.js';
 
 export interface DeliveryColumns {
   delivery_status: DeliveryRecord['status'];
@@ -22,6 +29,8 @@ export interface RunRow extends DeliveryColumns {
   finished_at: number | null;
   reply: string | null;
   error: string | null;
+  callback_status: CallbackStatus;
+  callback_attempts: number;
 }
 
 export interface HeartbeatRow extends DeliveryColumns {
@@ -36,7 +45,7 @@ export interface HeartbeatRow extends DeliveryColumns {
 
 /** The columns `toRunView` reads, for a SELECT list. */
 export const RUN_VIEW_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
-                delivery_status, delivery_channel, delivery_to, delivery_reason`;
+                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts`;
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -60,6 +69,7 @@ export function toRunView(row: RunRow): RunView {
     reply: row.reply,
     error: row.error,
     delivery: deliveryOf(row),
+    callback: { status: row.callback_status, attempts: row.callback_attempts },
   };
 }
 
@@ -118,5 +128,28 @@ export function toOutboxItem(row: OutboxRow): OutboxItem {
     partsSent: row.parts_sent,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,
+  };
+}
+
+/** A completion callback row (CONTRACT §10), the same columns on both engines. */
+export interface CallbackRow {
+  id: string;
+  run_id: string;
+  url: string;
+  attempts: number;
+  armed_at: number;
+  next_attempt_at: number;
+  body: string | null;
+}
+
+export function toCallbackItem(row: CallbackRow): CallbackItem {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    url: row.url,
+    attempts: row.attempts,
+    armedAt: row.armed_at,
+    nextAttemptAt: row.next_attempt_at,
+    body: row.body,
   };
 }

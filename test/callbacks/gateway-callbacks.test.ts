@@ -22,9 +22,8 @@ interface Rig {
   clock: ManualClock;
   /** Moves the callback clock past real time (runs finish on the real clock), so what is due is claimed. */
   catchUp(): Promise<void>;
-  runView(
-    runId: string,
-  ): Promise<{ callback: { status: string; attempts: number } } & Record<string, unknown>>;
+  // biome-ignore lint/suspicious/noExplicitAny: a RunView whose fields each test asserts itself
+  runView(runId: string): Promise<any>;
   post(body: Record<string, unknown>): Promise<string>;
 }
 

@@ -90,6 +90,10 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Transform worker limits (e.g. a short time bound instead of 5 s). */
   transforms?: ListenOptions['transforms'];
+  /** Completion callback pacing (a manual clock) and name resolution. */
+  callbacks?: ListenOptions['callbacks'];
+  /** A fixed port instead of a random one (tests that must name it in the config). */
+  port?: number;
 }
 
 export async function startTestGateway(
@@ -101,10 +105,11 @@ export async function startTestGateway(
   const loaded = loadConfigFile(path, options.env ?? process.env);
   if (!loaded.ok) throw new Error(`test config invalid:\n${loaded.problems.join('\n')}`);
   const gateway = await startGateway(loaded.config, createLogger('silent'), {
-    port: 0,
+    port: options.port ?? 0,
     bodyTimeoutMs: options.bodyTimeoutMs,
     workers: options.workers ?? false,
     transforms: options.transforms,
+    callbacks: options.callbacks,
   });
   const hooksPath = loaded.config.hooks.path;
   const url = gateway.url;

@@ -223,6 +223,7 @@ describe('agent answers and stored runs', () => {
         'reply',
         'error',
         'delivery',
+        'callback',
       ].sort(),
     );
     // No override: the run reports the default model or leaves it to the agent's default.

@@ -134,6 +134,7 @@ describe('accept', () => {
       reply: null,
       error: null,
       delivery: { status: 'pending', channel: 'last', to: '+1555', reason: null },
+      callback: { status: 'none', attempts: 0 },
     });
   });
 
@@ -359,6 +360,7 @@ describe('the database file', () => {
       )
       .all();
     expect(tables.map((t) => (t as { name: string }).name)).toEqual([
+      'callbacks',
       'deliveries',
       'events',
       'heartbeats',

@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { uuidv7 } from '../../util/ids.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
 import type { DeliveryOutboxStore, DeliveryRecord, DeliveryRoute, OutboxItem } from '../types.js';
+import { armCallbackInTx } from './callbacks.js';
 import { inTransaction, read, type Tx } from './db.js';
 import { writeRouteInTx } from './sessions.js';
 
@@ -103,6 +104,8 @@ export class PgOutbox implements DeliveryOutboxStore {
       if (record.status === 'delivered' && record.channel && record.to) {
         await writeRouteInTx(tx, item.mainSessionKey, { channel: record.channel, to: record.to }, now);
       }
+      // The run's delivery settled: its result is final, and its callback becomes due.
+      if (item.kind === 'run') await armCallbackInTx(tx, item.refId, now);
     });
   }
 }

@@ -17,6 +17,8 @@ export class SqliteOutbox implements DeliveryOutboxStore {
   constructor(
     private readonly db: Database.Database,
     private readonly setRoute: (mainSessionKey: string, route: DeliveryRoute, now: number) => void,
+    /** A run's delivery settled: its result is final, and its completion callback becomes due. */
+    private readonly settleRun: (runId: string, now: number) => void = () => {},
   ) {
     this.s = {
       insert: db.prepare(
@@ -102,6 +104,7 @@ export class SqliteOutbox implements DeliveryOutboxStore {
         if (record.status === 'delivered' && record.channel && record.to) {
           this.setRoute(item.mainSessionKey, { channel: record.channel, to: record.to }, now);
         }
+        if (item.kind === 'run') this.settleRun(item.refId, now);
       })
       .immediate();
   }
