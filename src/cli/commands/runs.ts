@@ -143,8 +143,9 @@ export function describeRun(run: RunView, now = Date.now()): string {
   );
   if (run.retryOf) entries.push(['retry of', run.retryOf]);
   entries.push(['delivery', deliverySummary(run, true)]);
-  if (run.callback) {
-    entries.push(['callback', `${run.callback.status} (${run.callback.attempts} attempt(s))`]);
+  if (run.callback && run.callback.status !== 'none') {
+    const { status, attempts } = run.callback;
+    entries.push(['callback', `${status} (${attempts} attempt${attempts === 1 ? '' : 's'})`]);
   }
   let text = fields(entries);
   if (run.error) text += `\n\nerror:\n${indent(run.error)}`;

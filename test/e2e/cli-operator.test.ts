@@ -1,0 +1,275 @@
+/**
+ * The operator's commands through the real CLI against a real running gateway
+ * (CONTRACT §9): `status`, `send wake|agent [--wait]`, `runs list|show|retry`,
+ * with the address and tokens of the config resolved as `run` resolves it, and
+ * a clear error when the gateway is not running. Tokens never appear in output.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAi } from '../fakes/openai.js';
+import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
+import { ADMIN_TOKEN, baseConfig, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
+
+let dir: string;
+let configPath: string;
+let port: number;
+let gateway: RunningCli;
+let env: NodeJS.ProcessEnv;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function writeConfigAt(folder: string, config: Record<string, unknown>): string {
+  mkdirSync(folder, { recursive: true });
+  const path = join(folder, 'agentgate.json5');
+  writeFileSync(path, JSON.stringify(config, null, 2), { mode: 0o600 });
+  return path;
+}
+
+beforeAll(async () => {
+  dir = tempDir('agentgate-cli-ops-');
+  port = await freePort();
+  configPath = writeConfigAt(dir, merge(baseConfig(), { gateway: { port } }));
+  env = {
+    AGENTGATE_CONFIG: '',
+    AGENTGATE_HOME: '',
+    HOME: join(dir, 'home'),
+    OPENAI_API_KEY: '',
+    ANTHROPIC_API_KEY: '',
+    AGENTGATE_LOG_LEVEL: 'warn',
+  };
+  gateway = await startCli(['--config', configPath], env);
+});
+
+afterAll(async () => {
+  if (gateway && gateway.child.exitCode === null) await gateway.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs the CLI with the test config; tokens must never be printed. */
+async function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
+  const result = await runCli([...args, '--config', configPath], { ...env, ...extraEnv });
+  for (const token of [HOOK_TOKEN, ADMIN_TOKEN]) {
+    expect(result.stdout).not.toContain(token);
+    expect(result.stderr).not.toContain(token);
+  }
+  return result;
+}
+
+/** A finished run of the echo provider, through `send agent --wait`. */
+async function finishedRun(message: string): Promise<string> {
+  const result = await cli(['send', 'agent', message, '--name', 'CLI test', '--wait']);
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout).runId;
+}
+
+describe('agentgate status', () => {
+  it('shows health, readiness and queue depth of the gateway the config names', async () => {
+    const result = await cli(['status']);
+    expect(result.stdout).toContain(`gateway:    http://127.0.0.1:${port}`);
+    expect(result.stdout).toMatch(/^health: +ok$/m);
+    expect(result.stdout).toMatch(/^ready: +ok$/m);
+    expect(result.stdout).toMatch(/^runs: +\d+ queued, \d+ running$/m);
+    expect(result.stdout).toMatch(/^deliveries: +\d+ pending$/m);
+    expect(result.code).toBe(0);
+  });
+
+  it('--json', async () => {
+    const result = await cli(['status', '--json']);
+    const status = JSON.parse(result.stdout);
+    expect(status).toMatchObject({ url: `http://127.0.0.1:${port}`, health: { ok: true } });
+    expect(status.ready).toEqual({ ok: true });
+    expect(status.queue).toEqual({
+      queued: expect.any(Number),
+      running: expect.any(Number),
+      deliveriesPending: expect.any(Number),
+    });
+    expect(result.code).toBe(0);
+  });
+
+  it('finds the config through $AGENTGATE_CONFIG as run does', async () => {
+    const result = await runCli(['status', '--json'], { ...env, AGENTGATE_CONFIG: configPath });
+    expect(JSON.parse(result.stdout).url).toBe(`http://127.0.0.1:${port}`);
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('agentgate send', () => {
+  it('send wake prints the JSON answer', async () => {
+    const result = await cli(['send', 'wake', 'deploy finished', '--mode', 'next-heartbeat']);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      ok: true,
+      mode: 'next-heartbeat',
+      eventId: expect.any(String),
+      eventOutcome: expect.stringMatching(/^(queued|coalesced)$/),
+    });
+    expect(result.code).toBe(0);
+  });
+
+  it('send agent prints the accepted run id', async () => {
+    const result = await cli(['send', 'agent', 'hello without waiting']);
+    expect(JSON.parse(result.stdout)).toEqual({ ok: true, runId: expect.any(String) });
+    expect(result.code).toBe(0);
+  });
+
+  it('send agent --wait prints the finished run with its reply', async () => {
+    const result = await cli(['send', 'agent', 'ping from the CLI', '--wait']);
+    const answer = JSON.parse(result.stdout);
+    expect(answer).toMatchObject({ ok: true, runId: expect.any(String), status: 'succeeded', error: null });
+    expect(answer.reply).toMatch(/^Echo: /);
+    expect(answer.reply).toContain('ping from the CLI');
+    // Not a terminal: no progress line.
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  });
+
+  it('an error answer is printed as JSON, named on stderr, and exits 1', async () => {
+    const result = await cli(['send', 'agent', 'hi', '--session-key', 'hook:mine']);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, code: 'session_key_not_allowed' });
+    expect(result.stderr).toMatch(
+      /^agentgate: sessionKey: not accepted from requests .*\(session_key_not_allowed, HTTP 400\)$/m,
+    );
+    expect(result.code).toBe(1);
+  });
+});
+
+describe('agentgate runs', () => {
+  it('runs show: the run for people, and --json the API answer', async () => {
+    const runId = await finishedRun('show me');
+    const result = await cli(['runs', 'show', runId]);
+    expect(result.stdout).toMatch(new RegExp(`^run: +${runId}$`, 'm'));
+    expect(result.stdout).toMatch(/^status: +succeeded$/m);
+    expect(result.stdout).toMatch(/^created: +\S+ \((just now|\d+(\.\d)?s ago)\)$/m);
+    expect(result.stdout).toMatch(/^delivery: +skipped — no channel is configured$/m);
+    expect(result.stdout).toMatch(/\nreply:\n {2}Echo: /);
+    expect(result.code).toBe(0);
+
+    const json = await cli(['runs', 'show', runId, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      runId,
+      status: 'succeeded',
+      delivery: { status: 'skipped', reason: 'no channel is configured' },
+    });
+  });
+
+  it('runs show of an unknown id: the API sentence and exit 1', async () => {
+    const result = await cli(['runs', 'show', 'no-such-run']);
+    expect(result.stderr).toBe('agentgate: no run with id "no-such-run" (not_found, HTTP 404)\n');
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(1);
+  });
+
+  it('runs list: a table, newest first, filtered by status; --json the API answer', async () => {
+    const runId = await finishedRun('list me');
+    const result = await cli(['runs', 'list', '--limit', '5']);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^RUN +STATUS +SOURCE +NAME +CREATED +TOOK +DELIVERY$/);
+    expect(lines[1]).toMatch(
+      new RegExp(`^${runId} +succeeded +hook:agent +CLI test +(just now|\\S+ ago) +\\S+ +skipped$`),
+    );
+    expect(lines.length).toBeLessThanOrEqual(6);
+
+    const failed = await cli(['runs', 'list', '--status', 'failed']);
+    expect(failed.stdout).toBe('no failed runs\n');
+
+    const json = JSON.parse((await cli(['runs', 'list', '--json', '--limit', '1'])).stdout);
+    expect(json.runs).toHaveLength(1);
+    expect(json.runs[0]).toMatchObject({ runId, status: 'succeeded', source: 'hook:agent' });
+    expect(json.next === null || typeof json.next === 'string').toBe(true);
+  });
+
+  it('runs list refuses an unknown --status before asking', async () => {
+    const result = await cli(['runs', 'list', '--status', 'done']);
+    expect(result.stderr).toMatch(/--status <status>' argument 'done' is invalid/);
+    expect(result.code).toBe(1);
+  });
+
+  it('runs retry: a new run with the same inputs', async () => {
+    const runId = await finishedRun('retry me');
+    const result = await cli(['runs', 'retry', runId]);
+    expect(result.code, result.stderr).toBe(0);
+    const match = new RegExp(`^run ${runId} retried as (\\S+)$`).exec(result.stdout.trim());
+    expect(match).not.toBeNull();
+    expect(match?.[1]).not.toBe(runId);
+    expect(result.stderr).toBe(`follow it: agentgate runs show ${match?.[1]}\n`);
+
+    const json = JSON.parse((await cli(['runs', 'retry', runId, '--json'])).stdout);
+    expect(json).toMatchObject({ ok: true, runId: expect.any(String), retryOf: runId });
+  });
+});
+
+describe('send agent --wait past hooks.maxWaitSeconds', () => {
+  it('follows the run by polling until it finishes; --max-wait gives up with exit 1', async () => {
+    const slow = await startFakeOpenAi({ delayMs: 2500, reply: () => 'slow answer' });
+    const folder = join(dir, 'slow');
+    const path = writeConfigAt(
+      folder,
+      merge(baseConfig(), {
+        gateway: { port: await freePort() },
+        hooks: { maxWaitSeconds: 1 },
+        models: { providers: { slow: { api: 'openai-chat', baseUrl: slow.baseUrl } } },
+        agents: { defaults: { model: 'slow/gpt-4o-mini' } },
+      }),
+    );
+    const slowGateway = await startCli(['--config', path], env);
+    try {
+      // The gateway answers 202 after 1 s; the CLI then polls GET /api/runs/{id}.
+      const result = await runCli(['send', 'agent', 'take your time', '--wait', '--config', path], env);
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        ok: true,
+        runId: expect.any(String),
+        status: 'succeeded',
+        reply: 'slow answer',
+        error: null,
+      });
+      expect(result.code).toBe(0);
+
+      const impatient = await runCli(
+        ['send', 'agent', 'too slow', '--wait', '--max-wait', '0.5', '--config', path],
+        env,
+      );
+      const answer = JSON.parse(impatient.stdout);
+      expect(answer.status).toMatch(/^(queued|running)$/);
+      expect(impatient.stderr).toBe(
+        `agentgate: run ${answer.runId} is still ${answer.status} after --max-wait; follow it: agentgate runs show ${answer.runId}\n`,
+      );
+      expect(impatient.code).toBe(1);
+    } finally {
+      await slowGateway.kill('SIGTERM');
+      await slow.close();
+    }
+  });
+});
+
+describe('the gateway is not running', () => {
+  it('every command says so clearly and exits 1', async () => {
+    const closed = await freePort();
+    const folder = join(dir, 'stopped');
+    const path = writeConfigAt(folder, merge(baseConfig(), { gateway: { port: closed } }));
+    const expected = `agentgate: cannot reach the gateway at http://127.0.0.1:${closed}: connection refused — is \`agentgate run\` running?\n`;
+    for (const args of [
+      ['status'],
+      ['runs', 'list'],
+      ['send', 'wake', 'hi'],
+      ['send', 'agent', 'hi', '--wait'],
+    ]) {
+      const result = await runCli([...args, '--config', path], env);
+      expect(result.stderr, args.join(' ')).toBe(expected);
+      expect(result.code, args.join(' ')).toBe(1);
+    }
+  });
+
+  it('no config file: says where it looked', async () => {
+    const result = await runCli(['status'], env);
+    expect(result.stderr).toMatch(/^agentgate: no config file at .*home\/\.agentgate\/agentgate\.json5/);
+    expect(result.code).toBe(1);
+  });
+});
