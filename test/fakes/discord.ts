@@ -23,6 +23,10 @@
  * and `X-RateLimit-Scope: user`), `global_rate_limit` (the same with `global:true`),
  * `server_error` (500 `{"message":"500: Internal Server Error","code":0}`),
  * `bad_gateway` (502, Cloudflare-style HTML), `network` (connection dropped).
+ *
+ * Direct messages: `POST /users/@me/channels {recipient_id}` opens (once) and
+ * answers the DM channel of a user listed in `users`; another user is 400
+ * Invalid Recipient(s), 50033. Messages to it are read with `dmMessagesFor`.
  */
 import {
   dropConnection,
@@ -47,6 +51,8 @@ export interface FakeDiscordOptions {
   token: string;
   /** Channel ids, or specs. */
   channels?: (string | FakeDiscordChannelSpec)[];
+  /** User ids the bot can open a DM with (`POST /users/@me/channels`); others are Invalid Recipient(s). */
+  users?: string[];
 }
 
 export interface FakeDiscordMessage {
@@ -80,6 +86,8 @@ export interface FakeDiscord {
   url: string;
   messages: FakeDiscordMessage[];
   messagesFor(channelId: string): FakeDiscordMessage[];
+  /** Messages in the DM channel opened with a user (none when no DM was opened). */
+  dmMessagesFor(userId: string): FakeDiscordMessage[];
   requests: FakeDiscordRequest[];
   /** The next `count` authorised calls fail as `kind` (default `rate_limit`, `retryAfter` 0.5 s). */
   failNext(count: number, kind?: FakeDiscordFailure, options?: { retryAfter?: number }): void;
@@ -97,6 +105,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     channels.set(spec.id, spec);
   };
   for (const channel of options.channels ?? []) addChannel(channel);
+  const users = new Set(options.users ?? []);
+  /** Each user's DM channel, opened on first request and the same ever after. */
+  const dmChannels = new Map<string, string>();
   const messages: FakeDiscordMessage[] = [];
   const requests: FakeDiscordRequest[] = [];
   const failures = new FailureQueue<FakeDiscordFailure>(0.5);
@@ -133,6 +144,31 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
         return answer(401, { message: '401: Unauthorized', code: 0 });
       }
       return answer(200, { id: '1100000000000000001', username: 'fake-bot', discriminator: '0', bot: true });
+    }
+    // Create DM: POST /users/@me/channels {recipient_id} answers the DM channel (the same one every time).
+    if (path === '/api/v10/users/@me/channels' && req.method === 'POST') {
+      if (req.headers.authorization !== `Bot ${options.token}`) {
+        return answer(401, { message: '401: Unauthorized', code: 0 });
+      }
+      const userId = typeof payload?.recipient_id === 'string' ? payload.recipient_id : '';
+      if (!/^\d{1,20}$/.test(userId)) {
+        return formError('recipient_id', 'NUMBER_TYPE_COERCE', `Value "${userId}" is not snowflake.`);
+      }
+      if (!users.has(userId)) return answer(400, { message: 'Invalid Recipient(s)', code: 50033 });
+      let dm = dmChannels.get(userId);
+      if (!dm) {
+        nextId += 1n;
+        dm = String(nextId);
+        dmChannels.set(userId, dm);
+        addChannel(dm);
+      }
+      return answer(200, {
+        id: dm,
+        type: 1,
+        last_message_id: null,
+        flags: 0,
+        recipients: [{ id: userId, username: `user-${userId}`, discriminator: '0' }],
+      });
     }
     const route = /^\/api\/v10\/channels\/([^/]+)\/messages$/.exec(path);
     if (!route) return answer(404, { message: '404: Not Found', code: 0 });
@@ -211,6 +247,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     url: `${server.url}/api/v10`,
     messages,
     messagesFor: (channelId) => messages.filter((message) => message.channelId === channelId),
+    dmMessagesFor: (userId) => messages.filter((message) => message.channelId === dmChannels.get(userId)),
     requests,
     failNext(count, kind = 'rate_limit', failOptions = {}) {
       failures.push(count, kind, { retryAfter: failOptions.retryAfter });

@@ -21,6 +21,11 @@
  * Errors are AppErrors `{id, message, detailed_error, request_id, status_code}`;
  * the rate limiter's 429 is plain text "limit exceeded" with `Retry-After` and
  * `X-RateLimit-Reset` (seconds to wait, as Mattermost sends them).
+ *
+ * Direct messages: `POST /api/v4/channels/direct` with `[botUserId, userId]`
+ * (the bot's id from `GET /api/v4/users/me`) creates, once, the direct channel
+ * with a user listed in `users` (201, the channel); another user is 404
+ * `app.user.missing_account.const`. Its posts are read with `directPostsFor`.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -39,6 +44,8 @@ export interface FakeMattermostOptions {
   tokens?: string[];
   /** 26-character channel ids the bot can post in. */
   channels?: string[];
+  /** User ids the bot can open a direct channel with (`POST /api/v4/channels/direct`). */
+  users?: string[];
 }
 
 export interface FakeMattermostPost {
@@ -71,6 +78,8 @@ export interface FakeMattermost {
   url: string;
   posts: FakeMattermostPost[];
   postsFor(channelId: string): FakeMattermostPost[];
+  /** Posts in the direct channel between the bot and a user (none when it was never created). */
+  directPostsFor(userId: string): FakeMattermostPost[];
   requests: FakeMattermostRequest[];
   /** The next `count` authorised calls fail as `kind`; with `after`, that many succeed first. */
   failNext(
@@ -94,6 +103,9 @@ export function mattermostId(): string {
 export async function startFakeMattermost(options: FakeMattermostOptions): Promise<FakeMattermost> {
   const tokens = new Set([options.token, ...(options.tokens ?? [])]);
   const channels = new Set(options.channels ?? []);
+  const users = new Set(options.users ?? []);
+  /** The direct channel per user, created on the first request and the same ever after. */
+  const directChannels = new Map<string, string>();
   const posts: FakeMattermostPost[] = [];
   const requests: FakeMattermostRequest[] = [];
   const failures = new FailureQueue<FakeMattermostFailure>(1);
@@ -132,7 +144,33 @@ export async function startFakeMattermost(options: FakeMattermostOptions): Promi
         );
       }
       record.status = 200;
-      return sendJson(res, 200, { id: 'fakebotuserid00000000000001', username: 'fakebot', is_bot: true });
+      return sendJson(res, 200, { id: BOT_USER_ID, username: 'fakebot', is_bot: true });
+    }
+    // POST /api/v4/channels/direct [userId, otherUserId]: creates the direct channel, or answers it.
+    if (path === '/api/v4/channels/direct' && req.method === 'POST') {
+      if (!auth || !tokens.has(auth[2]?.trim() ?? '')) {
+        return appError(401, 'api.context.session_expired.app_error', 'Invalid or expired session, please login again.');
+      }
+      const ids = Array.isArray(json) ? json : [];
+      if (ids.length !== 2 || !ids.every((id) => typeof id === 'string' && /^[a-z0-9]{26}$/.test(id))) {
+        return appError(400, 'api.context.invalid_body_param.app_error', 'Invalid or missing user_ids in request body.');
+      }
+      // The session's user must be one side (else a permission error), the other a user that exists.
+      if (!ids.includes(BOT_USER_ID)) {
+        return appError(403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
+      }
+      const other = (ids.find((id) => id !== BOT_USER_ID) ?? BOT_USER_ID) as string;
+      if (!users.has(other)) {
+        return appError(404, 'app.user.missing_account.const', 'Unable to find the user.', `user_id=${other}`);
+      }
+      let channelId = directChannels.get(other);
+      if (!channelId) {
+        channelId = mattermostId();
+        directChannels.set(other, channelId);
+        channels.add(channelId);
+      }
+      record.status = 201;
+      return sendJson(res, 201, { id: channelId, type: 'D', name: `${BOT_USER_ID}__${other}`, team_id: '' });
     }
     if (path !== '/api/v4/posts') {
       return appError(
@@ -232,6 +270,7 @@ export async function startFakeMattermost(options: FakeMattermostOptions): Promi
   return {
     url: server.url,
     posts,
+    directPostsFor: (userId: string) => posts.filter((post) => post.channelId === directChannels.get(userId)),
     postsFor: (channelId) => posts.filter((post) => post.channelId === channelId),
     requests,
     failNext(count, kind = 'rate_limit', failOptions = {}) {

@@ -22,6 +22,11 @@
  * UNREGISTERED_FAILURE result in `data.response.results`; a changed safety
  * number (`untrusted`) → -4 with an IDENTITY_FAILURE result. Success is
  * `{result:{timestamp, results:[{recipientAddress, type:"SUCCESS"}]}}`.
+ *
+ * Recipient forms: `recipient` numbers or ACI uuids (a registered number's uuid
+ * reaches it), `username` (listed in `usernames`, else -1), `groupId` (listed in
+ * `groups`, else -1 "Group not found"). `textStyle` entries must be
+ * "start:length:STYLE" within the message (UTF-16 offsets), else -32602.
  */
 import { randomUUID } from 'node:crypto';
 import { dropConnection, FailureQueue, readBody, sendBadGateway, sendJson, startServer } from './support.js';
@@ -36,12 +41,19 @@ export interface FakeSignalOptions {
   untrusted?: string[];
   /** Basic auth the endpoint demands, as a proxy in front of the daemon would. */
   basicAuth?: { user: string; password: string };
+  /** Group ids (base64) the account is a member of (`groupId`). */
+  groups?: string[];
+  /** Usernames (`name.01`) of registered numbers (`username`). */
+  usernames?: Record<string, string>;
 }
 
 export interface FakeSignalMessage {
   account: string;
+  /** The number it reached (also when addressed by uuid or username), or `group:<id>`. */
   recipient: string;
   message: string;
+  /** `textStyle` as sent ("start:length:STYLE"). */
+  textStyle: string[];
   timestamp: number;
 }
 
@@ -80,10 +92,14 @@ export interface FakeSignal {
   failNext(count: number, kind?: FakeSignalFailure, options?: { retryAfter?: number; after?: number }): void;
   /** Registers a number on Signal. */
   register(number: string): void;
+  /** The ACI uuid the fake gave a registered number. */
+  uuidOf(number: string): string | undefined;
   close(): Promise<void>;
 }
 
 const E164 = /^\+[1-9]\d{6,14}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const STYLE = /^(\d+):(\d+):(BOLD|ITALIC|SPOILER|STRIKETHROUGH|MONOSPACE)$/;
 
 export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeSignal> {
   const accounts = new Set([options.account, ...(options.accounts ?? [])]);
@@ -95,6 +111,13 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
   const register = (number: string) => void registered.set(number, randomUUID());
   for (const number of [...(options.registered ?? []), ...untrusted]) register(number);
   const address = (number: string) => ({ uuid: registered.get(number) ?? null, number });
+  const groups = new Set(options.groups ?? []);
+  const usernames = new Map(Object.entries(options.usernames ?? {}).map(([name, number]) => [name.toLowerCase(), number]));
+  /** A uuid recipient as the number registered with it (unknown uuids stay as they are). */
+  const numberOf = (recipient: string) =>
+    UUID.test(recipient)
+      ? ([...registered].find(([, uuid]) => uuid === recipient.toLowerCase())?.[0] ?? recipient)
+      : recipient;
 
   const server = await startServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
@@ -139,7 +162,14 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
       return sendJson(res, 200, { jsonrpc: '2.0', result: { version: '0.13.0-fake' }, id });
     }
     if (request.method !== 'send') return rpcError(-32601, 'Method not implemented');
-    const params = (request.params ?? {}) as { account?: unknown; recipient?: unknown; message?: unknown };
+    const params = (request.params ?? {}) as {
+      account?: unknown;
+      recipient?: unknown;
+      message?: unknown;
+      groupId?: unknown;
+      username?: unknown;
+      textStyle?: unknown;
+    };
     if (typeof params.account !== 'string' || params.account === '') {
       return rpcError(-32602, 'Method requires valid account parameter');
     }
@@ -177,9 +207,15 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
       }
     }
 
+    const groupId = typeof params.groupId === 'string' ? params.groupId : undefined;
     const recipients = recipientsOf(params);
-    if (recipients.length === 0) return rpcError(-1, 'No recipients given');
-    const invalid = recipients.find((recipient) => !E164.test(recipient));
+    for (const name of recipientsOf({ recipient: params.username })) {
+      const number = usernames.get(name.toLowerCase());
+      if (number === undefined) return rpcError(-1, `Failed to send message: Username ${name} is not registered`);
+      recipients.push(number);
+    }
+    if (recipients.length === 0 && groupId === undefined) return rpcError(-1, 'No recipients given');
+    const invalid = recipients.find((recipient) => !E164.test(recipient) && !UUID.test(recipient));
     if (invalid !== undefined) {
       return rpcError(
         -1,
@@ -193,8 +229,22 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
         'Sending empty message is not allowed, either a message, attachment or sticker must be given.',
       );
     }
-    const results = recipients.map((recipient) => ({
-      recipientAddress: address(recipient),
+    const textStyle = recipientsOf({ recipient: params.textStyle });
+    for (const style of textStyle) {
+      const match = STYLE.exec(style);
+      // Ranges are UTF-16 offsets into the message, as Signal's BodyRange counts.
+      if (!match || Number(match[1]) + Number(match[2]) > message.length || Number(match[2]) === 0) {
+        return rpcError(-32602, `Invalid text style: ${style}`);
+      }
+    }
+    if (groupId !== undefined) {
+      if (!groups.has(groupId)) return rpcError(-1, `Failed to send message: Group not found: ${groupId}`);
+      messages.push({ account: params.account, recipient: `group:${groupId}`, message, textStyle, timestamp });
+      record.status = 200;
+      return sendJson(res, 200, { jsonrpc: '2.0', result: { timestamp, results: [] }, id });
+    }
+    const results = recipients.map(numberOf).map((recipient) => ({
+      recipientAddress: UUID.test(recipient) ? { uuid: recipient, number: null } : address(recipient),
       type: !registered.has(recipient)
         ? 'UNREGISTERED_FAILURE'
         : untrusted.has(recipient)
@@ -205,8 +255,9 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
     for (const result of delivered) {
       messages.push({
         account: params.account,
-        recipient: result.recipientAddress.number,
+        recipient: result.recipientAddress.number as string,
         message,
+        textStyle,
         timestamp,
       });
     }
@@ -232,6 +283,7 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
       failures.push(count, kind, failOptions);
     },
     register,
+    uuidOf: (number: string) => registered.get(number),
     close: server.close,
   };
 }

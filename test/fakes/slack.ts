@@ -26,6 +26,10 @@
  * `service_unavailable` (HTTP 503 `{ok:false, error:"service_unavailable"}`),
  * `bad_gateway` (HTTP 502, HTML), `network` (connection dropped), `hang` (never
  * answers; the request stays open until the client gives up or the fake closes).
+ *
+ * Direct messages: a user listed in `users`, given as `channel`, gets a `D…`
+ * channel (another user id is `channel_not_found`); `thread_ts` is recorded.
+ * Each message's `problems` lists what is wrong with it as mrkdwn (mrkdwnProblems).
  */
 import {
   bodyParams,
@@ -53,12 +57,18 @@ export interface FakeSlackOptions {
   /** Tokens of a deleted user or workspace: answered `account_inactive`. */
   inactiveTokens?: string[];
   channels?: (string | FakeSlackChannelSpec)[];
+  /** Users the bot can message directly (`channel` = their `U…`/`W…` id): each gets a `D…` DM channel. */
+  users?: string[];
 }
 
 export interface FakeSlackMessage {
   channel: string;
   ts: string;
   text: string;
+  /** `thread_ts`: the thread the message was posted in. */
+  threadTs?: string;
+  /** What is wrong with the text as mrkdwn (unescaped `&`, `<`, `>`; `<!…>` mentions that would notify). */
+  problems: string[];
   params: Record<string, unknown>;
 }
 
@@ -109,6 +119,10 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
     if (spec.name) names.set(spec.name.toLowerCase(), spec.id);
   };
   for (const channel of options.channels ?? []) addChannel(channel);
+  // A DM channel per user, as Slack opens one when a user id is given as `channel`.
+  for (const user of options.users ?? []) addChannel({ id: `D${user.slice(1)}`, name: undefined });
+  const users = new Set(options.users ?? []);
+  const dmOf = (value: string) => (users.has(value) ? channels.get(`D${value.slice(1)}`) : undefined);
   const resolve = (value: string) =>
     channels.get(value) ?? channels.get(names.get(value.replace(/^#/, '').toLowerCase()) ?? '');
   const revoked = new Set(options.revokedTokens ?? []);
@@ -187,7 +201,9 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
       }
     }
 
-    const channel = typeof params.channel === 'string' ? resolve(params.channel.trim()) : undefined;
+    const channelParam = typeof params.channel === 'string' ? params.channel.trim() : '';
+    // A user id as `channel` posts in the app's DM with that user; an unknown user is channel_not_found.
+    const channel = /^[UW]/.test(channelParam) ? dmOf(channelParam) : resolve(channelParam);
     if (!channel) return fail('channel_not_found');
     if (channel.archived) return fail('is_archived');
     if (channel.member === false) return fail('not_in_channel');
@@ -201,12 +217,20 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
     const text = fullText.slice(0, FAKE_SLACK_TEXT_LIMIT);
     clock += 1;
     const ts = `${clock}.${String(messages.length + 1).padStart(6, '0')}`;
-    messages.push({ channel: channel.id, ts, text, params });
+    const threadTs = typeof params.thread_ts === 'string' ? params.thread_ts : undefined;
+    messages.push({
+      channel: channel.id,
+      ts,
+      text,
+      ...(threadTs === undefined ? {} : { threadTs }),
+      problems: mrkdwnProblems(text),
+      params,
+    });
     answer(200, {
       ok: true,
       channel: channel.id,
       ts,
-      message: { ...BOT, type: 'message', text, ts },
+      message: { ...BOT, type: 'message', text, ts, ...(threadTs === undefined ? {} : { thread_ts: threadTs }) },
       ...(warnings.length > 0 ? { warning: warnings.join(','), response_metadata: { warnings } } : {}),
     });
   });
@@ -225,4 +249,27 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
     addChannel,
     close: server.close,
   };
+}
+
+/**
+ * What Slack's "Formatting text for app surfaces" requires of mrkdwn: `&`, `<`
+ * and `>` escaped as &amp; &lt; &gt; except in control sequences; links as
+ * `<url>` or `<url|text>`; `>` bare only as a quote at a line start. Slack does
+ * not refuse such text, it shows it wrong or notifies (`<!channel>`): the fake
+ * lists the problems on the message for tests to assert there are none.
+ */
+export function mrkdwnProblems(text: string): string[] {
+  const problems: string[] = [];
+  for (const match of text.matchAll(/&(?!amp;|lt;|gt;)/g)) problems.push(`unescaped & at ${match.index}`);
+  for (const match of text.matchAll(/<([^<>]*)>?/g)) {
+    const inside = match[1] as string;
+    if (!match[0].endsWith('>')) problems.push(`unescaped < at ${match.index}`);
+    else if (/^[@#!]/.test(inside)) problems.push(`mention <${inside}> would notify or link`);
+    else if (!/^(https?:\/\/|mailto:)[^\s|]+(\|[^|]+)?$/.test(inside)) problems.push(`not a link: <${inside}>`);
+  }
+  const outside = text.replace(/<[^<>]*>/g, '');
+  for (const line of outside.split('\n')) {
+    if (line.replace(/^(>+ ?)+/, '').includes('>')) problems.push(`unescaped > in "${line.slice(0, 40)}"`);
+  }
+  return problems;
 }

@@ -15,8 +15,13 @@
  * ("chat not found", by numeric id, numeric string, or `@username`); `text` not empty
  * after trimming ("message text is empty") and at most 4096 UTF-16 units ("message is
  * too long"); a chat with `blocked: true` answers 403 "bot was blocked by the user".
+ * With `parse_mode: "HTML"` the markup is parsed as Telegram does (telegram-html.ts):
+ * malformed or unsupported markup answers 400 "can't parse entities: …", and the
+ * recorded `text` is the visible text, with its `entities`. A `message_thread_id`
+ * must be one of the chat's `topics` ("message thread not found").
  * Like Telegram, GET is accepted as well as POST; `requests` records the method used.
  */
+import { parseTelegramHtml, type TelegramEntity } from './telegram-html.js';
 import {
   bodyParams,
   dropConnection,
@@ -36,6 +41,8 @@ export interface FakeTelegramChatSpec {
   title?: string;
   /** The user blocked the bot: sending answers 403. */
   blocked?: boolean;
+  /** Forum topics (`message_thread_id`) of a supergroup; any other thread id is "message thread not found". */
+  topics?: number[];
 }
 
 /** A number is a chat id; `@name` a channel with that username; or a full spec. */
@@ -54,7 +61,12 @@ export interface FakeTelegramMessage {
   /** `chat_id` exactly as the client sent it (number or string). */
   sentChatId: unknown;
   messageId: number;
+  /** The text as Telegram stores it: with `parse_mode: "HTML"`, the markup parsed away. */
   text: string;
+  /** Formatting entities parsed from the HTML (empty without a parse mode). */
+  entities: TelegramEntity[];
+  /** `message_thread_id`, for a message in a forum topic. */
+  threadId?: number;
   date: number;
   /** Every parameter the client sent. */
   params: Record<string, unknown>;
@@ -72,9 +84,16 @@ export interface FakeTelegramRequest {
 /**
  * Injected failures: `rate_limit` 429 with `parameters.retry_after`, `server_error`
  * 500, `bad_gateway` 502 with an HTML body (what a proxy in front says), `blocked`
- * 403, `network` (the connection is dropped without an answer).
+ * 403, `network` (the connection is dropped without an answer), `parse_entities`
+ * (400 "can't parse entities", for a call that has a `parse_mode`; others pass).
  */
-export type FakeTelegramFailure = 'rate_limit' | 'server_error' | 'bad_gateway' | 'blocked' | 'network';
+export type FakeTelegramFailure =
+  | 'rate_limit'
+  | 'server_error'
+  | 'bad_gateway'
+  | 'blocked'
+  | 'network'
+  | 'parse_entities';
 
 export interface FakeTelegram {
   /** Use as `channels.telegram.apiBaseUrl`, e.g. `http://127.0.0.1:PORT`. */
@@ -165,7 +184,10 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
     if ((route[2] ?? '').toLowerCase() !== 'sendmessage') return fail(404, 'Not Found');
 
     const failure = failures.next();
-    if (failure) {
+    if (failure?.kind === 'parse_entities' && params.parse_mode !== undefined) {
+      return fail(400, "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0");
+    }
+    if (failure && failure.kind !== 'parse_entities') {
       switch (failure.kind) {
         case 'rate_limit':
           return fail(429, `Too Many Requests: retry after ${failure.retryAfter}`, {
@@ -186,8 +208,22 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
     if (chatIdParam === undefined || chatIdParam === '') return fail(400, 'Bad Request: chat_id is empty');
     const chat = resolveChat(chatIdParam);
     if (!chat) return fail(400, 'Bad Request: chat not found');
-    const text =
+    const threadParam = params.message_thread_id;
+    const threadId = threadParam === undefined ? undefined : Number(threadParam);
+    if (threadId !== undefined && !(chat.topics ?? []).includes(threadId)) {
+      return fail(400, 'Bad Request: message thread not found');
+    }
+    const sentText =
       typeof params.text === 'string' ? params.text : params.text === undefined ? '' : String(params.text);
+    let text = sentText;
+    let entities: TelegramEntity[] = [];
+    if (typeof params.parse_mode === 'string' && params.parse_mode !== '') {
+      if (params.parse_mode.toLowerCase() !== 'html') return fail(400, `Bad Request: unsupported parse_mode`);
+      const parsed = parseTelegramHtml(sentText);
+      if (!parsed.ok) return fail(400, `Bad Request: can't parse entities: ${parsed.reason}`);
+      ({ text, entities } = parsed);
+    }
+    // The limit and the emptiness check apply to the text after entities parsing.
     if (text.trim() === '') return fail(400, 'Bad Request: message text is empty');
     if (text.length > FAKE_TELEGRAM_TEXT_LIMIT) return fail(400, 'Bad Request: message is too long');
     if (chat.blocked) return fail(403, 'Forbidden: bot was blocked by the user');
@@ -195,7 +231,16 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
     const messageId = nextMessageId.get(chat.id) ?? 1;
     nextMessageId.set(chat.id, messageId + 1);
     const date = Math.floor(Date.now() / 1000);
-    messages.push({ chatId: chat.id, sentChatId: chatIdParam, messageId, text, date, params });
+    messages.push({
+      chatId: chat.id,
+      sentChatId: chatIdParam,
+      messageId,
+      text,
+      entities,
+      ...(threadId === undefined ? {} : { threadId }),
+      date,
+      params,
+    });
     answer(200, {
       ok: true,
       result: {
@@ -205,6 +250,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
         chat: chatObject(chat),
         date,
         text,
+        ...(entities.length > 0 ? { entities } : {}),
+        ...(threadId === undefined ? {} : { message_thread_id: threadId, is_topic_message: true }),
       },
     });
   });
