@@ -27,7 +27,6 @@ export function sessionView(shell, params) {
   input.addEventListener('change', () => {
     sessionKey = /** @type {HTMLInputElement} */ (input).value.trim() || DEFAULT_SESSION;
     shell.replaceQuery('/session', { key: sessionKey === DEFAULT_SESSION ? '' : sessionKey });
-    events.reset();
     shell.refreshNow();
   });
   const heartbeats = h('div', { id: 'heartbeats' });
@@ -76,10 +75,8 @@ class EventLog {
   constructor() {
     /** @type {any[]} */
     this.list = [];
-  }
-
-  reset() {
-    this.list = [];
+    /** The session `list` belongs to. */
+    this.key = '';
   }
 
   /**
@@ -87,6 +84,10 @@ class EventLog {
    * @returns {Promise<void>}
    */
   async update(sessionKey) {
+    if (sessionKey !== this.key) {
+      this.key = sessionKey;
+      this.list = [];
+    }
     const firstPending = this.list.findIndex((event) => event.status === 'pending');
     const keep = firstPending === -1 ? this.list.length : firstPending;
     let after = keep > 0 ? this.list[keep - 1].id : undefined;
@@ -100,7 +101,8 @@ class EventLog {
       } catch (error) {
         // The event we page from is gone (pruned): read the session again from its start.
         if (after !== undefined && error instanceof ApiError && error.status === 400) {
-          this.reset();
+          if (this.key !== sessionKey) return;
+          this.list = [];
           return this.update(sessionKey);
         }
         throw error;
@@ -109,7 +111,8 @@ class EventLog {
       if (page.events.length < PAGE) break;
       after = page.events.at(-1).id;
     }
-    this.list = [...this.list.slice(0, keep), ...fresh];
+    // The key changed while this read was under way: its events are not this session's.
+    if (this.key === sessionKey) this.list = [...this.list.slice(0, keep), ...fresh];
   }
 }
 

@@ -1,0 +1,256 @@
+/**
+ * The dashboard in a real browser (headless Debian Chromium via playwright-core)
+ * against a real gateway: the OpenAI-compatible provider and Telegram are
+ * loopback fakes. An operator signs in, watches a failing hook's run fail,
+ * fixes the provider, presses Retry and sees the new run succeed; redelivers a
+ * failed delivery; reads the main session. All under the page's strict CSP,
+ * with the token only ever in the Authorization header.
+ */
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
+import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
+import { ADMIN_TOKEN, startTestGateway, type TestGateway, tempDir } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
+import { browserSkipReason, launchChromium, type PageRecord, recordPage } from './browser.js';
+
+const BOT_TOKEN = '123456:telegram-test-token';
+const CHAT = 4242;
+/** A reply that would run script and add elements if the page ever treated API data as HTML. */
+const MARKUP = `<img src="x" onerror="document.title='pwned'"><b>bold</b> & </pre><script>document.title='pwned'</script>`;
+const WRONG_TOKEN = 'not-the-admin-token-0123456789abcdef';
+/** Generous: the machine is shared, and runs go through a real worker and provider. */
+const SEEN = { timeout: 25_000 };
+
+const skipReason = browserSkipReason();
+if (skipReason) console.warn(skipReason);
+
+describe.skipIf(skipReason !== undefined)('dashboard in Chromium', { timeout: 90_000 }, () => {
+  let llm: FakeOpenAi;
+  let telegram: FakeTelegram;
+  let gw: TestGateway;
+  let browser: Browser;
+  let page: Page;
+  let record: PageRecord;
+  let providerFails = false;
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi({
+      apiKey: 'sk-test',
+      // A 400 is not transient: the turn fails at once, without retries.
+      reply: (body) => {
+        if (providerFails) {
+          return { status: 400, error: 'The model `gpt-test` does not exist', type: 'invalid_request_error' };
+        }
+        return JSON.stringify(body.messages).includes('Echo markup')
+          ? MARKUP
+          : 'Done: the report is in the usual place.';
+      },
+    });
+    telegram = await startFakeTelegram({ token: BOT_TOKEN, chats: [CHAT] });
+    gw = await startTestGateway(
+      {
+        models: { providers: { fake: { api: 'openai-chat', baseUrl: llm.baseUrl, apiKey: 'sk-test' } } },
+        agents: { defaults: { model: 'fake/gpt-test', heartbeat: { every: '0' } } },
+        channels: { telegram: { botToken: BOT_TOKEN, apiBaseUrl: telegram.url } },
+      },
+      { workers: true },
+    );
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    record = await recordPage(page);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.stop();
+    await telegram?.close();
+    await llm?.close();
+  });
+
+  const hook = async (body: Record<string, unknown>): Promise<string> => {
+    const answer = await gw.hook('agent', body);
+    expect(answer.status).toBe(202);
+    return answer.body.runId;
+  };
+  const row = (runId: string, status: string) =>
+    page.locator(`tr[data-run-id="${runId}"][data-status="${status}"]`);
+  const signIn = async (token: string) => {
+    await page.locator('#token').fill(token);
+    await page.locator('#token-form button[type="submit"]').click();
+  };
+
+  it('asks for the token, and shows the API error sentence for a wrong one', async () => {
+    await page.goto(`${gw.url}/ui/`);
+    await expect.poll(() => page.locator('#login').isVisible(), SEEN).toBe(true);
+    await signIn(WRONG_TOKEN);
+    await page.locator('#login-problem').waitFor({ state: 'visible', ...SEEN });
+    expect(await page.locator('#login-problem').textContent()).toBe('missing or invalid gateway token');
+    expect(await page.locator('#view').isVisible()).toBe(false);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+  });
+
+  it('lists runs live: a failing hook shows up as failed without a reload', async () => {
+    await signIn(ADMIN_TOKEN);
+    await page.locator('#runs-list').waitFor(SEEN);
+    const ok1 = await hook({ message: 'Summarise the nightly build log', name: 'CI', deliver: false });
+    const ok2 = await hook({
+      message: 'Post the standup notes',
+      name: 'Standup',
+      channel: 'telegram',
+      to: String(CHAT),
+    });
+    await row(ok1, 'succeeded').waitFor(SEEN);
+    await row(ok2, 'succeeded').waitFor(SEEN);
+
+    providerFails = true;
+    const failed = await hook({
+      message: 'Triage issue #42: login page is blank',
+      name: 'GitHub',
+      deliver: false,
+    });
+    await row(failed, 'failed').waitFor(SEEN);
+    expect(await row(failed, 'failed').textContent()).toContain('GitHub');
+  });
+
+  it('shows a failed run, retries it, and the new run succeeds', async () => {
+    providerFails = false;
+    const failed = await waitFor(
+      async () => (await gw.admin('/api/runs?status=failed')).body.runs?.[0]?.runId,
+      'the failed run',
+    );
+    await page.locator(`tr[data-run-id="${failed}"] a`).first().click();
+    await page.locator('#run-detail .badge.status-failed').waitFor(SEEN);
+    expect(await page.locator('#run-detail pre.error').textContent()).toContain('does not exist');
+
+    await page.locator('#retry').click();
+    await page.locator('#notice', { hasText: 'Retried' }).waitFor(SEEN);
+    const retried = await waitFor(
+      () => /^#\/runs\/(.+)$/.exec(decodeURIComponent(new URL(page.url()).hash))?.[1],
+      'the page to show the new run',
+    );
+    expect(retried).not.toBe(failed);
+    await page.locator('#run-detail .badge.status-succeeded').waitFor(SEEN);
+    expect(await page.locator('#run-detail pre.reply').textContent()).toBe(
+      'Done: the report is in the usual place.',
+    );
+
+    // Back in the list, both are there: the old one failed, the retry succeeded and says what it retries.
+    await page.locator('#nav a[data-view="runs"]').click();
+    await row(retried, 'succeeded').waitFor(SEEN);
+    await row(failed, 'failed').waitFor(SEEN);
+    expect(await row(retried, 'succeeded').locator('.retry-of').getAttribute('title')).toBe(
+      `retry of ${failed}`,
+    );
+  });
+
+  it('filters by status and shows the API error sentence for an unknown run', async () => {
+    await page.locator('#runs-status').selectOption('failed');
+    await expect.poll(() => page.locator('#runs-list tbody tr').count(), SEEN).toBe(1);
+    expect(await page.locator('#runs-list tbody tr').getAttribute('data-status')).toBe('failed');
+    expect(page.url()).toContain('status=failed');
+    await page.locator('#runs-status').selectOption('');
+
+    await page.goto(`${gw.url}/ui/#/runs/run_that_does_not_exist`);
+    await page.locator('#problem').waitFor({ state: 'visible', ...SEEN });
+    expect(await page.locator('#problem').textContent()).toBe('no run with id "run_that_does_not_exist"');
+  });
+
+  it('lists a failed delivery and redelivers it', async () => {
+    const undeliverable = await hook({
+      message: 'Tell the on-call',
+      name: 'Pager',
+      channel: 'telegram',
+      to: '999',
+    });
+    await page.goto(`${gw.url}/ui/#/deliveries`);
+    const failedRow = page.locator(
+      `#deliveries-list tr[data-status="failed"][data-run-id="${undeliverable}"]`,
+    );
+    await failedRow.waitFor(SEEN);
+    expect(await failedRow.textContent()).toContain('chat not found');
+    await failedRow.locator('button').click();
+    await page.locator('#notice', { hasText: 'Redelivery' }).waitFor(SEEN);
+    expect(await page.locator('#notice').getAttribute('class')).toContain('ok');
+  });
+
+  it("shows the main session's events and heartbeats", async () => {
+    await page.locator('#nav a[data-view="session"]').click();
+    // Every finished run posts its summary to the main session.
+    await page.locator('#events tbody tr', { hasText: 'GitHub:' }).first().waitFor(SEEN);
+    await page.locator('#heartbeats').waitFor(SEEN);
+    expect(await page.locator('#problem').isVisible()).toBe(false);
+  });
+
+  it('saves a screenshot of the runs list', async () => {
+    await page.locator('#nav a[data-view="runs"]').click();
+    if (await page.locator('#notice').isVisible()) await page.locator('#notice').click();
+    await page.locator('#notice').waitFor({ state: 'hidden', ...SEEN });
+    await page.locator('#runs-list tbody tr').first().waitFor(SEEN);
+    await expect.poll(() => page.locator('#live.ok').count(), SEEN).toBe(1);
+    // Short viewport, full page: the picture ends where the table does.
+    await page.setViewportSize({ width: 1280, height: 400 });
+    const shot = join(tempDir('agentgate-dashboard-'), 'dashboard.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    expect(readFileSync(shot).subarray(1, 4).toString()).toBe('PNG');
+    // DASHBOARD_SCREENSHOT=docs/dashboard.png keeps it (the README's picture).
+    const keep = process.env.DASHBOARD_SCREENSHOT;
+    if (keep) {
+      mkdirSync(dirname(keep), { recursive: true });
+      copyFileSync(shot, keep);
+    }
+  });
+
+  it('shows text from the API as text, never as markup', async () => {
+    const runId = await hook({ message: 'Echo markup back', name: '<i>Markup</i>', deliver: false });
+    await page.goto(`${gw.url}/ui/#/runs/${runId}`);
+    await page.locator('#run-detail .badge.status-succeeded').waitFor(SEEN);
+    expect(await page.locator('#run-detail pre.reply').textContent()).toBe(MARKUP);
+    expect(
+      await page.locator('#run-detail img, #run-detail b, #run-detail i, #run-detail script').count(),
+    ).toBe(0);
+    await page.locator('#nav a[data-view="runs"]').click();
+    await row(runId, 'succeeded').waitFor(SEEN);
+    expect(await row(runId, 'succeeded').textContent()).toContain('<i>Markup</i>');
+    expect(await page.locator('#runs-list img, #runs-list b, #runs-list i').count()).toBe(0);
+    expect(await page.title()).toBe('agentgate');
+  });
+
+  it('signs out on a 401 and back in; the token never was in a URL, and the CSP held', async () => {
+    await page.locator('#nav a[data-view="runs"]').click();
+    await page.locator('#runs-list tbody tr').first().waitFor(SEEN);
+    // The gateway's token changed under the page (here: the tab holds a stale one).
+    await page.evaluate("sessionStorage.setItem('agentgate.adminToken', 'stale-token-0123456789abcdef')");
+    await page.locator('#login-problem', { hasText: 'missing or invalid gateway token' }).waitFor(SEEN);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await signIn(ADMIN_TOKEN);
+    await page.locator('#runs-list tbody tr').first().waitFor(SEEN);
+    await page.locator('#sign-out').click();
+    await page.locator('#login').waitFor({ state: 'visible', ...SEEN });
+
+    const api = record.requests.filter((request) => new URL(request.url()).pathname.startsWith('/api/'));
+    expect(api.length).toBeGreaterThan(5);
+    for (const request of record.requests) {
+      for (const token of [ADMIN_TOKEN, WRONG_TOKEN, 'stale-token']) {
+        expect(request.url()).not.toContain(token);
+        expect(decodeURIComponent(request.url())).not.toContain(token);
+      }
+    }
+    const sent = api.map((request) => request.headers().authorization);
+    expect(sent).toContain(`Bearer ${ADMIN_TOKEN}`);
+    expect(sent.every((value) => value?.startsWith('Bearer '))).toBe(true);
+
+    expect(record.violations).toEqual([]);
+    expect(record.pageErrors).toEqual([]);
+    // Chrome logs refused API answers (401, 404) as "Failed to load resource"; nothing else may be an error.
+    const errors = record.console.filter(
+      (message) => message.type === 'error' && !message.text.startsWith('Failed to load resource'),
+    );
+    expect(errors).toEqual([]);
+    expect(record.console.map((message) => message.text).join('\n')).not.toMatch(
+      /Content.Security.Policy|Refused to/i,
+    );
+  });
+});
