@@ -47,11 +47,13 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     scope.setValidatorCompiler(zodValidatorCompiler);
     // Answer schemas document the routes (openapi.ts); answers are serialised as they are.
     scope.setSerializerCompiler(serializeAsIs);
-    scope.withTypeProvider<ZodTypeProvider>().get(
-      '/healthz',
-      { schema: { summary: 'Liveness', tags: ['health'], response: { 200: OkAnswer } } },
-      async () => ({ ok: true as const }),
-    );
+    scope
+      .withTypeProvider<ZodTypeProvider>()
+      .get(
+        '/healthz',
+        { schema: { summary: 'Liveness', tags: ['health'], response: { 200: OkAnswer } } },
+        async () => ({ ok: true as const }),
+      );
     registerReadiness(scope, { store, isRunning: deps.isRunning });
   });
 

@@ -84,7 +84,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Fastify refuses a malformed Content-Type (415) before an unknown path's
     // handler runs; the path is what is wrong, so say that instead.
     if (request.is404 && !(error instanceof HttpError)) httpError = answerOf(() => notFound(request));
-    if (httpError.statusCode >= 500) request.log.error({ err: error, reqId: request.id, url: request.url }, 'request failed');
+    if (httpError.statusCode >= 500)
+      request.log.error({ err: error, reqId: request.id, url: request.url }, 'request failed');
     if (httpError.headers.connection === 'close') {
       // The connection's last answer, with a lingering close (closing-answer.ts).
       reply.hijack();
@@ -104,7 +105,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   if (config.hooks.enabled) registerHookRoutes(app, deps);
   registerAdminRoutes(app, deps);
   registerDashboard(app);
-  if (deps.metrics) registerMetricsRoute(app, { ...deps, metrics: deps.metrics });
+  const { metrics } = deps;
+  // In a plugin, so the OpenAPI document (registered before it) sees the route.
+  if (metrics) app.register(async (scope) => registerMetricsRoute(scope, { ...deps, metrics }));
   return app;
 }
 

@@ -34,7 +34,9 @@ const WakeAnswer = z.object({
   ok: z.literal(true),
   mode: z.enum(['now', 'next-heartbeat']),
   eventId: z.string(),
-  eventOutcome: z.enum(['queued', 'coalesced']).describe('`coalesced` when it equals the newest pending event.'),
+  eventOutcome: z
+    .enum(['queued', 'coalesced'])
+    .describe('`coalesced` when it equals the newest pending event.'),
 });
 const AgentAnswer = z.object({ ok: z.literal(true), runId: z.string() });
 const FinishedAnswer = RunView.pick({ runId: true, status: true, reply: true, error: true, delivery: true })
@@ -106,11 +108,17 @@ function hookPathItem(operation: HookOperation): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(operation.answers)) {
     responses[status] = answer.schema
-      ? { description: answer.description, content: { 'application/json': { schema: json(answer.schema, 'output') } } }
+      ? {
+          description: answer.description,
+          content: { 'application/json': { schema: json(answer.schema, 'output') } },
+        }
       : { description: answer.description };
   }
   for (const [status, description] of Object.entries(HOOK_ERRORS)) {
-    responses[status] = { description, content: { 'application/json': { schema: json(ErrorAnswer, 'output') } } };
+    responses[status] = {
+      description,
+      content: { 'application/json': { schema: json(ErrorAnswer, 'output') } },
+    };
   }
   return {
     post: {
@@ -119,7 +127,15 @@ function hookPathItem(operation: HookOperation): Record<string, unknown> {
       security: [{ hookToken: [] }, { hookTokenHeader: [] }],
       parameters: [
         ...(operation.params
-          ? [{ name: 'name', in: 'path', required: true, schema: { type: 'string' }, description: 'The hook name' }]
+          ? [
+              {
+                name: 'name',
+                in: 'path',
+                required: true,
+                schema: { type: 'string' },
+                description: 'The hook name',
+              },
+            ]
           : []),
         {
           name: 'Idempotency-Key',
@@ -129,7 +145,10 @@ function hookPathItem(operation: HookOperation): Record<string, unknown> {
           description: 'A repeat within 24 h gets the first answer again (also `webhook-id`).',
         },
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: json(operation.body, 'input') } } },
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: json(operation.body, 'input') } },
+      },
       responses,
     },
   };
@@ -150,7 +169,12 @@ export function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): 
         securitySchemes: {
           adminToken: { type: 'http', scheme: 'bearer', description: 'gateway.auth.token' },
           hookToken: { type: 'http', scheme: 'bearer', description: 'hooks.token' },
-          hookTokenHeader: { type: 'apiKey', in: 'header', name: 'x-agentgate-token', description: 'hooks.token' },
+          hookTokenHeader: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-agentgate-token',
+            description: 'hooks.token',
+          },
         },
       },
     },

@@ -41,7 +41,8 @@ export function registerReadiness(app: FastifyInstance, deps: ReadinessDeps): vo
   );
 }
 
-const unavailable = (why: string) => new HttpError(503, 'unavailable', `not ready: ${why}`, { 'retry-after': '1' });
+const unavailable = (why: string) =>
+  new HttpError(503, 'unavailable', `not ready: ${why}`, { 'retry-after': '1' });
 
 /** Why the store did not answer within `timeoutMs`, or undefined when it did. */
 async function storeProblem(store: Pick<Store, 'ping'>, timeoutMs: number): Promise<string | undefined> {

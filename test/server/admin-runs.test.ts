@@ -8,7 +8,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunCompletion, Store } from '../../src/store/types.js';
-import { ADMIN_TOKEN, type Answer, readAnswer, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import {
+  ADMIN_TOKEN,
+  type Answer,
+  readAnswer,
+  startTestGateway,
+  type TestGateway,
+} from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { expectError, expectInvalidPayload } from '../ingress/support.js';
 
@@ -25,7 +31,9 @@ async function start(workers = false): Promise<TestGateway> {
     {
       hooks: {
         allowRequestSessionKey: true,
-        mappings: [{ id: 'ci', match: { path: 'ci' }, action: 'agent', messageTemplate: 'CI: {{text}}', name: 'CI' }],
+        mappings: [
+          { id: 'ci', match: { path: 'ci' }, action: 'agent', messageTemplate: 'CI: {{text}}', name: 'CI' },
+        ],
       },
       channels: { telegram: TELEGRAM },
     },
@@ -35,7 +43,9 @@ async function start(workers = false): Promise<TestGateway> {
 }
 
 async function post(path: string, token = ADMIN_TOKEN): Promise<Answer> {
-  return readAnswer(await fetch(`${gw?.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` } }));
+  return readAnswer(
+    await fetch(`${gw?.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` } }),
+  );
 }
 
 async function agentRun(body: Record<string, unknown> = {}): Promise<string> {
@@ -84,7 +94,12 @@ describe('GET /api/runs', () => {
     expect(all.status, all.text).toBe(200);
     expect(all.body.next).toBeNull();
     expect(all.body.runs.map((r: { runId: string }) => r.runId)).toEqual([...ids].reverse());
-    expect(all.body.runs[0]).toMatchObject({ source: 'hook:ci', name: 'CI', retryOf: null, status: 'queued' });
+    expect(all.body.runs[0]).toMatchObject({
+      source: 'hook:ci',
+      name: 'CI',
+      retryOf: null,
+      status: 'queued',
+    });
     expect(all.body.runs[1]).toMatchObject({
       runId: ids[2],
       source: 'hook:agent',
@@ -201,7 +216,13 @@ describe('POST /api/runs/{runId}/retry', () => {
       delivery: { status: 'pending', channel: 'telegram', to: '42' },
     });
     const [claimed] = await g.gateway.store.claimRuns('w', Date.now(), 60_000, 5);
-    expect(claimed).toMatchObject({ id: newId, message: 'try me', timeoutSeconds: 30, deliver: true, to: '42' });
+    expect(claimed).toMatchObject({
+      id: newId,
+      message: 'try me',
+      timeoutSeconds: 30,
+      deliver: true,
+      to: '42',
+    });
     // A retry of a retry names the run it retries.
     expect((await g.gateway.store.getStoredRun(newId))?.run.retryOf).toBe(id);
   });
@@ -209,7 +230,10 @@ describe('POST /api/runs/{runId}/retry', () => {
   it('with the workers running, the retried run executes and succeeds', async () => {
     const g = await start(true);
     const id = await agentRun({ message: 'first' });
-    await waitFor(async () => (await g.admin(`/api/runs/${id}`)).body.status === 'succeeded', 'the first run to finish');
+    await waitFor(
+      async () => (await g.admin(`/api/runs/${id}`)).body.status === 'succeeded',
+      'the first run to finish',
+    );
     const answer = await post(`/api/runs/${id}/retry`);
     expect(answer.status, answer.text).toBe(202);
     const view = await waitFor(async () => {
@@ -259,7 +283,11 @@ describe('POST /api/runs/{runId}/redeliver and GET /api/deliveries', () => {
       reason: null,
     });
     const [again] = await store.deliveryHeads(10);
-    expect(again).toMatchObject({ refId: id, text: 'the reply', resolved: { channel: 'telegram', to: '42' } });
+    expect(again).toMatchObject({
+      refId: id,
+      text: 'the reply',
+      resolved: { channel: 'telegram', to: '42' },
+    });
     expect(again?.id).not.toBe(item.id);
 
     const list = (await g.admin('/api/deliveries')).body.deliveries;
@@ -312,11 +340,18 @@ describe('POST /api/runs/{runId}/redeliver and GET /api/deliveries', () => {
       delivery: { status: 'pending', channel: 'last', to: null, reason: null },
     });
     const [beat] = (await g.admin('/api/deliveries')).body.deliveries;
-    expect(beat).toMatchObject({ runId: null, heartbeatId: 'hb_test', channel: 'last', to: null, status: 'pending' });
+    expect(beat).toMatchObject({
+      runId: null,
+      heartbeatId: 'hb_test',
+      channel: 'last',
+      to: null,
+      status: 'pending',
+    });
     for (const status of ['skipped', 'none', '', 'pending&status=failed']) {
       expectInvalidPayload(await g.admin(`/api/deliveries?status=${status}`), 'status');
     }
-    for (const limit of ['0', '1001', 'x']) expectInvalidPayload(await g.admin(`/api/deliveries?limit=${limit}`), 'limit');
+    for (const limit of ['0', '1001', 'x'])
+      expectInvalidPayload(await g.admin(`/api/deliveries?limit=${limit}`), 'limit');
     expectError(await readAnswer(await fetch(`${g.url}/api/deliveries`)), 401, 'unauthorized');
   });
 });

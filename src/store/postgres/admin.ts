@@ -49,7 +49,8 @@ export class PgAdmin implements AdminStore {
       beforeSeq = found.seq;
     }
     const { status, source } = options;
-    if (status !== undefined && !RUN_STATUSES.includes(status)) throw new Error(`unknown run status ${status}`);
+    if (status !== undefined && !RUN_STATUSES.includes(status))
+      throw new Error(`unknown run status ${status}`);
     const params: unknown[] = [beforeSeq, options.limit + 1];
     const where = ['seq < $1'];
     if (status !== undefined) where.push(`status = '${status}'`);
@@ -127,7 +128,8 @@ export class PgAdmin implements AdminStore {
 
   async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {
     const statuses = options.status === undefined ? undefined : DELIVERY_STATUSES_OF[options.status];
-    if (options.status !== undefined && !statuses) throw new Error(`unknown delivery status ${options.status}`);
+    if (options.status !== undefined && !statuses)
+      throw new Error(`unknown delivery status ${options.status}`);
     const where = statuses ? `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')})` : '';
     const rows = await read<DeliveryListRow>(
       this.pool,

@@ -47,7 +47,8 @@ interface RedeliverRunRow {
  * partial index for it: runs_active's own `IN` term for an active status.
  */
 function statusTerm(status: RunStatus): string {
-  if (status === 'queued' || status === 'running') return `status IN ('queued', 'running') AND status = '${status}'`;
+  if (status === 'queued' || status === 'running')
+    return `status IN ('queued', 'running') AND status = '${status}'`;
   return `status = '${status}'`;
 }
 
@@ -90,7 +91,8 @@ export class SqliteAdmin implements AdminStore {
       beforeSeq = found.seq;
     }
     const { status, source } = options;
-    if (status !== undefined && !RUN_STATUSES.includes(status)) throw new Error(`unknown run status ${status}`);
+    if (status !== undefined && !RUN_STATUSES.includes(status))
+      throw new Error(`unknown run status ${status}`);
     const key = `${status ?? ''}|${source === undefined ? '' : 's'}`;
     let statement = this.listStatements.get(key);
     if (!statement) {

@@ -1,0 +1,104 @@
+/**
+ * GET /api/openapi.json (CONTRACT §9): an OpenAPI 3 document generated from the
+ * routes' own schemas, under the admin token. It must parse, be OpenAPI 3, and
+ * list every hook endpoint and every /api route with its parameters.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readAnswer, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { expectError } from '../ingress/support.js';
+
+describe('GET /api/openapi.json', () => {
+  let gw: TestGateway;
+  // biome-ignore lint/suspicious/noExplicitAny: the document is JSON, asserted field by field
+  let doc: any;
+  beforeAll(async () => {
+    gw = await startTestGateway({ hooks: { mappings: [{ id: 'github', match: { path: 'github' } }] } });
+    const answer = await gw.admin('/api/openapi.json');
+    expect(answer.status, answer.text).toBe(200);
+    doc = JSON.parse(answer.text);
+  });
+  afterAll(() => gw.stop());
+
+  it('is an OpenAPI 3 document listing every hook and admin endpoint', () => {
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(doc.info.title).toBe('agentgate');
+    const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item as object).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual(
+      expect.arrayContaining([
+        'POST /hooks/wake',
+        'POST /hooks/agent',
+        'POST /hooks/{name}',
+        'GET /healthz',
+        'GET /readyz',
+        'GET /metrics',
+        'GET /api/runs',
+        'GET /api/runs/{runId}',
+        'POST /api/runs/{runId}/retry',
+        'POST /api/runs/{runId}/redeliver',
+        'GET /api/deliveries',
+        'GET /api/sessions/{sessionKey}/events',
+        'GET /api/sessions/{sessionKey}/transcript',
+        'GET /api/sessions/{sessionKey}/heartbeats',
+      ]),
+    );
+    // Only POST is documented on the hooks; the wildcard routes themselves are not listed.
+    expect(Object.keys(doc.paths['/hooks/wake'])).toEqual(['post']);
+    expect(doc.paths['/hooks/*']).toBeUndefined();
+    expect(doc.paths['/hooks']).toBeUndefined();
+    expect(doc.paths['/api/openapi.json']).toBeUndefined();
+  });
+
+  it('carries the schemas the routes check: query parameters, bodies and answers', () => {
+    const list = doc.paths['/api/runs'].get;
+    const params = Object.fromEntries(list.parameters.map((p: { name: string; in: string }) => [p.name, p]));
+    expect(Object.keys(params).sort()).toEqual(['before', 'limit', 'source', 'status']);
+    expect(params.status.in).toBe('query');
+    expect(params.status.schema.enum).toEqual(['queued', 'running', 'succeeded', 'failed', 'timed_out']);
+    expect(list.security).toEqual([{ adminToken: [] }]);
+    const page = list.responses['200'].content['application/json'].schema;
+    expect(Object.keys(page.properties).sort()).toEqual(['next', 'runs']);
+    expect(page.properties.runs.items.properties).toHaveProperty('retryOf');
+    expect(page.properties.runs.items.properties).toHaveProperty('source');
+
+    const retry = doc.paths['/api/runs/{runId}/retry'].post;
+    expect(retry.parameters).toEqual([
+      expect.objectContaining({ name: 'runId', in: 'path', required: true }),
+    ]);
+    expect(Object.keys(retry.responses).sort()).toEqual(['202', '401', '404', '409']);
+
+    const deliveries = doc.paths['/api/deliveries'].get;
+    const status = deliveries.parameters.find((p: { name: string }) => p.name === 'status');
+    expect(status.schema.enum).toEqual(['pending', 'delivered', 'failed']);
+
+    const agent = doc.paths['/hooks/agent'].post;
+    const body = agent.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['message']);
+    expect(body.properties.channel.enum).toContain('telegram');
+    expect(body.properties.deliver.type).toBe('boolean');
+    expect(agent.responses['202'].content['application/json'].schema.properties).toHaveProperty('runId');
+    expect(Object.keys(agent.responses)).toEqual(expect.arrayContaining(['400', '401', '413', '429', '503']));
+    const wake = doc.paths['/hooks/wake'].post.requestBody.content['application/json'].schema;
+    expect(wake.required).toEqual(['text']);
+    expect(wake.properties.mode.enum).toEqual(['now', 'next-heartbeat']);
+    expect(doc.components.securitySchemes.adminToken).toEqual(expect.objectContaining({ scheme: 'bearer' }));
+  });
+
+  it('takes the admin token (not the hook token)', async () => {
+    expectError(await readAnswer(await fetch(`${gw.url}/api/openapi.json`)), 401, 'unauthorized');
+  });
+});
+
+describe('GET /api/openapi.json under another hooks.path', () => {
+  it('names the hook endpoints under that path', async () => {
+    const gw = await startTestGateway({ hooks: { path: '/in' } });
+    try {
+      const doc = (await gw.admin('/api/openapi.json')).body;
+      expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/in/wake', '/in/agent', '/in/{name}']));
+      expect(Object.keys(doc.paths).filter((p) => p.startsWith('/hooks'))).toEqual([]);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
