@@ -274,7 +274,13 @@ export class DeliveryEngine {
       }
       const next = now + this.retryDelay(attempts, failure.retryAfterMs);
       this.log.info(
-        { ...correlation(item), channel: route.channel, attempts, reason: failure.message, retryAt: next },
+        {
+          ...correlation(item),
+          channel: route.channel,
+          attempts,
+          reason: failure.message,
+          retryAt: Math.round(next),
+        },
         'delivery attempt failed; retrying',
       );
       await this.store.retryDelivery(item, attempts, next, `${failure.message}${progress}`, now);

@@ -15,6 +15,7 @@ import { type RetryPolicy, runTurn } from '../agents/turn.js';
 import { HEARTBEAT_FILE, readWorkspaceFile } from '../agents/workspace.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
@@ -42,6 +43,8 @@ export interface HeartbeatDeps {
   providerRetry?: RetryPolicy;
   /** Time for coalescing, periodic beats, turn timeouts and the stop grace (tests pass a manual one). */
   clock?: Clock;
+  /** Counts finished heartbeats (CONTRACT §9). */
+  metrics?: Pick<GatewayMetrics, 'heartbeatFinished'>;
 }
 
 interface SessionState {
@@ -156,7 +159,10 @@ export class HeartbeatScheduler {
     } catch (error) {
       if (stopSignal.aborted) return; // stopping: the events stay pending for the next start
       const message = signal.aborted ? `timed out after ${timeoutSeconds} s` : (error as Error).message;
-      log.warn({ session: sessionKey, error: message }, 'heartbeat turn failed; events stay pending');
+      log.warn(
+        { heartbeatId: id, session: sessionKey, error: message, ...eventFields(events) },
+        'heartbeat turn failed; events stay pending',
+      );
       await store.recordHeartbeat({
         id,
         sessionKey,
@@ -169,6 +175,7 @@ export class HeartbeatScheduler {
         transcript: [],
         delivery: { status: 'skipped', channel: null, to: null, reason: 'the heartbeat failed' },
       });
+      this.deps.metrics?.heartbeatFinished('failed');
       return;
     } finally {
       cancelTimeout();
@@ -198,6 +205,11 @@ export class HeartbeatScheduler {
       ],
       delivery,
     });
+    this.deps.metrics?.heartbeatFinished('succeeded');
+    log.info(
+      { heartbeatId: id, session: sessionKey, delivery: delivery.status, ...eventFields(events) },
+      'heartbeat finished',
+    );
     if (delivery.status === 'pending') this.deps.notifyDelivery();
   }
 
@@ -253,4 +265,22 @@ export function heartbeatPrompt(events: PendingEvent[], standing: string | undef
   }
   parts.push(`If nothing needs attention, reply with exactly ${HEARTBEAT_OK}.`);
   return parts.join('\n\n');
+}
+
+/** Most event ids a heartbeat's log line names (the count is always there). */
+const LOGGED_EVENT_IDS = 50;
+
+/**
+ * The events a heartbeat saw, for its log lines: a wake's `eventId` (its answer)
+ * and a run's summary (source `run:<runId>`) lead here.
+ */
+function eventFields(events: readonly PendingEvent[]) {
+  return {
+    eventCount: events.length,
+    eventIds: events.slice(0, LOGGED_EVENT_IDS).map((event) => event.id),
+    runIds: events
+      .filter((event) => event.source.startsWith('run:'))
+      .slice(0, LOGGED_EVENT_IDS)
+      .map((event) => event.source.slice(4)),
+  };
 }
