@@ -135,7 +135,11 @@ export async function startGateway(
     metrics,
     requestHeartbeat: (sessionKey) => heartbeat.request(sessionKey),
     runCaps: (source) => ingress.runCap(source),
-    onRunFinished: (runId) => completions.notify(runId),
+    onRunFinished: (runId) => {
+      completions.notify(runId);
+      // A run with nothing to deliver has its callback due now; the engine's poll covers the rest.
+      callbacks.notify();
+    },
   });
   const app = buildApp({
     config,

@@ -25,6 +25,12 @@ export class SqliteCallbacks implements CallbackOutboxStore {
         `UPDATE callbacks SET status = 'pending', armed_at = ?, next_attempt_at = ?, updated_at = ?
           WHERE run_id = ? AND status = 'waiting'`,
       ),
+      // A read first: the engine polls every second, and a claim that finds nothing due
+      // should not take the write lock the accepts' group commits use.
+      anyDue: db.prepare<[number], { one: number }>(
+        `SELECT 1 AS one FROM callbacks INDEXED BY callbacks_due
+          WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1`,
+      ),
       claim: db.prepare<[string, number, number, string, number, number], CallbackRow>(
         `UPDATE callbacks SET lease_owner = ?, lease_until = ?
           WHERE seq IN (SELECT seq FROM callbacks INDEXED BY callbacks_due
@@ -60,7 +66,7 @@ export class SqliteCallbacks implements CallbackOutboxStore {
   }
 
   async claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]> {
-    if (limit <= 0) return [];
+    if (limit <= 0 || !this.s.anyDue.get(now)) return [];
     const rows = this.s.claim.all(owner, now + leaseMs, now, owner, now, limit);
     return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at).map(toCallbackItem);
   }
