@@ -174,6 +174,12 @@ describe.skipIf(skipReason !== undefined)('dashboard in Chromium', { timeout: 90
     await failedRow.locator('button').click();
     await page.locator('#notice', { hasText: 'Redelivery' }).waitFor(SEEN);
     expect(await page.locator('#notice').getAttribute('class')).toContain('ok');
+
+    // The run's own page: its delivery failed again (the chat still does not exist), after two attempts.
+    await page.locator('#notice a').click();
+    const delivery = page.locator('#run-detail dl.facts').nth(1);
+    await delivery.locator('.badge.status-failed').waitFor(SEEN);
+    await expect.poll(() => delivery.textContent(), SEEN).toMatch(/Attempts\d.*chat not found/);
   });
 
   it("shows the main session's events and heartbeats", async () => {

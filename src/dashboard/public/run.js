@@ -16,6 +16,10 @@ export function runView(shell, runId) {
   const heading = h('h2', { id: 'run-title' }, 'Run ', h('span', { class: 'id' }, runId));
   const body = h('div', { id: 'run-detail' }, h('p', { class: 'muted' }, 'Loading…'));
   let shown = '';
+  /** The run's outbox item as last read, and the delivery status it was read for. */
+  /** @type {any} */
+  let record;
+  let recordFor = '';
 
   retry.addEventListener('click', () =>
     shell.act(retry, async () => {
@@ -61,12 +65,16 @@ export function runView(shell, runId) {
         run.delivery?.status === 'none'
           ? 'This run was not to be delivered'
           : 'Send its reply again, same route';
-      const delivered = finished && !['none', 'skipped'].includes(run.delivery?.status);
-      const attempts = delivered ? await deliveryRecord(runId) : undefined;
-      const key = JSON.stringify([run, attempts]);
+      // The outbox list is read again only while the delivery moves (pending) or when its status changed.
+      const deliveryStatus = finished ? run.delivery?.status : 'none';
+      if (['none', 'skipped'].includes(deliveryStatus)) record = undefined;
+      else if (deliveryStatus === 'pending' || deliveryStatus !== recordFor)
+        record = await deliveryRecord(runId);
+      recordFor = deliveryStatus;
+      const key = JSON.stringify([run, record]);
       if (key === shown) return;
       shown = key;
-      fill(body, details(run, attempts));
+      fill(body, details(run, record));
     },
   };
 }
