@@ -3,11 +3,7 @@
  * The `agentgate` command line (CONTRACT §2).
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { configCheckCommand } from './config-check.js';
-import { gmailRunCommand } from './gmail-run.js';
-import { gmailSetupCommand } from './gmail-setup.js';
 import { registerOperatorCommands } from './operator-commands.js';
-import { runCommand } from './run.js';
 
 const program = new Command()
   .name('agentgate')
@@ -27,14 +23,15 @@ program
   .option('-c, --config <file>', 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)')
   .option('-p, --port <n>', 'listen on this port instead of gateway.port', port)
   .option('-b, --bind <addr>', 'listen on this address instead of gateway.bind')
-  .action(runCommand);
+  // Each command's module loads when it runs, so `agentgate status` does not load the gateway.
+  .action(async (options) => (await import('./run.js')).runCommand(options));
 
 const config = program.command('config').description('inspect the configuration');
 config
   .command('check')
   .description('validate the config file; exit 0 when valid, 1 with every problem otherwise')
   .option('-c, --config <file>', 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)')
-  .action(configCheckCommand);
+  .action(async (options) => (await import('./config-check.js')).configCheckCommand(options));
 
 const gmail = program
   .command('hooks')
@@ -59,12 +56,12 @@ gmail
     'enable the APIs, create the topic, grant Gmail publish rights, create the push subscription, call watch',
   )
   .option('--show-secrets', 'print the push URL with its token')
-  .action(gmailSetupCommand);
+  .action(async (options) => (await import('./gmail-setup.js')).gmailSetupCommand(options));
 gmail
   .command('run')
   .description('run the Pub/Sub push receiver that forwards new mail to /hooks/gmail')
   .option('-c, --config <file>', 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)')
-  .action(gmailRunCommand);
+  .action(async (options) => (await import('./gmail-run.js')).gmailRunCommand(options));
 
 registerOperatorCommands(program);
 

@@ -4,18 +4,15 @@
  * the installation (`doctor`).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { WAKE_MODES } from '../config/schema.js';
 import { action } from './cli-error.js';
-import { DEFAULT_PROBE_TIMEOUT_S, doctorCommand } from './commands/doctor.js';
-import {
-  RUN_STATUSES,
-  runsListCommand,
-  runsRedeliverCommand,
-  runsRetryCommand,
-  runsShowCommand,
-} from './commands/runs.js';
-import { DEFAULT_MAX_WAIT_S, sendAgentCommand, sendWakeCommand } from './commands/send.js';
-import { statusCommand } from './commands/status.js';
+import { DEFAULT_MAX_WAIT_S, DEFAULT_PROBE_TIMEOUT_S, RUN_STATUSES, WAKE_MODES } from './defaults.js';
+
+// Each command's module is loaded only when that command runs: `agentgate status` need not load
+// the store drivers doctor uses, and none of them the gateway itself.
+/** An action whose module is imported when it runs, then wrapped by `action`. */
+function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<void>>) {
+  return action(async (...args: A) => (await load())(...args));
+}
 
 const CONFIG_HELP = 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)';
 const URL_HELP = 'the gateway address, instead of gateway.bind/gateway.port (e.g. when run with --port)';
@@ -41,7 +38,7 @@ export function registerOperatorCommands(program: Command): void {
   client(program.command('status'))
     .description('is the gateway up and ready, and how many runs and deliveries wait (exit 1 when not)')
     .option('--json', 'print JSON')
-    .action(action(statusCommand));
+    .action(lazy(async () => (await import('./commands/status.js')).statusCommand));
 
   const runs = program.command('runs').description('list, inspect, retry and redeliver agent runs');
   client(runs.command('list'))
@@ -51,22 +48,22 @@ export function registerOperatorCommands(program: Command): void {
     .option('--limit <n>', 'at most this many runs (default 50)', positiveInt(1000))
     .option('--before <runId>', 'the page after this run (as printed under "more:")')
     .option('--json', "print the API's answer as JSON")
-    .action(action(runsListCommand));
+    .action(lazy(async () => (await import('./commands/runs.js')).runsListCommand));
   client(runs.command('show'))
     .description('one run: status, times, delivery, error and reply')
     .argument('<runId>')
     .option('--json', "print the API's answer as JSON")
-    .action(action(runsShowCommand));
+    .action(lazy(async () => (await import('./commands/runs.js')).runsShowCommand));
   client(runs.command('retry'))
     .description('run a finished run again with the same inputs (a new run)')
     .argument('<runId>')
     .option('--json', "print the API's answer as JSON")
-    .action(action(runsRetryCommand));
+    .action(lazy(async () => (await import('./commands/runs.js')).runsRetryCommand));
   client(runs.command('redeliver'))
     .description("deliver a run's reply again, on the same route")
     .argument('<runId>')
     .option('--json', "print the API's answer as JSON")
-    .action(action(runsRedeliverCommand));
+    .action(lazy(async () => (await import('./commands/runs.js')).runsRedeliverCommand));
 
   const send = program
     .command('send')
@@ -75,7 +72,7 @@ export function registerOperatorCommands(program: Command): void {
     .description('POST {hooks.path}/wake: a system event for the main session')
     .argument('<text>')
     .addOption(new Option('--mode <mode>', 'when the heartbeat sees it').choices(WAKE_MODES))
-    .action(action(sendWakeCommand));
+    .action(lazy(async () => (await import('./commands/send.js')).sendWakeCommand));
   client(send.command('agent'))
     .description('POST {hooks.path}/agent: an isolated agent run')
     .argument('<message>')
@@ -95,7 +92,7 @@ export function registerOperatorCommands(program: Command): void {
       `with --wait: give up after this long (default ${DEFAULT_MAX_WAIT_S})`,
       seconds,
     )
-    .action(action(sendAgentCommand));
+    .action(lazy(async () => (await import('./commands/send.js')).sendAgentCommand));
 
   program
     .command('doctor')
@@ -109,5 +106,5 @@ export function registerOperatorCommands(program: Command): void {
       `time limit of each service check (default ${DEFAULT_PROBE_TIMEOUT_S})`,
       seconds,
     )
-    .action(action(doctorCommand));
+    .action(lazy(async () => (await import('./commands/doctor.js')).doctorCommand));
 }

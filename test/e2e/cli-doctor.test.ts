@@ -22,6 +22,7 @@ import { startFakeTelegram } from '../fakes/telegram.js';
 import { startFakeWhatsApp } from '../fakes/whatsapp.js';
 import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
+import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
 
 const SECRETS = {
   openai: 'sk-doctor-openai-key-0001',
@@ -406,5 +407,44 @@ describe('agentgate doctor', () => {
       /^fail\s+config\s+no config file at .*home\/\.agentgate\/agentgate\.json5/m,
     );
     expect(result.code).toBe(1);
+  });
+
+  describe.skipIf(!PG_ENABLED)('PostgreSQL store', () => {
+    it('connects and reads the schema version: none yet warns, current is ok, unreachable fails without the password', async () => {
+      const db = await createTestDatabase();
+      try {
+        const port = await freePort();
+        const config = (url: string) =>
+          writeConfigFile({
+            gateway: { bind: '127.0.0.1', port, auth: { token: ADMIN_TOKEN } },
+            hooks: { enabled: true, token: HOOK_TOKEN },
+            store: { driver: 'postgres', url },
+            models: { providers: { echo: { api: 'echo' } } },
+            agents: { defaults: { model: 'echo/echo' } },
+          });
+        const path = config(db.url);
+        const before = verdicts((await runCli(['doctor', '--config', path], isolated)).stdout);
+        expect(before.get('store')?.line).toMatch(/^warn\s+store\s+postgres .*: connected; no schema yet/);
+
+        const gateway = await startCli(['--config', path], isolated);
+        running.push(gateway);
+        const after = verdicts((await runCli(['doctor', '--config', path], isolated)).stdout);
+        expect(after.get('store')?.line).toMatch(
+          /^ok\s+store\s+postgres .*: opens, schema version \d+ \(current\)$/,
+        );
+        await gateway.kill('SIGTERM');
+
+        const closed = await freePort();
+        const unreachable = config(`postgres://postgres:pg-secret-password@127.0.0.1:${closed}/agentgate`);
+        const result = await runCli(['doctor', '--config', unreachable, '--timeout', '2'], isolated);
+        expect(verdicts(result.stdout).get('store')?.line).toMatch(
+          /^fail\s+store\s+postgres postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/agentgate: cannot connect/,
+        );
+        expect(result.stdout).not.toContain('pg-secret-password');
+        expect(result.code).toBe(1);
+      } finally {
+        await db.drop();
+      }
+    });
   });
 });

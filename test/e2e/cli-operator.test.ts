@@ -167,6 +167,7 @@ describe('agentgate runs', () => {
   });
 
   it('runs list: a table, newest first, filtered by status; --json the API answer', async () => {
+    await finishedRun('an older run');
     const runId = await finishedRun('list me');
     const result = await cli(['runs', 'list', '--limit', '5']);
     expect(result.code, result.stderr).toBe(0);
@@ -177,14 +178,22 @@ describe('agentgate runs', () => {
     );
     expect(lines.length).toBeLessThanOrEqual(6);
 
+    // Paging: the next page's command is named on stderr, and it starts strictly older.
+    const first = await cli(['runs', 'list', '--limit', '1']);
+    const more = /^more: agentgate runs list --limit 1 --before (\S+)\n$/.exec(first.stderr);
+    expect(more?.[1]).toBe(runId);
+    const second = await cli(['runs', 'list', '--limit', '1', '--before', runId]);
+    expect(second.stdout.split('\n')[1]).not.toContain(runId);
+    expect(second.code).toBe(0);
+
     const failed = await cli(['runs', 'list', '--status', 'failed']);
     expect(failed.stdout).toBe('no failed runs\n');
 
     const json = JSON.parse((await cli(['runs', 'list', '--json', '--limit', '1'])).stdout);
     expect(json.runs).toHaveLength(1);
     expect(json.runs[0]).toMatchObject({ runId, status: 'succeeded', source: 'hook:agent' });
-    expect(json.next === null || typeof json.next === 'string').toBe(true);
-  });
+    expect(typeof json.next).toBe('string');
+  }, 90_000);
 
   it('runs list refuses an unknown --status before asking', async () => {
     const result = await cli(['runs', 'list', '--status', 'done']);
@@ -207,7 +216,9 @@ describe('agentgate runs', () => {
 });
 
 describe('send agent --wait past hooks.maxWaitSeconds', () => {
-  it('follows the run by polling until it finishes; --max-wait gives up with exit 1', async () => {
+  it('follows the run by polling until it finishes; --max-wait gives up with exit 1', {
+    timeout: 90_000,
+  }, async () => {
     const slow = await startFakeOpenAi({ delayMs: 2500, reply: () => 'slow answer' });
     const folder = join(dir, 'slow');
     const path = writeConfigAt(

@@ -5,6 +5,7 @@
  */
 import { locateConfigFile } from '../../config/paths.js';
 import { CliError } from '../cli-error.js';
+import { DEFAULT_PROBE_TIMEOUT_S } from '../defaults.js';
 import { runDoctor } from '../doctor/run-doctor.js';
 import type { CheckResult, Verdict } from '../doctor/types.js';
 import { printJson } from '../format.js';
@@ -15,8 +16,6 @@ export interface DoctorCommandOptions {
   json?: boolean;
   timeout?: number;
 }
-
-export const DEFAULT_PROBE_TIMEOUT_S = 5;
 
 export async function doctorCommand(options: DoctorCommandOptions): Promise<void> {
   const configPath = locateConfigFile(options.config, process.env);

@@ -7,8 +7,6 @@ import { CliError } from '../cli-error.js';
 import { between, fields, oneLine, printJson, relativeTime, table } from '../format.js';
 import { resolveTarget, type TargetOptions } from '../gateway-target.js';
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'] as const;
-
 export interface ListOptions extends TargetOptions {
   status?: string;
   source?: string;

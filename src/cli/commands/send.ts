@@ -13,6 +13,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, type GatewayAnswer, GatewayClient } from '../admin-client.js';
 import { CliError } from '../cli-error.js';
+import { DEFAULT_MAX_WAIT_S } from '../defaults.js';
 import { printJson, shortDuration } from '../format.js';
 import { resolveTarget, type TargetOptions } from '../gateway-target.js';
 import { startProgress } from '../progress.js';
@@ -39,8 +40,6 @@ export interface AgentOptions extends TargetOptions {
 const FINISHED = new Set(['succeeded', 'failed', 'timed_out']);
 /** CONTRACT §10's default `hooks.maxWaitSeconds`. */
 const DEFAULT_SERVER_MAX_WAIT_S = 120;
-/** Default `--max-wait`: longer than the default run timeout (600 s), so a run ends first. */
-export const DEFAULT_MAX_WAIT_S = 900;
 
 export async function sendWakeCommand(text: string, options: WakeOptions): Promise<void> {
   const client = GatewayClient.of(resolveTarget(options));
