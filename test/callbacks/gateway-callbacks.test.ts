@@ -5,6 +5,7 @@
  * on a manual clock, so retry waits are stepped through instead of slept.
  */
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ListenOptions } from '../../src/server/gateway.js';
@@ -214,6 +215,20 @@ describe('completion callbacks', () => {
     expect((stamps[14] as number) - (stamps[0] as number)).toBeGreaterThanOrEqual(24 * 3600);
     expect(new Set(r.receiver.received.map((request) => request.headers['webhook-id'])).size).toBe(1);
     expect((await r.runView(runId)).callback).toEqual({ status: 'failed', attempts: 15 });
+  });
+
+  it('a failed run calls back too, with its error and a null reply', async () => {
+    const fixture = fileURLToPath(new URL('../fixtures/agent-fail.mjs', import.meta.url));
+    const r = await rig(() => ({
+      models: { providers: { failing: { api: 'command', command: [process.execPath, fixture] } } },
+      agents: { defaults: { model: 'failing/agent' } },
+    }));
+    const runId = await r.post({ callbackUrl: `${r.receiver.url}/cb` });
+    await received(r, 1);
+    const body = r.receiver.received[0]?.json;
+    expect(body).toMatchObject({ type: 'run.finished', runId, status: 'failed', reply: null });
+    expect(body.error).toEqual((await r.runView(runId)).error);
+    expect(body.error).toEqual(expect.any(String));
   });
 
   it('waits for the delivery to settle, so the body carries its final delivery status', async () => {
