@@ -44,10 +44,11 @@ import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runAutocannon } from './autocannon-load.mjs';
 import { BODY_TEMPLATES, freshTag } from './bodies.mjs';
-import { othersCpuWindow } from './machine-load.mjs';
+import { othersCpuWindow, serverCpuWindow } from './machine-load.mjs';
 import { startServer, stopServer } from './processes.mjs';
 import { printDrains, printNeighbours, printTable } from './report.mjs';
 import { scrapeSummary, startScraping } from './scrape.mjs';
+import { median } from './stats.mjs';
 import { commitCheck, openPgStore, openStore, pgDatabase, waitForIdleRuns } from './store-check.mjs';
 import { ensureWrk, runWrk, wrkVersion } from './wrk.mjs';
 
@@ -228,14 +229,20 @@ async function loadAll(urls, path, seconds) {
  * ones too. With `scrapes` (a gateway's list, under --scrape-metrics) /metrics is
  * scraped every second throughout.
  */
-async function measure(target, path, totals, scrapes) {
+async function measure(target, path, totals, scrapes, pids = []) {
   const urls = Array.isArray(target) ? target : [target];
   const scraping = scrapes ? startScraping(urls, ADMIN_TOKEN) : undefined;
   const runs = warmup > 0 ? [await loadAll(urls, path, warmup)] : [];
   const othersCpu = othersCpuWindow(servers.map((s) => s.child.pid));
+  const serverCpu = serverCpuWindow(pids);
   runs.push(await loadAll(urls, path, duration));
+  const cpuSeconds = serverCpu();
   if (scraping) scrapes.push(await scraping.stop());
   const sample = { ...runs.at(-1), othersCpu: othersCpu() };
+  // The gateway's CPU per answered request in the measured window (its run backlog's work included).
+  const answered = sample.ok + sample.other;
+  if (pids.length > 0 && cpuSeconds !== null && answered > 0)
+    sample.cpuUsPerRequest = (cpuSeconds * 1e6) / answered;
   for (const r of totals ? runs : []) {
     totals.ok += r.ok;
     totals.sent += r.sent;
@@ -271,7 +278,12 @@ try {
     );
     servers.push(...replicas);
     const store = g.pg ? await openPgStore(g.pg.url) : openStore(g.dbPath);
-    Object.assign(g, { server: replicas[0], urls: replicas.map((r) => r.url), store });
+    Object.assign(g, {
+      server: replicas[0],
+      urls: replicas.map((r) => r.url),
+      pids: replicas.map((r) => r.child.pid),
+      store,
+    });
   }
 
   for (let round = 1; round <= rounds; round++) {
@@ -280,9 +292,9 @@ try {
     baselineSamples.push(await measure(baseline.url, '/hooks/wake'));
     const scrapesOf = (g) => (scrapeMetrics ? g.scrapes : undefined);
     for (const g of order)
-      g.samples.wake.push(await measure(g.urls, '/hooks/wake', g.totals.wake, scrapesOf(g)));
+      g.samples.wake.push(await measure(g.urls, '/hooks/wake', g.totals.wake, scrapesOf(g), g.pids));
     for (const g of order) {
-      g.samples.agent.push(await measure(g.urls, '/hooks/agent', g.totals.agent, scrapesOf(g)));
+      g.samples.agent.push(await measure(g.urls, '/hooks/agent', g.totals.agent, scrapesOf(g), g.pids));
       drains.push(await waitForIdleRuns(g.store, drainTimeoutMs));
     }
     const rps = (samples) => samples.at(-1).rps.toFixed(0);
@@ -353,15 +365,27 @@ process.exitCode = exitCode;
  */
 function printPairs(all) {
   const [first, ...others] = all;
-  console.log(`\nper-round req/s ratio to the first gateway (${first.dir}@${first.revision}):`);
+  console.log('\ngateway CPU per answered request, median over rounds (µs):');
+  for (const g of all) {
+    const of = (path) => g.samples[path].map((s) => s.cpuUsPerRequest).filter((v) => v !== undefined);
+    const text = (path) => (of(path).length ? median(of(path)).toFixed(1) : 'n/a');
+    console.log(`  ${g.dir}@${g.revision}: wake ${text('wake')}, agent ${text('agent')}`);
+  }
+  console.log(`\nper-round ratios to the first gateway (${first.dir}@${first.revision}):`);
   for (const g of others) {
     for (const path of ['wake', 'agent']) {
-      const ratios = g.samples[path]
-        .map((sample, i) => sample.rps / first.samples[path][i].rps)
-        .sort((a, b) => a - b);
-      const mid = ratios[Math.floor(ratios.length / 2)];
+      const paired = (metric) =>
+        g.samples[path]
+          .map((sample, i) => sample[metric] / first.samples[path][i][metric])
+          .filter((ratio) => Number.isFinite(ratio))
+          .sort((a, b) => a - b);
+      const line = (ratios) =>
+        ratios.length === 0
+          ? 'n/a'
+          : `median ${median(ratios).toFixed(3)} (rounds ${ratios.map((r) => r.toFixed(3)).join(', ')})`;
+      console.log(`  ${path}: ${g.dir}@${g.revision}: req/s ${line(paired('rps'))}`);
       console.log(
-        `  ${path}: ${g.dir}@${g.revision}: median ${mid.toFixed(3)} (rounds ${ratios.map((r) => r.toFixed(3)).join(', ')})`,
+        `  ${path}: ${g.dir}@${g.revision}: gateway CPU µs per request ${line(paired('cpuUsPerRequest'))}`,
       );
     }
   }
