@@ -55,8 +55,8 @@ import {
   StoreUnavailableError,
   type TranscriptEntry,
 } from '../types.js';
-import { insertCallbacksInTx, PgCallbacks, pruneCallbacksInTx } from './callbacks.js';
 import { PgAdmin } from './admin.js';
+import { insertCallbacksInTx, PgCallbacks, pruneCallbacksInTx } from './callbacks.js';
 import { createPool, inTransaction, type PoolSettings, read, type Tx } from './db.js';
 import { PgLockoutLedger } from './lockout-ledger.js';
 import { migrate } from './migrations.js';
