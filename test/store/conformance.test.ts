@@ -499,6 +499,237 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
   });
 
+  describe("operators' API (CONTRACT §9)", () => {
+    /** Accepts a run and, unless `over` is null, claims and completes it at once (it is the only one runnable). */
+    async function run(overrides: Partial<NewRun> = {}, over: Partial<RunCompletion> | null = {}) {
+      const a = agent({ sessionKey: `hook:${nextId('k')}`, ...overrides });
+      await store.accept([a], render);
+      if (over === null) return a.run;
+      const [claimed] = await store.claimRuns('w1', T0, 60_000, 1);
+      expect(claimed?.id).toBe(a.run.id);
+      expect(await store.completeRun(completion(a.run, 'w1', over))).toBe(true);
+      return a.run;
+    }
+    const ids = (page: { runs: { runId: string }[] } | undefined) => page?.runs.map((r) => r.runId);
+
+    it('listRuns: newest first, RunView plus source, name and retryOf; pages strictly older with before', async () => {
+      const runs = [];
+      for (let i = 0; i < 5; i++) runs.push(await run({ name: `n${i}` }, null));
+      const newestFirst = runs.map((r) => r.id).reverse();
+      const all = await store.listRuns({ limit: 50 });
+      expect(ids(all)).toEqual(newestFirst);
+      expect(all?.next).toBeNull();
+      const { source, name, retryOf, ...view } = all?.runs[0] ?? {};
+      expect({ source, name, retryOf }).toEqual({ source: 'hook:agent', name: 'n4', retryOf: null });
+      expect(view).toEqual(await store.getRun(runs[4]?.id as string));
+
+      const page1 = await store.listRuns({ limit: 2 });
+      expect(ids(page1)).toEqual(newestFirst.slice(0, 2));
+      expect(page1?.next).toBe(newestFirst[1]);
+      const page2 = await store.listRuns({ limit: 2, before: page1?.next as string });
+      expect(ids(page2)).toEqual(newestFirst.slice(2, 4));
+      const page3 = await store.listRuns({ limit: 2, before: page2?.next as string });
+      expect(page3).toMatchObject({ next: null });
+      expect(ids(page3)).toEqual(newestFirst.slice(4));
+      expect(await store.listRuns({ limit: 1, before: runs[0]?.id })).toEqual({ runs: [], next: null });
+      expect(await store.listRuns({ limit: 10, before: 'run_nope' })).toBeUndefined();
+    });
+
+    it('listRuns: filters by each status and by source, together too', async () => {
+      const ok = await run({}, {});
+      const failed = await run({}, { status: 'failed', reply: null, error: 'x' });
+      const timedOut = await run({ source: 'hook:github' }, { status: 'timed_out', reply: null, error: 't' });
+      const running = await run({ source: 'hook:github' }, null);
+      await store.claimRuns('w1', T0, 60_000, 1);
+      const queued = await run({ source: 'hook:github' }, null);
+      const list = async (options: Parameters<Store['listRuns']>[0]) => ids(await store.listRuns(options));
+      expect(await list({ limit: 10, status: 'succeeded' })).toEqual([ok.id]);
+      expect(await list({ limit: 10, status: 'failed' })).toEqual([failed.id]);
+      expect(await list({ limit: 10, status: 'timed_out' })).toEqual([timedOut.id]);
+      expect(await list({ limit: 10, status: 'running' })).toEqual([running.id]);
+      expect(await list({ limit: 10, status: 'queued' })).toEqual([queued.id]);
+      expect(await list({ limit: 10, source: 'hook:github' })).toEqual([queued.id, running.id, timedOut.id]);
+      expect(await list({ limit: 10, source: 'hook:github', status: 'timed_out' })).toEqual([timedOut.id]);
+      expect(await list({ limit: 10, source: 'hook:agent', status: 'timed_out' })).toEqual([]);
+      const page = await store.listRuns({ limit: 1, source: 'hook:github' });
+      expect(page?.next).toBe(queued.id);
+      expect(ids(await store.listRuns({ limit: 5, source: 'hook:github', before: queued.id }))).toEqual([
+        running.id,
+        timedOut.id,
+      ]);
+    });
+
+    it('getStoredRun: the inputs as accepted and the status; a retry committed by accept names its original', async () => {
+      const original = await run(
+        {
+          deliver: true,
+          channel: 'telegram',
+          to: '42',
+          model: 'echo/echo',
+          thinking: 'low',
+          timeoutSeconds: 30,
+        },
+        { status: 'failed', reply: null, error: 'x' },
+      );
+      const stored = await store.getStoredRun(original.id);
+      expect(stored?.status).toBe('failed');
+      expect(stored?.run).toEqual({ ...original, callbackUrl: null, retryOf: null });
+      expect(await store.getStoredRun('run_nope')).toBeUndefined();
+
+      const retry = {
+        ...(stored?.run as NewRun),
+        id: nextId('run'),
+        createdAt: T0 + 1,
+        retryOf: original.id,
+      };
+      expect((await store.accept([{ kind: 'agent', run: retry }], render)).kind).toBe('committed');
+      expect(await store.getStoredRun(retry.id)).toEqual({ run: retry, status: 'queued' });
+      const [newest] = (await store.listRuns({ limit: 1 }))?.runs ?? [];
+      expect(newest).toMatchObject({ runId: retry.id, retryOf: original.id, status: 'queued' });
+    });
+
+    it('redeliverRun: not_found, nothing_to_deliver, delivery_pending, then a new outbox item to the fixed route', async () => {
+      expect(await store.redeliverRun('run_nope', T0)).toBe('not_found');
+      const queued = await run({ deliver: true, channel: 'telegram', to: '9' }, null);
+      expect(await store.redeliverRun(queued.id, T0)).toBe('nothing_to_deliver'); // no reply yet
+      const [claimed] = await store.claimRuns('w1', T0, 60_000, 1);
+      await store.completeRun(
+        completion(claimed as NewRun, 'w1', {
+          delivery: { status: 'pending', channel: 'last', to: null, reason: null },
+        }),
+      );
+      expect(await store.redeliverRun(queued.id, T0)).toBe('delivery_pending');
+      const silent = await run({ deliver: false }, {});
+      expect(await store.redeliverRun(silent.id, T0)).toBe('nothing_to_deliver');
+      // deliver true, but nothing ever went to the outbox (a heartbeat acknowledgement).
+      const ack = await run(
+        { deliver: true },
+        { delivery: { status: 'skipped', channel: null, to: null, reason: 'ack' } },
+      );
+      expect(await store.redeliverRun(ack.id, T0)).toBe('nothing_to_deliver');
+
+      const [first] = await store.deliveryHeads(10);
+      if (!first) throw new Error('no outbox item');
+      await store.resolveDelivery(first.id, { channel: 'telegram', to: '9' }, T0 + 1);
+      const resolved = { ...first, resolved: { channel: 'telegram', to: '9' } };
+      await store.retryDelivery(resolved, 1, T0 + 2, 'timeout', T0 + 1);
+      const failed = { status: 'failed' as const, channel: 'telegram', to: '9', reason: 'chat not found' };
+      await store.finishDelivery({ ...resolved, attempts: 1 }, failed, T0 + 3);
+      expect(await store.deliveryHeads(10)).toEqual([]);
+
+      expect(await store.redeliverRun(queued.id, T0 + 10)).toBe('enqueued');
+      expect((await store.getRun(queued.id))?.delivery).toEqual({
+        status: 'pending',
+        channel: 'telegram',
+        to: '9',
+        reason: null,
+      });
+      const [again] = await store.deliveryHeads(10);
+      expect(again).toMatchObject({
+        kind: 'run',
+        refId: queued.id,
+        text: 'done',
+        resolved: { channel: 'telegram', to: '9' },
+        partsSent: 0,
+        attempts: 0,
+        nextAttemptAt: T0 + 10,
+      });
+      expect(again?.id).not.toBe(first.id);
+      expect(await store.redeliverRun(queued.id, T0 + 11)).toBe('delivery_pending');
+    });
+
+    it('listDeliveries: newest first, status filters (skipped shows as failed), attempts, heartbeat replies', async () => {
+      const delivered = await run(
+        { deliver: true, channel: 'telegram', to: '1' },
+        { delivery: { status: 'pending', channel: 'telegram', to: '1', reason: null } },
+      );
+      const [item] = await store.deliveryHeads(10);
+      if (!item) throw new Error('no outbox item');
+      await store.resolveDelivery(item.id, { channel: 'telegram', to: '1' }, T0 + 1);
+      const record = { status: 'delivered' as const, channel: 'telegram', to: '1', reason: null };
+      await store.finishDelivery({ ...item, resolved: { channel: 'telegram', to: '1' } }, record, T0 + 2);
+
+      const skipped = await run(
+        { deliver: true, channel: 'last' },
+        { delivery: { status: 'pending', channel: 'last', to: null, reason: null } },
+      );
+      const [unrouted] = await store.deliveryHeads(10);
+      if (!unrouted) throw new Error('no outbox item');
+      const noRoute = {
+        status: 'skipped' as const,
+        channel: 'last',
+        to: null,
+        reason: 'no recipient for last',
+      };
+      await store.finishDelivery(unrouted, noRoute, T0 + 3);
+
+      await store.recordHeartbeat({
+        id: 'hb_admin',
+        sessionKey: MAIN,
+        startedAt: T0,
+        finishedAt: T0 + 4,
+        status: 'succeeded',
+        eventIds: [],
+        reply: 'beat',
+        error: null,
+        transcript: [],
+        delivery: { status: 'pending', channel: 'last', to: null, reason: null },
+      });
+
+      const all = await store.listDeliveries({ limit: 10 });
+      expect(all).toEqual([
+        {
+          id: expect.stringMatching(/^dlv_/),
+          runId: null,
+          heartbeatId: 'hb_admin',
+          channel: 'last',
+          to: null,
+          status: 'pending',
+          attempts: 0,
+          lastError: null,
+          createdAt: new Date(T0 + 4).toISOString(),
+          updatedAt: new Date(T0 + 4).toISOString(),
+        },
+        {
+          id: unrouted.id,
+          runId: skipped.id,
+          heartbeatId: null,
+          channel: 'last',
+          to: null,
+          status: 'failed',
+          attempts: 0,
+          lastError: 'no recipient for last',
+          createdAt: new Date(T0 + 5000).toISOString(),
+          updatedAt: new Date(T0 + 3).toISOString(),
+        },
+        {
+          id: item.id,
+          runId: delivered.id,
+          heartbeatId: null,
+          channel: 'telegram',
+          to: '1',
+          status: 'delivered',
+          attempts: 1,
+          lastError: null,
+          createdAt: new Date(T0 + 5000).toISOString(),
+          updatedAt: new Date(T0 + 2).toISOString(),
+        },
+      ]);
+      const list = async (status?: 'pending' | 'delivered' | 'failed', limit = 10) =>
+        (await store.listDeliveries({ status, limit })).map((d) => d.id);
+      expect(await list('pending')).toEqual([all[0]?.id]);
+      expect(await list('failed')).toEqual([unrouted.id]);
+      expect(await list('delivered')).toEqual([item.id]);
+      expect(await list(undefined, 2)).toEqual([all[0]?.id, unrouted.id]);
+    });
+
+    it('ping answers while open and fails with StoreUnavailableError once closed', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+      await store.close();
+      await expect(store.ping()).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+    });
+  });
+
   describe.runIf(engine.replicas)('across replicas (two stores on one database)', () => {
     it('the same idempotency key sent to two replicas at once yields one run, the same runId', async () => {
       const other = engine.open();

@@ -69,14 +69,17 @@ export class PgAdmin implements AdminStore {
   }
 
   async getStoredRun(runId: string): Promise<StoredRun | undefined> {
-    const [row] = await read<QueuedRow & { status: RunStatus; retry_of: string | null }>(
+    const [row] = await read<
+      QueuedRow & { status: RunStatus; retry_of: string | null; callback_url: string | null }
+    >(
       this.pool,
-      'SELECT * FROM runs WHERE id = $1',
+      // The callback's URL lives with its outbox row (callbacks.run_id).
+      `SELECT r.*, c.url AS callback_url FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id WHERE r.id = $1`,
       [runId],
     );
     if (!row) return undefined;
     const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row);
-    return { run: { ...run, retryOf: row.retry_of }, status: row.status };
+    return { run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of }, status: row.status };
   }
 
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {

@@ -20,15 +20,16 @@ import {
   toDeliveryView,
   toRunListView,
 } from '../admin-rows.js';
-import type {
-  AdminStore,
-  DeliveryView,
-  ListDeliveriesOptions,
-  ListRunsOptions,
-  RedeliverResult,
-  RunPage,
-  RunStatus,
-  StoredRun,
+import {
+  type AdminStore,
+  type DeliveryView,
+  type ListDeliveriesOptions,
+  type ListRunsOptions,
+  type RedeliverResult,
+  type RunPage,
+  type RunStatus,
+  type StoredRun,
+  StoreUnavailableError,
 } from '../types.js';
 import { type QueuedRow, toClaimedRun } from './run-queue.js';
 
@@ -60,8 +61,12 @@ export class SqliteAdmin implements AdminStore {
   constructor(private readonly db: Database.Database) {
     this.s = {
       runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE id = ?'),
-      storedRun: db.prepare<[string], QueuedRow & { status: RunStatus; retry_of: string | null }>(
-        'SELECT * FROM runs WHERE id = ?',
+      storedRun: db.prepare<
+        [string],
+        QueuedRow & { status: RunStatus; retry_of: string | null; callback_url: string | null }
+      >(
+        // The callback's URL lives with its outbox row (callbacks.run_id).
+        `SELECT r.*, c.url AS callback_url FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id WHERE r.id = ?`,
       ),
       redeliverRun: db.prepare<[string], RedeliverRunRow>(
         'SELECT status, reply, deliver, main_session_key FROM runs WHERE id = ?',
@@ -117,7 +122,7 @@ export class SqliteAdmin implements AdminStore {
     const row = this.s.storedRun.get(runId);
     if (!row) return undefined;
     const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row, row.created_at);
-    return { run: { ...run, retryOf: row.retry_of }, status: row.status };
+    return { run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of }, status: row.status };
   }
 
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
@@ -172,6 +177,10 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async ping(): Promise<void> {
-    this.s.ping.get();
+    try {
+      this.s.ping.get();
+    } catch (error) {
+      throw new StoreUnavailableError(error);
+    }
   }
 }
