@@ -113,6 +113,10 @@ describe.skipIf(skipReason !== undefined)('dashboard in Chromium', { timeout: 90
     });
     await row(failed, 'failed').waitFor(SEEN);
     expect(await row(failed, 'failed').textContent()).toContain('GitHub');
+    // Queue depth from the store's gauges (/metrics): nothing waits once these three ended.
+    await expect
+      .poll(() => page.locator('#runs-standing').textContent(), SEEN)
+      .toBe('now: 0 queued · 0 running · 0 deliveries pending');
   });
 
   it('shows a failed run, retries it, and the new run succeeds', async () => {

@@ -58,7 +58,7 @@ export class ApiError extends Error {
  * @param {'GET' | 'POST'} method
  * @param {string} path e.g. 'api/runs' (segments already encoded)
  * @param {Record<string, string | number | undefined>} [query]
- * @returns {Promise<any>}
+ * @returns {Promise<any>} the answer's JSON, or its text when it is not JSON (/metrics)
  */
 export async function call(method, path, query = {}) {
   const token = storedToken();
@@ -91,7 +91,23 @@ export async function call(method, path, query = {}) {
     body = undefined;
   }
   if (!response.ok) throw errorOf(response, body);
-  return body;
+  return body ?? text;
+}
+
+/**
+ * The work standing in the store now, from the gauges of `GET /metrics` (read
+ * from the store, so the same on every replica).
+ * @returns {Promise<{ queued: number, running: number, deliveriesPending: number }>}
+ */
+export async function workStanding() {
+  const exposition = String(await call('GET', 'metrics'));
+  /** @param {string} name */
+  const gauge = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(exposition)?.[1] ?? Number.NaN);
+  return {
+    queued: gauge('agentgate_runs_queued'),
+    running: gauge('agentgate_runs_running'),
+    deliveriesPending: gauge('agentgate_deliveries_pending'),
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 // @ts-check
 /** The runs list: newest first, filtered by status and hook, paged by `before`. */
-import { call } from './api.js';
+import { call, workStanding } from './api.js';
 import { badge, duration, fill, h, runLink, table, time } from './dom.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
@@ -47,6 +47,7 @@ export function runsView(shell, params) {
   const newest = h('button', { type: 'button', id: 'runs-newest', disabled: true }, 'Newest');
   const pageLabel = h('span', { class: 'muted' });
   const list = h('div', { id: 'runs-list', 'aria-live': 'polite' });
+  const standing = h('span', { id: 'runs-standing', class: 'muted', hidden: true });
 
   const restart = () => {
     filter.status = /** @type {HTMLSelectElement} */ (status).value;
@@ -80,7 +81,7 @@ export function runsView(shell, params) {
   const element = h(
     'section',
     { class: 'view', 'aria-labelledby': 'runs-title' },
-    h('h2', { id: 'runs-title' }, 'Runs'),
+    h('div', { class: 'toolbar' }, h('h2', { id: 'runs-title' }, 'Runs'), standing),
     h(
       'div',
       { class: 'toolbar' },
@@ -107,6 +108,9 @@ export function runsView(shell, params) {
         limit: filter.limit,
         before,
       });
+      // After the list, not beside it: a wrong token then counts once toward the lockout.
+      // Queue depth is a bonus: without it (an older gateway, a proxy hiding /metrics) the list still shows.
+      showStanding(standing, await workStanding().catch(() => undefined));
       next = answer.next ?? null;
       /** @type {HTMLButtonElement} */ (older).disabled = !next;
       /** @type {HTMLButtonElement} */ (newer).disabled = pages.length < 2;
@@ -174,4 +178,15 @@ function outcome(run) {
   const text = run.error ?? run.reply;
   if (!text) return h('span', { class: 'muted' }, '—');
   return h('span', { class: run.error ? 'bad' : '' }, String(text).split('\n', 1)[0]);
+}
+
+/**
+ * @param {HTMLElement} element
+ * @param {{ queued: number, running: number, deliveriesPending: number } | undefined} work
+ */
+function showStanding(element, work) {
+  const known = work && [work.queued, work.running, work.deliveriesPending].every(Number.isFinite);
+  element.hidden = !known;
+  if (!work || !known) return;
+  element.textContent = `now: ${work.queued} queued · ${work.running} running · ${work.deliveriesPending} ${work.deliveriesPending === 1 ? 'delivery' : 'deliveries'} pending`;
 }
