@@ -190,7 +190,9 @@ describe.skipIf(skipReason !== undefined)('dashboard in Chromium', { timeout: 90
     await page.locator('#nav a[data-view="session"]').click();
     // Every finished run posts its summary to the main session.
     await page.locator('#events tbody tr', { hasText: 'GitHub:' }).first().waitFor(SEEN);
-    await page.locator('#heartbeats').waitFor(SEEN);
+    // Hook runs wake the main session now (wakeMode defaults to "now"): its heartbeats consumed those events.
+    await page.locator('#heartbeats tbody tr[data-status="succeeded"]').first().waitFor(SEEN);
+    await page.locator('#events tbody tr[data-status="consumed"]').first().waitFor(SEEN);
     expect(await page.locator('#problem').isVisible()).toBe(false);
   });
 
