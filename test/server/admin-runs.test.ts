@@ -4,10 +4,11 @@
  * /redeliver, GET /api/deliveries. Runs are made by posting real hooks; the
  * worker is off, and a run is finished (or held) through the gateway's own store,
  * so each state is reached deterministically. One test runs the workers to see
- * a retry actually execute.
+ * a retry actually execute. Every test runs on SQLite and on PostgreSQL.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunCompletion, Store } from '../../src/store/types.js';
+import { startFakeTelegram } from '../fakes/telegram.js';
 import {
   ADMIN_TOKEN,
   type Answer,
@@ -17,25 +18,34 @@ import {
 } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { expectError, expectInvalidPayload } from '../ingress/support.js';
+import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
 
 const TELEGRAM = { botToken: '123456:TEST-token', apiBaseUrl: 'http://127.0.0.1:9' };
 
+const STORES = PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
+let storeKind: (typeof STORES)[number] = 'sqlite';
+let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
 let gw: TestGateway | undefined;
 afterEach(async () => {
   await gw?.stop();
   gw = undefined;
+  await database?.drop();
+  database = undefined;
 });
 
-async function start(workers = false): Promise<TestGateway> {
+/** A gateway on the store under test (PostgreSQL: a database of its own, dropped after the test). */
+async function start(workers = false, telegram = TELEGRAM): Promise<TestGateway> {
+  if (storeKind === 'postgres') database = await createTestDatabase();
   gw = await startTestGateway(
     {
+      store: database ? { driver: 'postgres', url: database.url } : undefined,
       hooks: {
         allowRequestSessionKey: true,
         mappings: [
           { id: 'ci', match: { path: 'ci' }, action: 'agent', messageTemplate: 'CI: {{text}}', name: 'CI' },
         ],
       },
-      channels: { telegram: TELEGRAM },
+      channels: { telegram },
     },
     { workers },
   );
@@ -81,277 +91,322 @@ async function finish(store: Store, runId: string, over: Partial<RunCompletion> 
   expect(await store.completeRun(completion)).toBe(true);
 }
 
-describe('GET /api/runs', () => {
-  it('lists runs newest first with source, name and retryOf, and pages strictly older with before', async () => {
-    const g = await start();
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push(await agentRun({ name: `n${i}`, sessionKey: `hook:s${i}` }));
-    const mapped = await g.hook('ci', { text: 'red' });
-    expect(mapped.status, mapped.text).toBe(202);
-    ids.push(mapped.body.runId);
-
-    const all = await g.admin('/api/runs');
-    expect(all.status, all.text).toBe(200);
-    expect(all.body.next).toBeNull();
-    expect(all.body.runs.map((r: { runId: string }) => r.runId)).toEqual([...ids].reverse());
-    expect(all.body.runs[0]).toMatchObject({
-      source: 'hook:ci',
-      name: 'CI',
-      retryOf: null,
-      status: 'queued',
-    });
-    expect(all.body.runs[1]).toMatchObject({
-      runId: ids[2],
-      source: 'hook:agent',
-      name: 'n2',
-      retryOf: null,
-      sessionKey: 'hook:s2',
-      delivery: { status: 'none' },
-    });
-    // Each entry is the RunView of GET /api/runs/{id}, plus the three list fields.
-    const one = await g.admin(`/api/runs/${ids[2]}`);
-    const { source, name, retryOf, ...view } = all.body.runs[1];
-    expect(view).toEqual(one.body);
-    expect([source, name, retryOf]).toEqual(['hook:agent', 'n2', null]);
-
-    const page1 = await g.admin('/api/runs?limit=2');
-    expect(page1.body.runs.map((r: { runId: string }) => r.runId)).toEqual([ids[3], ids[2]]);
-    expect(page1.body.next).toBe(ids[2]);
-    const page2 = await g.admin(`/api/runs?limit=2&before=${page1.body.next}`);
-    expect(page2.body.runs.map((r: { runId: string }) => r.runId)).toEqual([ids[1], ids[0]]);
-    expect(page2.body.next).toBeNull(); // exactly two were left: no empty last page
-    const last = await g.admin(`/api/runs?before=${ids[0]}`);
-    expect(last.body).toEqual({ runs: [], next: null });
+describe.each(STORES)('on %s', (kind) => {
+  beforeAll(() => {
+    storeKind = kind;
   });
 
-  it('filters by status and by source', async () => {
-    const g = await start();
-    const failed = await agentRun({ sessionKey: 'hook:f' });
-    await finish(g.gateway.store, failed, { status: 'failed', reply: null, error: 'model down' });
-    const queued = await agentRun({ sessionKey: 'hook:q' });
-    const mapped = (await g.hook('ci', { text: 'x' })).body.runId;
+  describe('GET /api/runs', () => {
+    it('lists runs newest first with source, name and retryOf, and pages strictly older with before', async () => {
+      const g = await start();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push(await agentRun({ name: `n${i}`, sessionKey: `hook:s${i}` }));
+      const mapped = await g.hook('ci', { text: 'red' });
+      expect(mapped.status, mapped.text).toBe(202);
+      ids.push(mapped.body.runId);
 
-    const ids = async (query: string) =>
-      (await g.admin(`/api/runs?${query}`)).body.runs.map((r: { runId: string }) => r.runId);
-    expect(await ids('status=failed')).toEqual([failed]);
-    expect(await ids('status=queued')).toEqual([mapped, queued]);
-    expect(await ids('status=succeeded')).toEqual([]);
-    expect(await ids('status=timed_out')).toEqual([]);
-    expect(await ids('source=hook:ci')).toEqual([mapped]);
-    expect(await ids('source=hook:agent&status=queued')).toEqual([queued]);
-    expect(await ids('source=hook:nothing')).toEqual([]);
-    const failedView = (await g.admin('/api/runs?status=failed')).body.runs[0];
-    expect(failedView).toMatchObject({ status: 'failed', error: 'model down', reply: null });
-  });
+      const all = await g.admin('/api/runs');
+      expect(all.status, all.text).toBe(200);
+      expect(all.body.next).toBeNull();
+      expect(all.body.runs.map((r: { runId: string }) => r.runId)).toEqual([...ids].reverse());
+      expect(all.body.runs[0]).toMatchObject({
+        source: 'hook:ci',
+        name: 'CI',
+        retryOf: null,
+        status: 'queued',
+      });
+      expect(all.body.runs[1]).toMatchObject({
+        runId: ids[2],
+        source: 'hook:agent',
+        name: 'n2',
+        retryOf: null,
+        sessionKey: 'hook:s2',
+        delivery: { status: 'none' },
+      });
+      // Each entry is the RunView of GET /api/runs/{id}, plus the three list fields.
+      const one = await g.admin(`/api/runs/${ids[2]}`);
+      const { source, name, retryOf, ...view } = all.body.runs[1];
+      expect(view).toEqual(one.body);
+      expect([source, name, retryOf]).toEqual(['hook:agent', 'n2', null]);
 
-  it('refuses a bad limit, status or before with 400 invalid_payload naming the parameter', async () => {
-    const g = await start();
-    const id = await agentRun();
-    for (const limit of ['0', '1001', 'abc', '1.5', '-1', '', '1e2', '1&limit=2']) {
-      expectInvalidPayload(await g.admin(`/api/runs?limit=${limit}`), 'limit');
-    }
-    for (const status of ['bogus', 'QUEUED', '', 'queued&status=failed']) {
-      expectInvalidPayload(await g.admin(`/api/runs?status=${status}`), 'status');
-    }
-    for (const before of ['run_unknown', '', `${id}&before=${id}`]) {
-      expectInvalidPayload(await g.admin(`/api/runs?before=${before}`), 'before');
-    }
-    expectInvalidPayload(await g.admin('/api/runs?source='), 'source');
-    expect((await g.admin('/api/runs?limit=1000')).status).toBe(200);
-    expect((await g.admin(`/api/runs?limit=1&before=${id}`)).body).toEqual({ runs: [], next: null });
-  });
-
-  it('takes the admin token only, before any parameter is looked at', async () => {
-    const g = await start();
-    expectError(await readAnswer(await fetch(`${g.url}/api/runs?limit=0`)), 401, 'unauthorized');
-    const withHookToken = await g.admin('/api/runs', {
-      authorization: 'Bearer hook-token-0123456789abcdef0123456789',
+      const page1 = await g.admin('/api/runs?limit=2');
+      expect(page1.body.runs.map((r: { runId: string }) => r.runId)).toEqual([ids[3], ids[2]]);
+      expect(page1.body.next).toBe(ids[2]);
+      const page2 = await g.admin(`/api/runs?limit=2&before=${page1.body.next}`);
+      expect(page2.body.runs.map((r: { runId: string }) => r.runId)).toEqual([ids[1], ids[0]]);
+      expect(page2.body.next).toBeNull(); // exactly two were left: no empty last page
+      const last = await g.admin(`/api/runs?before=${ids[0]}`);
+      expect(last.body).toEqual({ runs: [], next: null });
     });
-    expectError(withHookToken, 401, 'unauthorized');
-    expectError(await post('/api/runs/x/retry', 'wrong'), 401, 'unauthorized');
-  });
-});
 
-describe('POST /api/runs/{runId}/retry', () => {
-  it('is 404 not_found for an unknown run, 409 run_not_finished while queued or running', async () => {
-    const g = await start();
-    expectError(await post('/api/runs/run_unknown/retry'), 404, 'not_found');
-    const id = await agentRun();
-    const queued = await post(`/api/runs/${id}/retry`);
-    expectError(queued, 409, 'run_not_finished');
-    expect(queued.body.error).toContain('queued');
-    await g.gateway.store.claimRuns('holder', Date.now(), 60_000, 1);
-    const running = await post(`/api/runs/${id}/retry`);
-    expectError(running, 409, 'run_not_finished');
-    expect(running.body.error).toContain('running');
-    expect((await g.admin('/api/runs')).body.runs).toHaveLength(1); // nothing was made
-  });
+    it('filters by status and by source', async () => {
+      const g = await start();
+      const failed = await agentRun({ sessionKey: 'hook:f' });
+      await finish(g.gateway.store, failed, { status: 'failed', reply: null, error: 'model down' });
+      const queued = await agentRun({ sessionKey: 'hook:q' });
+      const mapped = (await g.hook('ci', { text: 'x' })).body.runId;
 
-  it('commits a new run with the same inputs, naming the run it retries', async () => {
-    const g = await start();
-    const id = await agentRun({
-      message: 'try me',
-      name: 'Job',
-      sessionKey: 'hook:job',
-      deliver: true,
-      channel: 'telegram',
-      to: '42',
-      timeoutSeconds: 30,
+      const ids = async (query: string) =>
+        (await g.admin(`/api/runs?${query}`)).body.runs.map((r: { runId: string }) => r.runId);
+      expect(await ids('status=failed')).toEqual([failed]);
+      expect(await ids('status=queued')).toEqual([mapped, queued]);
+      expect(await ids('status=succeeded')).toEqual([]);
+      expect(await ids('status=timed_out')).toEqual([]);
+      expect(await ids('source=hook:ci')).toEqual([mapped]);
+      expect(await ids('source=hook:agent&status=queued')).toEqual([queued]);
+      expect(await ids('source=hook:nothing')).toEqual([]);
+      const failedView = (await g.admin('/api/runs?status=failed')).body.runs[0];
+      expect(failedView).toMatchObject({ status: 'failed', error: 'model down', reply: null });
     });
-    await finish(g.gateway.store, id, { status: 'timed_out', reply: null, error: 'timed out' });
-    const answer = await post(`/api/runs/${id}/retry`);
-    expect(answer.status, answer.text).toBe(202);
-    expect(answer.body).toEqual({ ok: true, runId: expect.stringMatching(/^run_/), retryOf: id });
-    const newId = answer.body.runId;
-    expect(newId).not.toBe(id);
 
-    const [retried] = (await g.admin('/api/runs?limit=1')).body.runs;
-    expect(retried).toMatchObject({
-      runId: newId,
-      status: 'queued',
-      retryOf: id,
-      source: 'hook:agent',
-      name: 'Job',
-      sessionKey: 'hook:job',
-      delivery: { status: 'pending', channel: 'telegram', to: '42' },
+    it('refuses a bad limit, status or before with 400 invalid_payload naming the parameter', async () => {
+      const g = await start();
+      const id = await agentRun();
+      for (const limit of ['0', '1001', 'abc', '1.5', '-1', '', '1e2', '1&limit=2']) {
+        expectInvalidPayload(await g.admin(`/api/runs?limit=${limit}`), 'limit');
+      }
+      for (const status of ['bogus', 'QUEUED', '', 'queued&status=failed']) {
+        expectInvalidPayload(await g.admin(`/api/runs?status=${status}`), 'status');
+      }
+      for (const before of ['run_unknown', '', `${id}&before=${id}`]) {
+        expectInvalidPayload(await g.admin(`/api/runs?before=${before}`), 'before');
+      }
+      expectInvalidPayload(await g.admin('/api/runs?source='), 'source');
+      expect((await g.admin('/api/runs?limit=1000')).status).toBe(200);
+      expect((await g.admin(`/api/runs?limit=1&before=${id}`)).body).toEqual({ runs: [], next: null });
     });
-    const [claimed] = await g.gateway.store.claimRuns('w', Date.now(), 60_000, 5);
-    expect(claimed).toMatchObject({
-      id: newId,
-      message: 'try me',
-      timeoutSeconds: 30,
-      deliver: true,
-      to: '42',
+
+    it('takes the admin token only, before any parameter is looked at', async () => {
+      const g = await start();
+      expectError(await readAnswer(await fetch(`${g.url}/api/runs?limit=0`)), 401, 'unauthorized');
+      const withHookToken = await g.admin('/api/runs', {
+        authorization: 'Bearer hook-token-0123456789abcdef0123456789',
+      });
+      expectError(withHookToken, 401, 'unauthorized');
+      expectError(await post('/api/runs/x/retry', 'wrong'), 401, 'unauthorized');
     });
-    // A retry of a retry names the run it retries.
-    expect((await g.gateway.store.getStoredRun(newId))?.run.retryOf).toBe(id);
   });
 
-  it('with the workers running, the retried run executes and succeeds', async () => {
-    const g = await start(true);
-    const id = await agentRun({ message: 'first' });
-    await waitFor(
-      async () => (await g.admin(`/api/runs/${id}`)).body.status === 'succeeded',
-      'the first run to finish',
-    );
-    const answer = await post(`/api/runs/${id}/retry`);
-    expect(answer.status, answer.text).toBe(202);
-    const view = await waitFor(async () => {
-      const run = (await g.admin(`/api/runs/${answer.body.runId}`)).body;
-      return run.status === 'succeeded' ? run : undefined;
-    }, 'the retried run to succeed');
-    expect(view.reply).toContain('first');
-  });
-});
-
-describe('POST /api/runs/{runId}/redeliver and GET /api/deliveries', () => {
-  it('is 404 for an unknown run and 409 nothing_to_deliver without a reply or with deliver false', async () => {
-    const g = await start();
-    expectError(await post('/api/runs/run_unknown/redeliver'), 404, 'not_found');
-    const queued = await agentRun({ deliver: true, channel: 'telegram', to: '42', sessionKey: 'hook:a' });
-    expectError(await post(`/api/runs/${queued}/redeliver`), 409, 'nothing_to_deliver');
-    await finish(g.gateway.store, queued, { status: 'failed', reply: null, error: 'no' });
-    expectError(await post(`/api/runs/${queued}/redeliver`), 409, 'nothing_to_deliver');
-    const silent = await agentRun({ deliver: false, sessionKey: 'hook:b' });
-    await finish(g.gateway.store, silent);
-    expectError(await post(`/api/runs/${silent}/redeliver`), 409, 'nothing_to_deliver');
-    expect((await g.admin('/api/deliveries')).body).toEqual({ deliveries: [] });
-  });
-
-  it('puts the reply in the outbox again to the same route, and the run back to pending', async () => {
-    const g = await start();
-    const store = g.gateway.store;
-    const id = await agentRun({ deliver: true, channel: 'last', sessionKey: 'hook:r' });
-    await finish(store, id, { delivery: { status: 'pending', channel: 'last', to: null, reason: null } });
-    expectError(await post(`/api/runs/${id}/redeliver`), 409, 'delivery_pending');
-
-    // The engine fixed the route (last → telegram:42), then the platform refused it.
-    const [item] = await store.deliveryHeads(10);
-    if (!item) throw new Error('no outbox item');
-    await store.resolveDelivery(item.id, { channel: 'telegram', to: '42' }, Date.now());
-    const failed = { status: 'failed' as const, channel: 'telegram', to: '42', reason: 'chat not found' };
-    await store.finishDelivery({ ...item, resolved: { channel: 'telegram', to: '42' } }, failed, Date.now());
-    expect((await g.admin(`/api/runs/${id}`)).body.delivery).toEqual(failed);
-
-    const answer = await post(`/api/runs/${id}/redeliver`);
-    expect(answer.status, answer.text).toBe(202);
-    expect(answer.body).toEqual({ ok: true });
-    expect((await g.admin(`/api/runs/${id}`)).body.delivery).toEqual({
-      status: 'pending',
-      channel: 'telegram',
-      to: '42',
-      reason: null,
+  describe('POST /api/runs/{runId}/retry', () => {
+    it('is 404 not_found for an unknown run, 409 run_not_finished while queued or running', async () => {
+      const g = await start();
+      expectError(await post('/api/runs/run_unknown/retry'), 404, 'not_found');
+      const id = await agentRun();
+      const queued = await post(`/api/runs/${id}/retry`);
+      expectError(queued, 409, 'run_not_finished');
+      expect(queued.body.error).toContain('queued');
+      await g.gateway.store.claimRuns('holder', Date.now(), 60_000, 1);
+      const running = await post(`/api/runs/${id}/retry`);
+      expectError(running, 409, 'run_not_finished');
+      expect(running.body.error).toContain('running');
+      expect((await g.admin('/api/runs')).body.runs).toHaveLength(1); // nothing was made
     });
-    const [again] = await store.deliveryHeads(10);
-    expect(again).toMatchObject({
-      refId: id,
-      text: 'the reply',
-      resolved: { channel: 'telegram', to: '42' },
-    });
-    expect(again?.id).not.toBe(item.id);
 
-    const list = (await g.admin('/api/deliveries')).body.deliveries;
-    expect(list).toEqual([
-      {
-        id: again?.id,
-        runId: id,
-        heartbeatId: null,
+    it('commits a new run with the same inputs, naming the run it retries', async () => {
+      const g = await start();
+      const id = await agentRun({
+        message: 'try me',
+        name: 'Job',
+        sessionKey: 'hook:job',
+        deliver: true,
         channel: 'telegram',
         to: '42',
+        timeoutSeconds: 30,
+      });
+      await finish(g.gateway.store, id, { status: 'timed_out', reply: null, error: 'timed out' });
+      const answer = await post(`/api/runs/${id}/retry`);
+      expect(answer.status, answer.text).toBe(202);
+      expect(answer.body).toEqual({ ok: true, runId: expect.stringMatching(/^run_/), retryOf: id });
+      const newId = answer.body.runId;
+      expect(newId).not.toBe(id);
+
+      const [retried] = (await g.admin('/api/runs?limit=1')).body.runs;
+      expect(retried).toMatchObject({
+        runId: newId,
+        status: 'queued',
+        retryOf: id,
+        source: 'hook:agent',
+        name: 'Job',
+        sessionKey: 'hook:job',
+        delivery: { status: 'pending', channel: 'telegram', to: '42' },
+      });
+      const [claimed] = await g.gateway.store.claimRuns('w', Date.now(), 60_000, 5);
+      expect(claimed).toMatchObject({
+        id: newId,
+        message: 'try me',
+        timeoutSeconds: 30,
+        deliver: true,
+        to: '42',
+      });
+      // A retry of a retry names the run it retries.
+      expect((await g.gateway.store.getStoredRun(newId))?.run.retryOf).toBe(id);
+    });
+
+    it('with the workers running, the retried run executes and succeeds', async () => {
+      const g = await start(true);
+      const id = await agentRun({ message: 'first' });
+      await waitFor(
+        async () => (await g.admin(`/api/runs/${id}`)).body.status === 'succeeded',
+        'the first run to finish',
+      );
+      const answer = await post(`/api/runs/${id}/retry`);
+      expect(answer.status, answer.text).toBe(202);
+      const view = await waitFor(async () => {
+        const run = (await g.admin(`/api/runs/${answer.body.runId}`)).body;
+        return run.status === 'succeeded' ? run : undefined;
+      }, 'the retried run to succeed');
+      expect(view.reply).toContain('first');
+    });
+  });
+
+  describe('POST /api/runs/{runId}/redeliver and GET /api/deliveries', () => {
+    it('is 404 for an unknown run and 409 nothing_to_deliver without a reply or with deliver false', async () => {
+      const g = await start();
+      expectError(await post('/api/runs/run_unknown/redeliver'), 404, 'not_found');
+      const queued = await agentRun({ deliver: true, channel: 'telegram', to: '42', sessionKey: 'hook:a' });
+      expectError(await post(`/api/runs/${queued}/redeliver`), 409, 'nothing_to_deliver');
+      await finish(g.gateway.store, queued, { status: 'failed', reply: null, error: 'no' });
+      expectError(await post(`/api/runs/${queued}/redeliver`), 409, 'nothing_to_deliver');
+      const silent = await agentRun({ deliver: false, sessionKey: 'hook:b' });
+      await finish(g.gateway.store, silent);
+      expectError(await post(`/api/runs/${silent}/redeliver`), 409, 'nothing_to_deliver');
+      expect((await g.admin('/api/deliveries')).body).toEqual({ deliveries: [] });
+    });
+
+    it('puts the reply in the outbox again to the same route, and the run back to pending', async () => {
+      const g = await start();
+      const store = g.gateway.store;
+      const id = await agentRun({ deliver: true, channel: 'last', sessionKey: 'hook:r' });
+      await finish(store, id, { delivery: { status: 'pending', channel: 'last', to: null, reason: null } });
+      expectError(await post(`/api/runs/${id}/redeliver`), 409, 'delivery_pending');
+
+      // The engine fixed the route (last → telegram:42), then the platform refused it.
+      const [item] = await store.deliveryHeads(10);
+      if (!item) throw new Error('no outbox item');
+      await store.resolveDelivery(item.id, { channel: 'telegram', to: '42' }, Date.now());
+      const failed = { status: 'failed' as const, channel: 'telegram', to: '42', reason: 'chat not found' };
+      await store.finishDelivery(
+        { ...item, resolved: { channel: 'telegram', to: '42' } },
+        failed,
+        Date.now(),
+      );
+      expect((await g.admin(`/api/runs/${id}`)).body.delivery).toEqual(failed);
+
+      const answer = await post(`/api/runs/${id}/redeliver`);
+      expect(answer.status, answer.text).toBe(202);
+      expect(answer.body).toEqual({ ok: true });
+      expect((await g.admin(`/api/runs/${id}`)).body.delivery).toEqual({
         status: 'pending',
-        attempts: 0,
-        lastError: null,
-        createdAt: expect.any(String),
-        updatedAt: expect.any(String),
-      },
-      {
-        id: item.id,
-        runId: id,
-        heartbeatId: null,
         channel: 'telegram',
         to: '42',
-        status: 'failed',
-        attempts: 1,
-        lastError: 'chat not found',
-        createdAt: expect.any(String),
-        updatedAt: expect.any(String),
-      },
-    ]);
-    const ids = async (query: string) =>
-      (await g.admin(`/api/deliveries?${query}`)).body.deliveries.map((d: { id: string }) => d.id);
-    expect(await ids('status=failed')).toEqual([item.id]);
-    expect(await ids('status=pending')).toEqual([again?.id]);
-    expect(await ids('status=delivered')).toEqual([]);
-    expect(await ids('limit=1')).toEqual([again?.id]);
-  });
+        reason: null,
+      });
+      const [again] = await store.deliveryHeads(10);
+      expect(again).toMatchObject({
+        refId: id,
+        text: 'the reply',
+        resolved: { channel: 'telegram', to: '42' },
+      });
+      expect(again?.id).not.toBe(item.id);
 
-  it("shows a heartbeat's reply with runId null, and refuses a bad status or limit naming it", async () => {
-    const g = await start();
-    await g.gateway.store.recordHeartbeat({
-      id: 'hb_test',
-      sessionKey: 'agent:main:main',
-      startedAt: Date.now(),
-      finishedAt: Date.now(),
-      status: 'succeeded',
-      eventIds: [],
-      reply: 'beat',
-      error: null,
-      transcript: [],
-      delivery: { status: 'pending', channel: 'last', to: null, reason: null },
+      const list = (await g.admin('/api/deliveries')).body.deliveries;
+      expect(list).toEqual([
+        {
+          id: again?.id,
+          runId: id,
+          heartbeatId: null,
+          channel: 'telegram',
+          to: '42',
+          status: 'pending',
+          attempts: 0,
+          lastError: null,
+          createdAt: expect.any(String),
+          updatedAt: expect.any(String),
+        },
+        {
+          id: item.id,
+          runId: id,
+          heartbeatId: null,
+          channel: 'telegram',
+          to: '42',
+          status: 'failed',
+          attempts: 1,
+          lastError: 'chat not found',
+          createdAt: expect.any(String),
+          updatedAt: expect.any(String),
+        },
+      ]);
+      const ids = async (query: string) =>
+        (await g.admin(`/api/deliveries?${query}`)).body.deliveries.map((d: { id: string }) => d.id);
+      expect(await ids('status=failed')).toEqual([item.id]);
+      expect(await ids('status=pending')).toEqual([again?.id]);
+      expect(await ids('status=delivered')).toEqual([]);
+      expect(await ids('limit=1')).toEqual([again?.id]);
     });
-    const [beat] = (await g.admin('/api/deliveries')).body.deliveries;
-    expect(beat).toMatchObject({
-      runId: null,
-      heartbeatId: 'hb_test',
-      channel: 'last',
-      to: null,
-      status: 'pending',
+
+    it('with the workers running, a delivered reply is sent to the chat again', async () => {
+      const tg = await startFakeTelegram({ token: TELEGRAM.botToken, chats: [4242] });
+      try {
+        const g = await start(true, { ...TELEGRAM, apiBaseUrl: tg.url });
+        const id = await agentRun({ message: 'ping', deliver: true, channel: 'telegram', to: '4242' });
+        const delivered = async () => {
+          const run = (await g.admin(`/api/runs/${id}`)).body;
+          return run.delivery.status === 'delivered' ? run : undefined;
+        };
+        await waitFor(delivered, 'the first delivery');
+        expect(tg.messagesFor(4242)).toHaveLength(1);
+        const answer = await post(`/api/runs/${id}/redeliver`);
+        expect(answer.status, answer.text).toBe(202);
+        await waitFor(() => tg.messagesFor(4242).length === 2, 'the second message');
+        const texts = tg.messagesFor(4242).map((m) => m.text);
+        expect(texts[1]).toBe(texts[0]);
+        expect((await waitFor(delivered, 'the run delivered again')).delivery).toMatchObject({
+          channel: 'telegram',
+          to: '4242',
+        });
+        // (The run's summary asked for a heartbeat, whose reply may be in the outbox too.)
+        const list = (await g.admin('/api/deliveries')).body.deliveries.filter(
+          (d: { runId: string | null }) => d.runId !== null,
+        );
+        expect(list.map((d: { status: string; runId: string }) => [d.status, d.runId])).toEqual([
+          ['delivered', id],
+          ['delivered', id],
+        ]);
+      } finally {
+        await gw?.stop();
+        gw = undefined;
+        await tg.close();
+      }
     });
-    for (const status of ['skipped', 'none', '', 'pending&status=failed']) {
-      expectInvalidPayload(await g.admin(`/api/deliveries?status=${status}`), 'status');
-    }
-    for (const limit of ['0', '1001', 'x'])
-      expectInvalidPayload(await g.admin(`/api/deliveries?limit=${limit}`), 'limit');
-    expectError(await readAnswer(await fetch(`${g.url}/api/deliveries`)), 401, 'unauthorized');
+
+    it("shows a heartbeat's reply with runId null, and refuses a bad status or limit naming it", async () => {
+      const g = await start();
+      await g.gateway.store.recordHeartbeat({
+        id: 'hb_test',
+        sessionKey: 'agent:main:main',
+        startedAt: Date.now(),
+        finishedAt: Date.now(),
+        status: 'succeeded',
+        eventIds: [],
+        reply: 'beat',
+        error: null,
+        transcript: [],
+        delivery: { status: 'pending', channel: 'last', to: null, reason: null },
+      });
+      const [beat] = (await g.admin('/api/deliveries')).body.deliveries;
+      expect(beat).toMatchObject({
+        runId: null,
+        heartbeatId: 'hb_test',
+        channel: 'last',
+        to: null,
+        status: 'pending',
+      });
+      for (const status of ['skipped', 'none', '', 'pending&status=failed']) {
+        expectInvalidPayload(await g.admin(`/api/deliveries?status=${status}`), 'status');
+      }
+      for (const limit of ['0', '1001', 'x'])
+        expectInvalidPayload(await g.admin(`/api/deliveries?limit=${limit}`), 'limit');
+      expectError(await readAnswer(await fetch(`${g.url}/api/deliveries`)), 401, 'unauthorized');
+    });
   });
 });
