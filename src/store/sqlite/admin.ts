@@ -53,6 +53,29 @@ function statusTerm(status: RunStatus): string {
   return `status = '${status}'`;
 }
 
+/** The run list's query: parameters `before` seq, then the source when `bySource`, then the row limit. */
+export function runListSql(status: RunStatus | undefined, bySource: boolean): string {
+  if (status !== undefined && !RUN_STATUSES.includes(status)) throw new Error(`unknown run status ${status}`);
+  const where = ['seq < ?'];
+  if (status !== undefined) where.push(statusTerm(status));
+  if (bySource) where.push('source = ?');
+  return `SELECT ${RUN_LIST_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`;
+}
+
+/** The delivery list's query: one parameter, the row limit. */
+export function deliveryListSql(status: DeliveryView['status'] | undefined): string {
+  const statuses = status === undefined ? undefined : DELIVERY_STATUSES_OF[status];
+  if (status !== undefined && !statuses) throw new Error(`unknown delivery status ${status}`);
+  // One status reads as `=`, the form of deliveries_due's WHERE; several as deliveries_failed's IN.
+  const where =
+    statuses === undefined
+      ? ''
+      : statuses.length === 1
+        ? `WHERE status = '${statuses[0]}'`
+        : `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
+  return `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT ?`;
+}
+
 export class SqliteAdmin implements AdminStore {
   private readonly s;
   /** One prepared statement per filter combination, made on first use. */
@@ -101,12 +124,7 @@ export class SqliteAdmin implements AdminStore {
     const key = `${status ?? ''}|${source === undefined ? '' : 's'}`;
     let statement = this.listStatements.get(key);
     if (!statement) {
-      const where = ['seq < ?'];
-      if (status !== undefined) where.push(statusTerm(status));
-      if (source !== undefined) where.push('source = ?');
-      statement = this.db.prepare(
-        `SELECT ${RUN_LIST_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
-      );
+      statement = this.db.prepare(runListSql(status, source !== undefined));
       this.listStatements.set(key, statement);
     }
     const params: unknown[] = [beforeSeq];
@@ -160,17 +178,7 @@ export class SqliteAdmin implements AdminStore {
     const key = status ?? '';
     let statement = this.listStatements.get(`deliveries|${key}`);
     if (!statement) {
-      const statuses = status === undefined ? undefined : DELIVERY_STATUSES_OF[status];
-      if (status !== undefined && !statuses) throw new Error(`unknown delivery status ${status}`);
-      const where =
-        statuses === undefined
-          ? ''
-          : statuses.length === 1
-            ? `WHERE status = '${statuses[0]}'`
-            : `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
-      statement = this.db.prepare(
-        `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT ?`,
-      );
+      statement = this.db.prepare(deliveryListSql(status));
       this.listStatements.set(`deliveries|${key}`, statement);
     }
     return (statement.all(options.limit) as DeliveryListRow[]).map(toDeliveryView);
