@@ -69,6 +69,7 @@ export async function runsListCommand(options: ListOptions): Promise<void> {
     const again = [
       'agentgate runs list',
       options.status ? `--status ${options.status}` : '',
+      options.source ? `--source ${options.source}` : '',
       options.limit !== undefined ? `--limit ${options.limit}` : '',
       `--before ${answer.next}`,
     ];
