@@ -240,6 +240,17 @@ describe.each(STORES)('on %s', (kind) => {
       });
       // A retry of a retry names the run it retries.
       expect((await g.gateway.store.getStoredRun(newId))?.run.retryOf).toBe(id);
+      // A body (as a browser's fetch may send) is ignored, whatever its type; each retry is a new run.
+      const withBody = await readAnswer(
+        await fetch(`${g.url}/api/runs/${id}/retry`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: '{"ignored":true}',
+        }),
+      );
+      expect(withBody.status, withBody.text).toBe(202);
+      expect(withBody.body.retryOf).toBe(id);
+      expect(withBody.body.runId).not.toBe(newId);
     });
 
     it('with the workers running, the retried run executes and succeeds', async () => {
