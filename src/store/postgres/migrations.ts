@@ -203,6 +203,11 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_failed ON deliveries (seq) WHERE status IN ('failed', 'skipped');
   CREATE INDEX deliveries_by_ref ON deliveries (ref_id, seq);
   `,
+  // Fair claiming counts the runs executing per source on every claim; without this small
+  // index (running runs only) that count would read every run ever made.
+  `
+  CREATE INDEX runs_running ON runs (source) WHERE status = 'running';
+  `,
 ];
 
 /** Applies the missing steps, each recorded in schema_migrations, under the migration lock. */

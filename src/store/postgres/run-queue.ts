@@ -76,18 +76,23 @@ const RUNNING_BY_SOURCE = `
   SELECT source, COUNT(*)::int AS n FROM runs WHERE status = 'running' AND lease_until >= $1 GROUP BY source`;
 
 /**
- * The oldest runnable heads of every source, up to $2 each: a head is its key's
- * oldest unfinished run (run_heads), so a hot key with thousands queued costs one
- * row, and a flooded source costs $2 rows, not its backlog.
+ * The oldest $1 heads of every source, from run_heads alone (an index-only scan
+ * per source): a head is its key's oldest unfinished run, so a hot key with
+ * thousands queued costs one row, and a flooded source costs $1 rows, not its
+ * backlog. The few heads found are then checked against runs by primary key
+ * (CLAIMABLE); joining in one statement let the planner merge-join through the
+ * whole backlog instead.
  */
-const CANDIDATES = `
+const HEADS = `
   ${HEAD_SOURCES_CTE}
-  SELECT c.seq, c.source FROM sources CROSS JOIN LATERAL (
-    SELECT h.seq, h.source FROM run_heads h JOIN runs r ON r.seq = h.seq
-     WHERE h.source = sources.source
-       AND (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < $1))
-     ORDER BY h.seq LIMIT $2) c
+  SELECT c.seq FROM sources CROSS JOIN LATERAL (
+    SELECT h.seq FROM run_heads h WHERE h.source = sources.source ORDER BY h.seq LIMIT $1) c
    WHERE sources.source IS NOT NULL`;
+
+/** Which of these heads may be claimed: queued, or running with an expired lease. */
+const CLAIMABLE = `
+  SELECT seq, source FROM runs
+   WHERE seq = ANY($1::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))`;
 
 /** Leases the picked heads; the status check is repeated under the row locks. */
 const LEASE = `
@@ -111,9 +116,17 @@ export class PgRunQueue implements RunQueueStore {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK_KEY]);
       const counted = await tx.query<{ source: string; n: number }>(RUNNING_BY_SOURCE, [now]);
       const running = new Map(counted.rows.map((row) => [row.source, row.n]));
-      const found = await tx.query<{ seq: number; source: string }>(CANDIDATES, [now, limit]);
+      // A source's heads that are not claimable are running ones: at most `running` in all.
+      const busy = [...running.values()].reduce((sum, n) => sum + n, 0);
+      const oldest = await tx.query<{ seq: number }>(HEADS, [limit + busy]);
+      const found = await tx.query<{ seq: number; source: string }>(CLAIMABLE, [
+        oldest.rows.map((row) => row.seq),
+        now,
+      ]);
       const bySource = new Map<string, { seq: number }[]>();
-      for (const row of found.rows) bySource.set(row.source, [...(bySource.get(row.source) ?? []), row]);
+      for (const row of found.rows.sort((a, b) => a.seq - b.seq)) {
+        bySource.set(row.source, [...(bySource.get(row.source) ?? []), row]);
+      }
       const candidates = [...bySource].map(([source, heads]) => ({ source, heads }));
       const picked = pickFairly(candidates, running, caps, limit, (head) => head.seq);
       if (picked.length === 0) return [];

@@ -176,4 +176,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_failed ON deliveries (seq) WHERE status IN ('failed', 'skipped');
   CREATE INDEX deliveries_by_ref ON deliveries (ref_id, seq);
   `,
+  // 8: fair claiming counts the runs executing per source on every claim; without this
+  // small index (running runs only) that count would read every run ever made.
+  `
+  CREATE INDEX runs_running ON runs (source) WHERE status = 'running';
+  `,
 ];

@@ -77,7 +77,8 @@ export class SqliteRunQueue implements RunQueueStore {
     private readonly settleRun: (runId: string, now: number) => void = () => {},
   ) {
     this.s = {
-      // Runs executing now (an expired lease is claimable, so it does not count), per source.
+      // Runs executing now (an expired lease is claimable, so it does not count), per
+      // source, read through runs_running (the running runs only).
       runningBySource: db.prepare<[number], { source: string; n: number }>(
         `SELECT source, COUNT(*) AS n FROM runs WHERE status = 'running' AND lease_until >= ? GROUP BY source`,
       ),
