@@ -1,7 +1,9 @@
 /**
  * Executes queued agent runs (CONTRACT §5). Runs are leased from the store, at
  * most `agents.defaults.maxConcurrent` at once; runs sharing a session key are
- * leased one at a time, in order, by the store's claim. A run ends succeeded,
+ * leased one at a time, in order, by the store's claim, which also shares the
+ * free slots fairly between hooks and holds each to its `maxConcurrentRuns`
+ * (CONTRACT §10, store/fair-share.ts). A run ends succeeded,
  * failed or timed_out; its result, transcript turn and summary event are
  * committed together, then a heartbeat is requested (`wakeMode: "now"`) and
  * the reply is delivered. On stop, running turns get a grace period, then are
