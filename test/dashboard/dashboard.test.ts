@@ -140,6 +140,10 @@ describe.skipIf(skipReason !== undefined)('dashboard in Chromium', { timeout: 90
     expect(await page.locator('#run-detail pre.reply').textContent()).toBe(
       'Done: the report is in the usual place.',
     );
+    // The run's page names what it retries (and the hook), known from the retry and the list.
+    const facts = await page.locator('#run-detail dl.facts').first().textContent();
+    expect(facts).toContain(`Retry of${failed}`);
+    expect(facts).toContain('Hookhook:agent');
 
     // Back in the list, both are there: the old one failed, the retry succeeded and says what it retries.
     await page.locator('#nav a[data-view="runs"]').click();

@@ -2,6 +2,7 @@
 /** One run: what came in, what the agent answered, where it went, and Retry / Redeliver. */
 import { call, seg } from './api.js';
 import { badge, duration, facts, fill, h, runLink, textBlock, time } from './dom.js';
+import { originOf, remember } from './runs.js';
 
 const FINISHED = ['succeeded', 'failed', 'timed_out'];
 
@@ -24,6 +25,7 @@ export function runView(shell, runId) {
   retry.addEventListener('click', () =>
     shell.act(retry, async () => {
       const answer = await call('POST', `api/runs/${seg(runId)}/retry`);
+      remember(answer.runId, { ...originOf(runId), retryOf: runId });
       shell.notify(['Retried: the new run is ', runLink(answer.runId), '.']);
       shell.navigate(`/runs/${encodeURIComponent(answer.runId)}`);
     }),
@@ -74,7 +76,7 @@ export function runView(shell, runId) {
       const key = JSON.stringify([run, record]);
       if (key === shown) return;
       shown = key;
-      fill(body, details(run, record));
+      fill(body, details({ ...originOf(runId), ...run }, record));
     },
   };
 }

@@ -3,6 +3,28 @@
 import { call, workStanding } from './api.js';
 import { badge, duration, fill, h, runLink, table, time } from './dom.js';
 
+/**
+ * Where each run the list showed came from (source, name, retryOf): the run's own
+ * answer (GET /api/runs/{id}, CONTRACT §6's RunView) does not carry them, so its
+ * page fills them in from here when the operator came through the list.
+ * @type {Map<string, { source?: string, name?: string | null, retryOf?: string | null }>}
+ */
+const origins = new Map();
+const ORIGINS_KEPT = 1000;
+
+/**
+ * @param {string} runId
+ * @param {{ source?: string, name?: string | null, retryOf?: string | null }} origin
+ */
+export function remember(runId, { source, name, retryOf }) {
+  origins.delete(runId);
+  origins.set(runId, { source, name, retryOf });
+  if (origins.size > ORIGINS_KEPT) origins.delete(origins.keys().next().value ?? '');
+}
+
+/** @param {string} runId */
+export const originOf = (runId) => origins.get(runId);
+
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
 const PAGE_SIZES = [20, 50, 100, 200];
 
@@ -119,6 +141,7 @@ export function runsView(shell, params) {
       const key = JSON.stringify(answer.runs);
       if (key === shown) return;
       shown = key;
+      for (const run of answer.runs) remember(run.runId, run);
       fill(list, runsTable(answer.runs, filter.status !== '' || filter.source !== ''));
     },
   };
