@@ -4,12 +4,13 @@
  * with the address and tokens of the config resolved as `run` resolves it, and
  * a clear error when the gateway is not running. Tokens never appear in output.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../fakes/openai.js';
-import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
+import { CLI, type RunningCli, runCli, startCli } from '../helpers/cli.js';
 import { ADMIN_TOKEN, baseConfig, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
 
 let dir: string;
@@ -242,6 +243,23 @@ describe('send agent --wait past hooks.maxWaitSeconds', () => {
         error: null,
       });
       expect(result.code).toBe(0);
+      // Not a terminal: no progress line.
+      expect(result.stderr).toBe('');
+
+      // On a terminal (util-linux `script` gives the CLI a pseudo-terminal), a waiting line on stderr.
+      if (existsSync('/usr/bin/script')) {
+        const command = `${process.execPath} ${CLI} send agent 'on a terminal' --wait --config ${path}`;
+        const tty = await new Promise<string>((resolve, reject) =>
+          execFile(
+            '/usr/bin/script',
+            ['-qec', command, '/dev/null'],
+            { env: { ...process.env, ...env } },
+            (error, stdout) => (error ? reject(error) : resolve(stdout)),
+          ),
+        );
+        expect(tty).toMatch(/waiting for (the run to finish…|run run_\S+: (queued|running) \(\d)/);
+        expect(tty).toContain('"reply": "slow answer"');
+      }
 
       const impatient = await runCli(
         ['send', 'agent', 'too slow', '--wait', '--max-wait', '0.5', '--config', path],
