@@ -41,11 +41,11 @@ describe('Telegram HTML', () => {
     expect(text('> quoted *it*\n> more', telegram)).toBe('<blockquote>quoted <i>it</i>\nmore</blockquote>');
   });
 
-  it('escapes &, < and > in text and code, and " in a link target', () => {
+  it('escapes &, < and > in text and code; a link target comes percent-encoded', () => {
     expect(text('a < b && c > d `<x>`', telegram)).toBe(
       'a &lt; b &amp;&amp; c &gt; d <code>&lt;x&gt;</code>',
     );
-    expect(text('[q](https://x.example/"q")', telegram)).toContain('href="https://x.example/&quot;q&quot;"');
+    expect(text('[q](https://x.example/"q")', telegram)).toContain('href="https://x.example/%22q%22"');
     expect(text('AT&T <b>not a tag</b>', telegram)).toBe('AT&amp;T &lt;b&gt;not a tag&lt;/b&gt;');
   });
 

@@ -19,8 +19,8 @@ export interface Writer {
 /** The messages that carry a Markdown reply on a platform, each within `limit`. */
 export function renderMarkdown(markdown: string, writer: Writer, limit: number): OutboundPart[] {
   const measure = writer.measure ?? ((part: OutboundPart) => part.text.length);
-  const fits = (blocks: Block[]) => measure(writer.write(blocks)) <= limit;
-  const parts = splitBlocks(parseMarkdown(markdown), fits).map((blocks) => writer.write(blocks));
+  const size = (blocks: Block[]) => measure(writer.write(blocks));
+  const parts = splitBlocks(parseMarkdown(markdown), size, limit).map((blocks) => writer.write(blocks));
   const sendable = parts.filter((part) => part.text.trim() !== '');
   // Nothing to show (only whitespace): the text as it is, which the adapter refuses as empty.
   return sendable.length > 0 ? sendable : [{ text: markdown }];

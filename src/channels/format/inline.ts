@@ -108,7 +108,9 @@ export const bold = (runs: Run[]): Run[] =>
 export function linkSuffix(link: string, runs: Run[]): string {
   const text = plainText(runs).trim();
   const target = link.replace(/^mailto:/, '');
-  return text === link || text === target ? '' : ` (${target})`;
+  // A bare URL or address (`www.x.com` linked as http://www.x.com) already shows its target.
+  const bare = link.replace(/^(https?:\/\/|mailto:)/, '');
+  return text === link || text === target || text === bare ? '' : ` (${target})`;
 }
 
 export type { Marks };

@@ -10,28 +10,64 @@ import { type Block, type CodeBlock, type Run, type TextBlock, trimRuns } from '
 
 /** Whether these blocks, written as one message, are within the limit. */
 export type Fits = (blocks: Block[]) => boolean;
+/** What the platform counts of these blocks written as one message. */
+export type Measure = (blocks: Block[]) => number;
 
-export function splitBlocks(blocks: Block[], fits: Fits): Block[][] {
-  const units = blocks.flatMap((block) => (fits([block]) ? [block] : cut(block, fits)));
-  return pack(units, (slice) => slice, fits);
+export function splitBlocks(blocks: Block[], measure: Measure, limit: number): Block[][] {
+  const fits: Fits = (list) => measure(list) <= limit;
+  const units = blocks.flatMap((block) => (fits([block]) ? [block] : cut(block, measure, limit)));
+  // Between blocks: a line break, or a blank line.
+  return pack(
+    units,
+    (slice) => slice,
+    measure,
+    limit,
+    (block) => (block.gap === 'line' ? 1 : 2),
+  );
 }
 
 /**
- * Greedy packing: from each start, the longest run of items whose build fits
- * (found by doubling, then bisection: a few writes per message, not one per item).
+ * Greedy packing: from each start, the longest run of items whose build fits.
+ * The run is first estimated from each item's own size (written alone, once)
+ * and checked by writing it; only when the estimate is off does a search
+ * (doubling, then bisection) decide. So a reply costs about two writes of its
+ * text, not one per item.
  */
-function pack<T>(items: T[], build: (slice: T[], first: boolean) => Block[], fits: Fits): Block[][] {
+function pack<T>(
+  items: T[],
+  build: (slice: T[], first: boolean) => Block[],
+  measure: Measure,
+  limit: number,
+  separator: (item: T) => number,
+): Block[][] {
+  const sizes = items.map((item) => measure(build([item], false)));
   const out: Block[][] = [];
   let first = true;
   for (let start = 0; start < items.length; ) {
-    const ok = (count: number) => fits(build(items.slice(start, start + count), first));
-    let good = 1;
-    let bad = items.length - start + 1;
-    for (let probe = 2; probe < bad; probe *= 2) {
-      if (ok(probe)) good = probe;
-      else {
-        bad = probe;
-        break;
+    const ok = (count: number) => measure(build(items.slice(start, start + count), first)) <= limit;
+    const left = items.length - start;
+    let estimate = 0;
+    for (let sum = 0; estimate < left; estimate++) {
+      sum +=
+        (sizes[start + estimate] as number) + (estimate > 0 ? separator(items[start + estimate] as T) : 0);
+      if (sum > limit) break;
+    }
+    // One item always goes, even one too long alone (cut() made that as rare as a character).
+    let good = Math.max(1, estimate);
+    let bad = good + 1;
+    if (good > 1 && !ok(good)) {
+      bad = good;
+      good = 1;
+    } else if (good < left && ok(good + 1)) {
+      // Underestimated (markup shared between items): search upwards.
+      good += 1;
+      bad = left + 1;
+      for (let probe = good * 2; probe <= left; probe *= 2) {
+        if (!ok(probe)) {
+          bad = probe;
+          break;
+        }
+        good = probe;
       }
     }
     while (bad - good > 1) {
@@ -46,37 +82,49 @@ function pack<T>(items: T[], build: (slice: T[], first: boolean) => Block[], fit
   return out;
 }
 
-function cut(block: Block, fits: Fits): Block[] {
-  return block.kind === 'code' ? cutCode(block, fits) : cutText(block, fits);
+function cut(block: Block, measure: Measure, limit: number): Block[] {
+  return block.kind === 'code' ? cutCode(block, measure, limit) : cutText(block, measure, limit);
 }
 
-function cutCode(block: CodeBlock, fits: Fits): Block[] {
+function cutCode(block: CodeBlock, measure: Measure, limit: number): Block[] {
   const build = (atoms: string[], first: boolean): CodeBlock => ({
     ...block,
     code: atoms.join('').replace(/\n$/, ''),
     prefix: first ? block.prefix : '',
     gap: 'line',
   });
-  const alone = (atom: string) => fits([build([atom], true)]);
+  const alone = (atom: string) => measure([build([atom], true)]) <= limit;
   const lines = block.code.split(/(?<=\n)/);
   const atoms = lines.flatMap((line) => (alone(line) ? [line] : Array.from(line)));
-  return pack(atoms, (slice, first) => [build(slice, first)], fits).flat();
+  return pack(
+    atoms,
+    (slice, first) => [build(slice, first)],
+    measure,
+    limit,
+    () => 0,
+  ).flat();
 }
 
-function cutText(block: TextBlock, fits: Fits): Block[] {
+function cutText(block: TextBlock, measure: Measure, limit: number): Block[] {
   const build = (atoms: Run[][], first: boolean): TextBlock => ({
     ...block,
     runs: trimRuns(atoms.flat()),
     prefix: first ? block.prefix : '',
     gap: 'line',
   });
-  const alone = (atom: Run[]) => fits([build([atom], true)]);
+  const alone = (atom: Run[]) => measure([build([atom], true)]) <= limit;
   const atoms = splitRuns(block.runs, /(?<=\n)/).flatMap((line) =>
     alone(line)
       ? [line]
       : splitRuns(line, /(?<=\s)/).flatMap((word) => (alone(word) ? [word] : characters(word))),
   );
-  return pack(atoms, (slice, first) => [build(slice, first)], fits).flat();
+  return pack(
+    atoms,
+    (slice, first) => [build(slice, first)],
+    measure,
+    limit,
+    () => 0,
+  ).flat();
 }
 
 /** Runs cut where `at` matches in their text, grouped into pieces (a line, a word). */
