@@ -110,3 +110,49 @@ describe('fair sharing of worker slots between hooks', () => {
     expect(freeDone).toBeLessThan(cappedDone);
   }, 90_000);
 });
+
+describe('hooks.maxConcurrentRuns caps /hooks/agent', () => {
+  it('runs /agent runs one at a time with a cap of 1, while a mapping hook uses the other slot', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const llm = await startFakeOpenAi({
+      apiKey: 'sk-test',
+      reply: async (body) => {
+        const agentRun = String(body.messages.at(-1)?.content ?? '').includes('via agent');
+        if (agentRun) most = Math.max(most, ++inFlight);
+        await sleep(300);
+        if (agentRun) inFlight--;
+        return 'ok';
+      },
+    });
+    const gw = await startTestGateway(
+      {
+        hooks: {
+          maxConcurrentRuns: 1,
+          mappings: [{ id: 'side', match: { path: 'side' }, messageTemplate: 'side', deliver: false }],
+        },
+        models: { providers: { fake: { api: 'openai-chat', baseUrl: llm.baseUrl, apiKey: 'sk-test' } } },
+        agents: { defaults: { model: 'fake/gpt-test', maxConcurrent: 3, heartbeat: { every: '0' } } },
+      },
+      { workers: true },
+    );
+    try {
+      const body = {
+        message: 'via agent',
+        deliver: false,
+        wakeMode: 'next-heartbeat',
+        waitForCompletion: true,
+      };
+      const [side, ...answers] = await Promise.all([
+        gw.hook('side', {}),
+        ...Array.from({ length: 4 }, () => gw.hook('agent', body)),
+      ]);
+      expect(side?.status).toBe(202);
+      expect(answers.map((answer) => answer.body.status)).toEqual(Array(4).fill('succeeded'));
+      expect(most).toBe(1);
+    } finally {
+      await gw.stop();
+      await llm.close();
+    }
+  });
+});
