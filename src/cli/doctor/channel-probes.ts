@@ -62,6 +62,13 @@ function channelCall(
           const result = answer.json?.result as { username?: string } | undefined;
           if (answer.status === 200 && answer.json?.ok === true)
             return ok(name, `bot @${result?.username ?? '?'}`);
+          // Telegram answers a malformed token 404 Not Found (a well-formed wrong one 401).
+          if (answer.status === 404 && answer.json?.ok === false) {
+            return fail(
+              name,
+              `channels.telegram.botToken is refused: ${statusDetail(answer, str(answer.json?.description), say)}`,
+            );
+          }
           return refused(name, answer, say, str(answer.json?.description), 'channels.telegram.botToken');
         },
       };

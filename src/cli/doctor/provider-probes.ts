@@ -98,7 +98,7 @@ function judgeModels(
       say(`key accepted; ${ids.length} models, but not ${missing.join(', ')} named in the config`),
     );
   }
-  return ok(name, `key accepted; ${ids.length} model(s) listed`);
+  return ok(name, `${hasKey ? 'key accepted' : 'answers (no apiKey set)'}; ${ids.length} model(s) listed`);
 }
 
 /** Models the config names for this provider (agent and default models, the allowlist, aliases resolved). */
