@@ -8,6 +8,8 @@
  *     // provider baseUrl: fake.url   (e.g. http://127.0.0.1:PORT — the provider appends /v1/messages)
  *     expect(fake.requests[0].body.max_tokens).toBe(4096);
  *     await fake.close();
+ *
+ * `GET /v1/models` (`agentgate doctor`'s probe) lists `models`, behind the same key check.
  */
 import type { ServerResponse } from 'node:http';
 import { AbortWatch, readBody, sendJson, sendText, startServer, waitUnlessClosed } from './support.js';

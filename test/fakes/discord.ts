@@ -27,6 +27,8 @@
  * Direct messages: `POST /users/@me/channels {recipient_id}` opens (once) and
  * answers the DM channel of a user listed in `users`; another user is 400
  * Invalid Recipient(s), 50033. Messages to it are read with `dmMessagesFor`.
+ *
+ * `GET /users/@me` (`agentgate doctor`'s probe) answers the bot user, behind the same token check.
  */
 import {
   dropConnection,

@@ -23,6 +23,8 @@
  *
  * BlueBubbles itself has no rate limit; `rate_limit` models the tunnel (ngrok,
  * Cloudflare) usually in front of it: 429 with `Retry-After` and no JSON body.
+ *
+ * `GET /api/v1/ping` (`agentgate doctor`'s probe) answers pong, behind the same password check.
  */
 import { randomUUID } from 'node:crypto';
 import { dropConnection, FailureQueue, readBody, sendJson, sendText, startServer } from './support.js';

@@ -26,6 +26,8 @@
  * (the bot's id from `GET /api/v4/users/me`) creates, once, the direct channel
  * with a user listed in `users` (201, the channel); another user is 404
  * `app.user.missing_account.const`. Its posts are read with `directPostsFor`.
+ *
+ * `GET /api/v4/users/me` (`agentgate doctor`'s probe) answers the bot user, behind the same token check.
  */
 import { randomBytes } from 'node:crypto';
 import {

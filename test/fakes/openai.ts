@@ -7,6 +7,8 @@
  *     // provider baseUrl: fake.baseUrl   (e.g. http://127.0.0.1:PORT/v1)
  *     expect(fake.requests[0].body.model).toBe('gpt-4o-mini');
  *     await fake.close();
+ *
+ * `GET {prefix}/models` (`agentgate doctor`'s probe) lists `models`, behind the same key check.
  */
 import type { ServerResponse } from 'node:http';
 import { AbortWatch, readBody, sendJson, sendText, startServer, waitUnlessClosed } from './support.js';

@@ -27,6 +27,8 @@
  * reaches it), `username` (listed in `usernames`, else -1), `groupId` (listed in
  * `groups`, else -1 "Group not found"). `textStyle` entries must be
  * "start:length:STYLE" within the message (UTF-16 offsets), else -32602.
+ *
+ * The `version` method (`agentgate doctor`'s probe) is answered too, without an account.
  */
 import { randomUUID } from 'node:crypto';
 import { dropConnection, FailureQueue, readBody, sendBadGateway, sendJson, startServer } from './support.js';

@@ -30,6 +30,8 @@
  * Direct messages: a user listed in `users`, given as `channel`, gets a `D…`
  * channel (another user id is `channel_not_found`); `thread_ts` is recorded.
  * Each message's `problems` lists what is wrong with it as mrkdwn (mrkdwnProblems).
+ *
+ * `auth.test` (`agentgate doctor`'s probe) answers who the token is, behind the same token checks.
  */
 import {
   bodyParams,

@@ -20,6 +20,8 @@
  * recorded `text` is the visible text, with its `entities`. A `message_thread_id`
  * must be one of the chat's `topics` ("message thread not found").
  * Like Telegram, GET is accepted as well as POST; `requests` records the method used.
+ *
+ * `getMe` (`agentgate doctor`'s probe) answers the bot, behind the same token check.
  */
 import { parseTelegramHtml, type TelegramEntity } from './telegram-html.js';
 import {

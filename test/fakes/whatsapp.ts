@@ -28,6 +28,8 @@
  * header when `retryAfter` is given), `server_error` (500, code 131000),
  * `unavailable` (503, code 2), `bad_gateway` (502, HTML), `network` (connection
  * dropped), `expired_token` (401, code 190, "Error validating access token").
+ *
+ * `GET /{version}/{phoneNumberId}` (`agentgate doctor`'s probe) answers the number, behind the same token check.
  */
 import {
   dropConnection,
