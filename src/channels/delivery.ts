@@ -248,12 +248,14 @@ export class DeliveryEngine {
     adapter: ChannelAdapter,
     signal: AbortSignal,
   ): Promise<void> {
-    // The same reply always renders to the same parts, so a resumed delivery skips those sent.
-    const parts: OutboundPart[] = adapter.render
-      ? adapter.render(item.text)
-      : splitMessage(item.text, adapter.maxMessageLength).map((text) => ({ text }));
+    let parts: OutboundPart[] = [];
     let sent = item.partsSent;
     try {
+      // The same reply always renders to the same parts, so a resumed delivery skips those sent.
+      // Inside the try: a reply that cannot be rendered fails like a send, never stalls the outbox.
+      parts = adapter.render
+        ? adapter.render(item.text)
+        : splitMessage(item.text, adapter.maxMessageLength).map((text) => ({ text }));
       while (sent < parts.length) {
         await adapter.send({ ...(parts[sent] as OutboundPart), to: route.to }, signal);
         sent++;

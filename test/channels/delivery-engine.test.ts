@@ -228,3 +228,36 @@ describe('delivery engine: routes, resume and stop', () => {
     expect(outbox.rows()[0]).toMatchObject({ status: 'failed', last_error: 'discord is not configured' });
   });
 });
+
+describe('delivery engine: rendering', () => {
+  it('fails a reply its adapter cannot render like a failed send, instead of stalling the outbox', async () => {
+    const { outbox, telegram, clock, start } = setup({ maxAttempts: 2 });
+    (telegram as ChannelAdapter).render = () => {
+      throw new Error('the renderer broke');
+    };
+    outbox.enqueue({ channel: 'telegram', to: '42', text: 'x' });
+    start();
+    await settle();
+    await clock.advance(10_000);
+    await settle();
+    expect(outbox.rows()[0]).toMatchObject({ status: 'failed' });
+    expect(outbox.rows()[0]?.last_error).toContain('the renderer broke');
+    expect(telegram.calls).toHaveLength(0);
+  });
+
+  it('sends the parts an adapter renders, each with the recipient', async () => {
+    const { outbox, telegram, start } = setup();
+    telegram.auto = true;
+    (telegram as ChannelAdapter).render = (markdown) => [
+      { text: `<b>${markdown}</b>`, plain: markdown },
+      { text: 'two', plain: 'two' },
+    ];
+    outbox.enqueue({ channel: 'telegram', to: '-100:topic:7', text: 'one' });
+    start();
+    await settle();
+    expect(telegram.calls.map((call) => call.message)).toEqual([
+      { to: '-100:topic:7', text: '<b>one</b>', plain: 'one' },
+      { to: '-100:topic:7', text: 'two', plain: 'two' },
+    ]);
+  });
+});
