@@ -71,6 +71,19 @@ async function finishedRun(message: string): Promise<string> {
   return JSON.parse(result.stdout).runId;
 }
 
+describe('agentgate --help', () => {
+  it('lists the operator commands and their subcommands', async () => {
+    const help = await runCli(['--help'], env);
+    for (const command of ['status', 'runs', 'send', 'doctor'])
+      expect(help.stdout).toMatch(new RegExp(`^ +${command}\\b`, 'm'));
+    const runs = await runCli(['runs', '--help'], env);
+    for (const command of ['list', 'show', 'retry', 'redeliver'])
+      expect(runs.stdout).toMatch(new RegExp(`^ +${command}\\b`, 'm'));
+    const send = await runCli(['send', '--help'], env);
+    for (const command of ['wake', 'agent']) expect(send.stdout).toMatch(new RegExp(`^ +${command}\\b`, 'm'));
+  });
+});
+
 describe('agentgate status', () => {
   it('shows health, readiness and queue depth of the gateway the config names', async () => {
     const result = await cli(['status']);
