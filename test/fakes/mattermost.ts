@@ -151,19 +151,36 @@ export async function startFakeMattermost(options: FakeMattermostOptions): Promi
     // POST /api/v4/channels/direct [userId, otherUserId]: creates the direct channel, or answers it.
     if (path === '/api/v4/channels/direct' && req.method === 'POST') {
       if (!auth || !tokens.has(auth[2]?.trim() ?? '')) {
-        return appError(401, 'api.context.session_expired.app_error', 'Invalid or expired session, please login again.');
+        return appError(
+          401,
+          'api.context.session_expired.app_error',
+          'Invalid or expired session, please login again.',
+        );
       }
       const ids = Array.isArray(json) ? json : [];
       if (ids.length !== 2 || !ids.every((id) => typeof id === 'string' && /^[a-z0-9]{26}$/.test(id))) {
-        return appError(400, 'api.context.invalid_body_param.app_error', 'Invalid or missing user_ids in request body.');
+        return appError(
+          400,
+          'api.context.invalid_body_param.app_error',
+          'Invalid or missing user_ids in request body.',
+        );
       }
       // The session's user must be one side (else a permission error), the other a user that exists.
       if (!ids.includes(BOT_USER_ID)) {
-        return appError(403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
+        return appError(
+          403,
+          'api.context.permissions.app_error',
+          'You do not have the appropriate permissions.',
+        );
       }
       const other = (ids.find((id) => id !== BOT_USER_ID) ?? BOT_USER_ID) as string;
       if (!users.has(other)) {
-        return appError(404, 'app.user.missing_account.const', 'Unable to find the user.', `user_id=${other}`);
+        return appError(
+          404,
+          'app.user.missing_account.const',
+          'Unable to find the user.',
+          `user_id=${other}`,
+        );
       }
       let channelId = directChannels.get(other);
       if (!channelId) {

@@ -114,7 +114,9 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
   for (const number of [...(options.registered ?? []), ...untrusted]) register(number);
   const address = (number: string) => ({ uuid: registered.get(number) ?? null, number });
   const groups = new Set(options.groups ?? []);
-  const usernames = new Map(Object.entries(options.usernames ?? {}).map(([name, number]) => [name.toLowerCase(), number]));
+  const usernames = new Map(
+    Object.entries(options.usernames ?? {}).map(([name, number]) => [name.toLowerCase(), number]),
+  );
   /** A uuid recipient as the number registered with it (unknown uuids stay as they are). */
   const numberOf = (recipient: string) =>
     UUID.test(recipient)
@@ -213,7 +215,8 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
     const recipients = recipientsOf(params);
     for (const name of recipientsOf({ recipient: params.username })) {
       const number = usernames.get(name.toLowerCase());
-      if (number === undefined) return rpcError(-1, `Failed to send message: Username ${name} is not registered`);
+      if (number === undefined)
+        return rpcError(-1, `Failed to send message: Username ${name} is not registered`);
       recipients.push(number);
     }
     if (recipients.length === 0 && groupId === undefined) return rpcError(-1, 'No recipients given');
@@ -241,7 +244,13 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
     }
     if (groupId !== undefined) {
       if (!groups.has(groupId)) return rpcError(-1, `Failed to send message: Group not found: ${groupId}`);
-      messages.push({ account: params.account, recipient: `group:${groupId}`, message, textStyle, timestamp });
+      messages.push({
+        account: params.account,
+        recipient: `group:${groupId}`,
+        message,
+        textStyle,
+        timestamp,
+      });
       record.status = 200;
       return sendJson(res, 200, { jsonrpc: '2.0', result: { timestamp, results: [] }, id });
     }

@@ -232,7 +232,13 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
       ok: true,
       channel: channel.id,
       ts,
-      message: { ...BOT, type: 'message', text, ts, ...(threadTs === undefined ? {} : { thread_ts: threadTs }) },
+      message: {
+        ...BOT,
+        type: 'message',
+        text,
+        ts,
+        ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
+      },
       ...(warnings.length > 0 ? { warning: warnings.join(','), response_metadata: { warnings } } : {}),
     });
   });
@@ -267,7 +273,8 @@ export function mrkdwnProblems(text: string): string[] {
     const inside = match[1] as string;
     if (!match[0].endsWith('>')) problems.push(`unescaped < at ${match.index}`);
     else if (/^[@#!]/.test(inside)) problems.push(`mention <${inside}> would notify or link`);
-    else if (!/^(https?:\/\/|mailto:)[^\s|]+(\|[^|]+)?$/.test(inside)) problems.push(`not a link: <${inside}>`);
+    else if (!/^(https?:\/\/|mailto:)[^\s|]+(\|[^|]+)?$/.test(inside))
+      problems.push(`not a link: <${inside}>`);
   }
   const outside = text.replace(/<[^<>]*>/g, '');
   for (const line of outside.split('\n')) {

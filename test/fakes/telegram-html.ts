@@ -20,7 +20,9 @@ export interface TelegramEntity {
   language?: string;
 }
 
-export type ParsedHtml = { ok: true; text: string; entities: TelegramEntity[] } | { ok: false; reason: string };
+export type ParsedHtml =
+  | { ok: true; text: string; entities: TelegramEntity[] }
+  | { ok: false; reason: string };
 
 const TYPES: Record<string, string> = {
   b: 'bold',
@@ -61,7 +63,8 @@ export function parseTelegramHtml(html: string): ParsedHtml {
       const name = entity?.[1];
       if (entity && name !== undefined) {
         if (name.startsWith('#')) {
-          const code = name[1]?.toLowerCase() === 'x' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
+          const code =
+            name[1]?.toLowerCase() === 'x' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
           text += String.fromCodePoint(code);
           i += entity[0].length;
           continue;
@@ -105,7 +108,10 @@ export function parseTelegramHtml(html: string): ParsedHtml {
     const match = /^([a-z-]+)((?:\s+[a-z-]+\s*=\s*"[^"]*")*)\s*$/i.exec(inside);
     const tag = match?.[1]?.toLowerCase();
     if (!match || tag === undefined || !(tag in TYPES)) {
-      return { ok: false, reason: `Unsupported start tag "${inside.split(/\s/)[0]}" at byte offset ${byteOffset(i)}` };
+      return {
+        ok: false,
+        reason: `Unsupported start tag "${inside.split(/\s/)[0]}" at byte offset ${byteOffset(i)}`,
+      };
     }
     const attrs: Record<string, string> = {};
     for (const attr of (match[2] ?? '').matchAll(/([a-z-]+)\s*=\s*"([^"]*)"/gi)) {
@@ -113,13 +119,19 @@ export function parseTelegramHtml(html: string): ParsedHtml {
     }
     const parent = stack.at(-1);
     if (parent && (parent.tag === 'code' || (parent.tag === 'pre' && tag !== 'code'))) {
-      return { ok: false, reason: `Can't put "${tag}" inside "${parent.tag}" at byte offset ${byteOffset(i)}` };
+      return {
+        ok: false,
+        reason: `Can't put "${tag}" inside "${parent.tag}" at byte offset ${byteOffset(i)}`,
+      };
     }
     if (parent?.tag === 'pre' && tag === 'code' && stack.filter((o) => o.tag === 'code').length > 0) {
       return { ok: false, reason: `Can't put "code" inside "code" at byte offset ${byteOffset(i)}` };
     }
     if ((tag === 'a' || tag === 'blockquote') && stack.some((open) => open.tag === tag)) {
-      return { ok: false, reason: `Nested "${tag}" entities are not allowed at byte offset ${byteOffset(i)}` };
+      return {
+        ok: false,
+        reason: `Nested "${tag}" entities are not allowed at byte offset ${byteOffset(i)}`,
+      };
     }
     if (tag === 'code' && stack.some((open) => open.tag === 'a')) {
       return { ok: false, reason: `Can't put "code" inside "a" at byte offset ${byteOffset(i)}` };
@@ -131,7 +143,8 @@ export function parseTelegramHtml(html: string): ParsedHtml {
     i = end + 1;
   }
   const unclosed = stack.at(-1);
-  if (unclosed) return { ok: false, reason: `Can't find end tag corresponding to start tag "${unclosed.tag}"` };
+  if (unclosed)
+    return { ok: false, reason: `Can't find end tag corresponding to start tag "${unclosed.tag}"` };
   // A <code> in a <pre> only carries the pre's language.
   const shown = entities.filter((entity) => entity.type !== 'code_in_pre');
   return { ok: true, text, entities: shown.sort((a, b) => a.offset - b.offset) };

@@ -23,7 +23,7 @@
  *
  * `getMe` (`agentgate doctor`'s probe) answers the bot, behind the same token check.
  */
-import { parseTelegramHtml, type TelegramEntity } from './telegram-html.js';
+
 import {
   bodyParams,
   dropConnection,
@@ -33,6 +33,7 @@ import {
   sendJson,
   startServer,
 } from './support.js';
+import { parseTelegramHtml, type TelegramEntity } from './telegram-html.js';
 
 export interface FakeTelegramChatSpec {
   id: number;
@@ -187,7 +188,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
 
     const failure = failures.next();
     if (failure?.kind === 'parse_entities' && params.parse_mode !== undefined) {
-      return fail(400, "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0");
+      return fail(400, 'Bad Request: can\'t parse entities: Unsupported start tag "x" at byte offset 0');
     }
     if (failure && failure.kind !== 'parse_entities') {
       switch (failure.kind) {
