@@ -308,3 +308,117 @@ describe('msteams', () => {
     expect(unknown).toMatchObject({ status: 'failed', attempts: 0 });
   });
 });
+
+describe('every formatting rule, through the engine, on every platform', () => {
+  const RICH =
+    '# Report\n\n**Bold** *it* ~~old~~ `a<b` [docs](https://example.com/d)\n\n* one\n* two\n\n> quoted\n\n```js\nif (a < b) {}\n```';
+  /** RICH as Discord, Mattermost and Teams receive it: their Markdown, normalised. */
+  const MARKDOWN =
+    '# Report\n\n**Bold** *it* ~~old~~ `a<b` [docs](https://example.com/d)\n\n- one\n- two\n\n> quoted\n\n```js\nif (a < b) {}\n```';
+  const PLAIN =
+    'Report\n\nBold it old a<b docs (https://example.com/d)\n\n• one\n• two\n\n> quoted\n\nif (a < b) {}';
+
+  it('sends headings, emphasis, code, links, lists, quotes and code blocks natively', async () => {
+    const tg = await startFakeTelegram({ token: '1:tg', chats: [4242] });
+    const sl = await startFakeSlack({ token: 'xoxb-t', channels: ['C0123456789'] });
+    const dc = await startFakeDiscord({ token: 'dc', channels: ['123456789012345678'] });
+    const mm = await startFakeMattermost({ token: 'mm', channels: ['abcdefghijklmnopqrstuvwxyz'] });
+    const sig = await startFakeSignal({ account: '+15550000000', registered: ['+15551230001'] });
+    const bb = await startFakeBlueBubbles({ password: 'pw', handles: ['+15551230001'] });
+    const wa = await startFakeWhatsApp({ token: 'EAAG', phoneNumberId: '1065', recipients: ['15551234567'] });
+    const teams = await startFakeMsTeams({
+      appId: 'app',
+      appPassword: 'secret',
+      conversations: ['19:abc@thread.v2'],
+    });
+    for (const fake of [tg, sl, dc, mm, sig, bb, wa, teams]) closers.push(() => fake.close());
+    const { send } = engineFor({
+      telegram: { botToken: '1:tg', apiBaseUrl: tg.url },
+      slack: { botToken: 'xoxb-t', apiBaseUrl: sl.url },
+      discord: { botToken: 'dc', apiBaseUrl: dc.url },
+      mattermost: { baseUrl: mm.url, token: 'mm' },
+      signal: { rpcUrl: sig.url, account: '+15550000000' },
+      imessage: { serverUrl: bb.url, password: 'pw' },
+      whatsapp: { phoneNumberId: '1065', accessToken: 'EAAG', apiBaseUrl: wa.url },
+      msteams: {
+        appId: 'app',
+        appPassword: 'secret',
+        tokenUrl: teams.tokenUrl,
+        serviceUrl: teams.serviceUrl,
+      },
+    });
+    const targets: [string, string][] = [
+      ['telegram', '4242'],
+      ['slack', 'C0123456789'],
+      ['discord', '123456789012345678'],
+      ['mattermost', 'abcdefghijklmnopqrstuvwxyz'],
+      ['signal', '+15551230001'],
+      ['imessage', '+15551230001'],
+      ['whatsapp', '+15551234567'],
+      ['msteams', '19:abc@thread.v2'],
+    ];
+    for (const [channel, to] of targets) expect((await send(channel, to, RICH)).status).toBe('delivered');
+
+    expect(tg.messages[0]?.params.text).toBe(
+      '<b>Report</b>\n\n<b>Bold</b> <i>it</i> <s>old</s> <code>a&lt;b</code> <a href="https://example.com/d">docs</a>\n\n• one\n• two\n\n<blockquote>quoted</blockquote>\n\n<pre><code class="language-js">if (a &lt; b) {}</code></pre>',
+    );
+    expect(tg.messages[0]?.entities.map((e) => e.type)).toEqual([
+      'bold',
+      'bold',
+      'italic',
+      'strikethrough',
+      'code',
+      'text_link',
+      'blockquote',
+      'pre',
+    ]);
+    expect(sl.messages[0]?.text).toBe(
+      '*Report*\n\n*Bold* _it_ ~old~ `a&lt;b` <https://example.com/d|docs>\n\n• one\n• two\n\n> quoted\n\n```\nif (a &lt; b) {}\n```',
+    );
+    expect(sl.messages[0]?.problems).toEqual([]);
+    expect(dc.messages[0]?.content).toBe(MARKDOWN);
+    expect(mm.posts[0]?.message).toBe(MARKDOWN);
+    expect(teams.messagesFor('19:abc@thread.v2')[0]?.text).toBe(MARKDOWN);
+    expect(wa.messages[0]?.body).toBe(
+      '*Report*\n\n*Bold* _it_ ~old~ `a<b` docs (https://example.com/d)\n\n• one\n• two\n\n> quoted\n\n```\nif (a < b) {}\n```',
+    );
+    expect(bb.messages[0]?.text).toBe(PLAIN);
+    const at = (text: string) => PLAIN.indexOf(text);
+    expect(sig.messages[0]).toMatchObject({
+      message: PLAIN,
+      textStyle: [
+        '0:6:BOLD',
+        `${at('Bold')}:4:BOLD`,
+        `${at('it ')}:2:ITALIC`,
+        `${at(' old') + 1}:3:STRIKETHROUGH`,
+        `${at('a<b')}:3:MONOSPACE`,
+        `${at('if (a')}:13:MONOSPACE`,
+      ],
+    });
+  });
+
+  it('splits a long formatted reply so every part is accepted and closes what it opens', async () => {
+    const tg = await startFakeTelegram({ token: '1:tg', chats: [4242] });
+    const dc = await startFakeDiscord({ token: 'dc', channels: ['123456789012345678'] });
+    for (const fake of [tg, dc]) closers.push(() => fake.close());
+    const { send } = engineFor({
+      telegram: { botToken: '1:tg', apiBaseUrl: tg.url },
+      discord: { botToken: 'dc', apiBaseUrl: dc.url },
+    });
+    const code = Array.from({ length: 300 }, (_, i) => `row ${i}: a < b && c > d`).join('\n');
+    const bold = `**${'very important words '.repeat(150).trim()}**`;
+    expect((await send('telegram', '4242', `Intro.\n\n\`\`\`\n${code}\n\`\`\`\n\n${bold}`)).status).toBe(
+      'delivered',
+    );
+    expect((await send('discord', '123456789012345678', bold)).status).toBe('delivered');
+
+    // The fake refuses malformed HTML with 400: every part was accepted, each within 4096 after parsing.
+    expect(tg.messages.length).toBeGreaterThan(2);
+    expect(tg.requests.every((r) => r.status === 200)).toBe(true);
+    for (const message of tg.messages) expect(message.text.length).toBeLessThanOrEqual(4096);
+    expect(tg.messages.map((m) => m.text).join('\n')).toContain(code.split('\n').at(-1));
+    const parts = dc.messages.map((m) => m.content);
+    expect(parts.length).toBe(2);
+    for (const part of parts) expect(part).toMatch(/^\*\*[^*]+\*\*$/);
+  });
+});
