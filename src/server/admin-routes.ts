@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import { type ZodType, z } from 'zod';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { tokenGuard } from '../auth/guards.js';
 import { presentedBearerToken, tokenMatcher } from '../auth/token.js';
@@ -14,7 +14,16 @@ import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { Action, Committed, Store } from '../store/types.js';
-import { ADMIN_SECURITY, ErrorAnswer, OkAnswer, RunView } from './admin-schemas.js';
+import {
+  ADMIN_SECURITY,
+  ErrorAnswer,
+  EventsAnswer,
+  HeartbeatsAnswer,
+  limitParam,
+  OkAnswer,
+  RunView,
+  TranscriptAnswer,
+} from './admin-schemas.js';
 import { registerReadiness } from './readiness.js';
 import { registerRunAdminRoutes } from './run-admin-routes.js';
 import { zodValidatorCompiler } from './validation.js';
@@ -100,7 +109,13 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
     api.get(
       '/api/sessions/:sessionKey/events',
-      { schema: { params: SessionParams, querystring: EventsQuery } },
+      {
+        schema: {
+          ...sessionDoc('A session’s system events, oldest first', EventsAnswer),
+          params: SessionParams,
+          querystring: EventsQuery,
+        },
+      },
       async (request) => {
         const { sessionKey } = request.params;
         const { limit, after } = request.query;
@@ -113,7 +128,13 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
     api.get(
       '/api/sessions/:sessionKey/transcript',
-      { schema: { params: SessionParams, querystring: TranscriptQuery } },
+      {
+        schema: {
+          ...sessionDoc('A session’s newest transcript turns, oldest first', TranscriptAnswer),
+          params: SessionParams,
+          querystring: TranscriptQuery,
+        },
+      },
       async (request) => ({
         messages: await store.loadTranscript(request.params.sessionKey, request.query.limit),
       }),
@@ -121,7 +142,13 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
     api.get(
       '/api/sessions/:sessionKey/heartbeats',
-      { schema: { params: SessionParams, querystring: HeartbeatsQuery } },
+      {
+        schema: {
+          ...sessionDoc('A main session’s newest heartbeats', HeartbeatsAnswer),
+          params: SessionParams,
+          querystring: HeartbeatsQuery,
+        },
+      },
       async (request) => ({
         heartbeats: await store.listHeartbeats(request.params.sessionKey, request.query.limit),
       }),
@@ -129,30 +156,22 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
   });
 }
 
-const LIMIT_PROBLEM = `must be an integer from 1 to ${MAX_EVENT_LIMIT}`;
-
-/** `?limit=`: an integer from 1 to MAX_EVENT_LIMIT, `fallback` when absent (refused: 400 invalid_payload naming limit). */
-function limitParam(fallback: number) {
-  return z
-    .string({ error: LIMIT_PROBLEM })
-    .optional()
-    .transform((raw, context) => {
-      if (raw === undefined) return fallback;
-      const limit = Number(raw);
-      if (Number.isInteger(limit) && limit >= 1 && limit <= MAX_EVENT_LIMIT) return limit;
-      context.addIssue({ code: 'custom', message: LIMIT_PROBLEM });
-      return z.NEVER;
-    });
-}
-
 const RunParams = z.object({ runId: z.string() });
+
+/** OpenAPI fields of the session routes. */
+const sessionDoc = <T extends ZodType>(summary: string, answer: T) => ({
+  summary,
+  tags: ['sessions'],
+  security: ADMIN_SECURITY,
+  response: { 200: answer, 400: ErrorAnswer, 401: ErrorAnswer },
+});
 
 /** Answers are sent as the handlers return them; the answer schemas only document them. */
 const serializeAsIs = () => (data: unknown) => JSON.stringify(data);
 const SessionParams = z.object({ sessionKey: z.string() });
 const EventsQuery = z.object({
-  limit: limitParam(DEFAULT_EVENT_LIMIT),
+  limit: limitParam(DEFAULT_EVENT_LIMIT, MAX_EVENT_LIMIT),
   after: z.string({ error: 'must be one event id' }).optional(),
 });
-const TranscriptQuery = z.object({ limit: limitParam(DEFAULT_TRANSCRIPT_LIMIT) });
-const HeartbeatsQuery = z.object({ limit: limitParam(DEFAULT_HEARTBEAT_LIMIT) });
+const TranscriptQuery = z.object({ limit: limitParam(DEFAULT_TRANSCRIPT_LIMIT, MAX_EVENT_LIMIT) });
+const HeartbeatsQuery = z.object({ limit: limitParam(DEFAULT_HEARTBEAT_LIMIT, MAX_EVENT_LIMIT) });

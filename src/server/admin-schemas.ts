@@ -128,3 +128,38 @@ export const DeliveriesAnswer = z.object({ deliveries: z.array(DeliveryView).des
 
 /** Every admin route is under the admin token (OpenAPI security requirement). */
 export const ADMIN_SECURITY = [{ adminToken: [] }];
+
+const DeliveryRecord = RunView.shape.delivery;
+
+export const EventsAnswer = z.object({
+  events: z
+    .array(
+      z.object({
+        id: z.string(),
+        ts: isoTime,
+        text: z.string(),
+        source: z.string(),
+        status: z.enum(['pending', 'consumed']),
+      }),
+    )
+    .describe('Oldest first, consumed ones included.'),
+});
+
+export const TranscriptAnswer = z.object({
+  messages: z.array(z.object({ role: z.enum(['user', 'assistant']), content: z.string() })),
+});
+
+export const HeartbeatsAnswer = z.object({
+  heartbeats: z.array(
+    z.object({
+      id: z.string(),
+      startedAt: isoTime,
+      finishedAt: isoTime,
+      status: z.enum(['succeeded', 'failed']),
+      eventCount: z.number().int(),
+      reply: z.string().nullable(),
+      error: z.string().nullable(),
+      delivery: DeliveryRecord,
+    }),
+  ),
+});

@@ -83,6 +83,19 @@ describe('GET /api/openapi.json', () => {
     expect(wake.required).toEqual(['text']);
     expect(wake.properties.mode.enum).toEqual(['now', 'next-heartbeat']);
     expect(doc.components.securitySchemes.adminToken).toEqual(expect.objectContaining({ scheme: 'bearer' }));
+    // Every /api operation says it takes the admin token, and what it answers.
+    for (const [path, item] of Object.entries(doc.paths).filter(([path]) => path.startsWith('/api/'))) {
+      for (const [method, operation] of Object.entries(
+        item as Record<string, { security: unknown; responses: object }>,
+      )) {
+        expect(operation.security, `${method} ${path}`).toEqual([{ adminToken: [] }]);
+        expect(Object.keys(operation.responses), `${method} ${path}`).toContain('401');
+        expect(
+          Object.keys(operation.responses).some((code) => code.startsWith('2')),
+          `${method} ${path}`,
+        ).toBe(true);
+      }
+    }
   });
 
   it('takes the admin token (not the hook token)', async () => {
