@@ -21,7 +21,7 @@ import {
   HeartbeatsAnswer,
   limitParam,
   OkAnswer,
-  RunView,
+  RunDetail,
   TranscriptAnswer,
 } from './admin-schemas.js';
 import { registerReadiness } from './readiness.js';
@@ -98,13 +98,16 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       tags: ['runs'],
       security: ADMIN_SECURITY,
       params: RunParams,
-      response: { 200: RunView, 401: ErrorAnswer, 404: ErrorAnswer },
+      response: { 200: RunDetail, 401: ErrorAnswer, 404: ErrorAnswer },
     };
     api.get('/api/runs/:runId', { schema: runSchema }, async (request) => {
       const { runId } = request.params;
-      const run = await store.getRun(runId);
-      if (!run) throw new HttpError(404, 'not_found', `no run with id "${runId}"`);
-      return run;
+      const [run, stored] = await Promise.all([store.getRun(runId), store.getStoredRun(runId)]);
+      if (!run || !stored) throw new HttpError(404, 'not_found', `no run with id "${runId}"`);
+      // The operator's view adds what the run was given (the list's fields and the
+      // message as received); a caller holding only the hook token gets §6's RunView.
+      const { source, name, retryOf, message } = stored.run;
+      return { ...run, source, name, retryOf: retryOf ?? null, message };
     });
 
     api.get(

@@ -98,6 +98,10 @@ export const RunListView = RunView.extend({
   retryOf: z.string().nullable().describe('The run this one retries, or null.'),
 });
 
+export const RunDetail = RunListView.extend({
+  message: z.string().describe('The message as the run received it (after any mapping).'),
+});
+
 export const RunPage = z.object({
   runs: z.array(RunListView).describe('Newest first.'),
   next: z.string().nullable().describe('Pass as `before` for the next page; null on the last page.'),
