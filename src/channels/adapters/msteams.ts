@@ -21,6 +21,9 @@
  * either endpoint; a refused client, 401 after the fresh token, 403 (bot not in
  * the conversation), 404 (no such conversation), 413 (MessageSizeTooBig) and
  * 400 are permanent. Neither the app password nor a token ever appears in an error.
+ *
+ * `to` is a conversation id or `conversation:<id>`. Replies are Markdown as Teams
+ * renders it (format/markdown.ts), sent with `textFormat: "markdown"`.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
 import {

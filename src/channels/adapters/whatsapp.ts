@@ -13,6 +13,9 @@
  * retryable; a refused token (190, HTTP 401) or recipient (100, 131026, 131030)
  * and every other 4xx → permanent. The token is scrubbed from anything shown:
  * Graph echoes malformed tokens back in its error message.
+ *
+ * `to` is an E.164 number, with or without `+` (as written by people: spaces,
+ * dashes, parentheses). Replies are sent in WhatsApp's formatting (format/whatsapp.ts).
  */
 import type { ChannelsConfig } from '../../config/schema.js';
 import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
