@@ -162,6 +162,8 @@ describe('agentgate runs', () => {
     expect(result.stdout).toMatch(/^status: +succeeded$/m);
     expect(result.stdout).toMatch(/^created: +\S+ \((just now|\d+(\.\d)?s ago)\)$/m);
     expect(result.stdout).toMatch(/^delivery: +skipped — no channel is configured$/m);
+    expect(result.stdout).toMatch(/^source: +hook:agent$/m);
+    expect(result.stdout).toMatch(/\nmessage:\n {2}show me\n/);
     expect(result.stdout).toMatch(/\nreply:\n {2}Echo: /);
     expect(result.code).toBe(0);
 

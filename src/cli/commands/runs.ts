@@ -30,6 +30,8 @@ export interface RunView {
   source?: string;
   name?: string | null;
   retryOf?: string | null;
+  /** The message as received (GET /api/runs/{id} only). */
+  message?: string;
   delivery?: { status: string; channel: string | null; to: string | null; reason: string | null };
   callback?: { status: string; attempts: number };
 }
@@ -147,6 +149,7 @@ export function describeRun(run: RunView, now = Date.now()): string {
     entries.push(['callback', `${status} (${attempts} attempt${attempts === 1 ? '' : 's'})`]);
   }
   let text = fields(entries);
+  if (run.message) text += `\n\nmessage:\n${indent(run.message)}`;
   if (run.error) text += `\n\nerror:\n${indent(run.error)}`;
   if (run.reply) text += `\n\nreply:\n${indent(run.reply)}`;
   return text;
