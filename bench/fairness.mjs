@@ -10,14 +10,20 @@
 // --run-ms. The gateway is started through its CLI from each --gateway-dir
 // (built there with `npm run build`), one after the other.
 //
+// --store postgres runs each gateway on a new PostgreSQL database (on the server of
+// --pg-url, dropped after); --replicas 2 starts two replicas on it, the flood sent to
+// both and the lone run to the first, so the slots are shared across replicas.
+//
 //   node bench/fairness.mjs [--flood 10000] [--run-ms 200] [--slots 4] [--concurrency 64]
 //                           [--timeout 120] [--gateway-dir <checkout>]...
+//                           [--store sqlite|postgres] [--replicas N] [--pg-url <admin url>]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startServer, stopServer } from './processes.mjs';
+import { pgDatabase } from './store-check.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -27,8 +33,13 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '64' },
     timeout: { type: 'string', default: '120' },
     'gateway-dir': { type: 'string', multiple: true },
+    store: { type: 'string', default: 'sqlite' },
+    replicas: { type: 'string', default: '1' },
+    'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
+const POSTGRES = values.store === 'postgres';
+const REPLICAS = POSTGRES ? Number(values.replicas) : 1;
 const FLOOD = Number(values.flood);
 const RUN_MS = Number(values['run-ms']);
 const SLOTS = Number(values.slots);
@@ -86,6 +97,8 @@ async function measure(dir) {
   const model = await startModel();
   const home = mkdtempSync(join(tmpdir(), 'agentgate-fairness-'));
   const configPath = join(home, 'agentgate.json5');
+  const database = POSTGRES ? pgDatabase(values['pg-url'], `agentgate_fair_${Date.now()}`) : undefined;
+  await database?.create();
   writeFileSync(
     configPath,
     JSON.stringify({
@@ -105,14 +118,19 @@ async function measure(dir) {
       },
       models: { providers: { fake: { api: 'openai-chat', baseUrl: model.url, apiKey: 'sk-bench' } } },
       agents: { defaults: { model: 'fake/m', maxConcurrent: SLOTS, heartbeat: { every: '0' } } },
+      ...(database ? { store: { driver: 'postgres', url: database.url } } : {}),
     }),
     { mode: 0o600 },
   );
-  const { child, url } = await startServer(
-    process.execPath,
-    [join(dir, 'dist/cli/main.js'), 'run', '--config', configPath],
-    { pattern: /agentgate listening on (http:\/\/\S+)/ },
-  );
+  const servers = [];
+  for (let i = 0; i < REPLICAS; i++) {
+    servers.push(
+      await startServer(process.execPath, [join(dir, 'dist/cli/main.js'), 'run', '--config', configPath], {
+        pattern: /agentgate listening on (http:\/\/\S+)/,
+      }),
+    );
+  }
+  const url = servers[0].url;
   try {
     // 1. The flood, CONCURRENCY requests at a time.
     const floodStarted = Date.now();
@@ -122,13 +140,14 @@ async function measure(dir) {
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < FLOOD) {
           const n = next++;
-          if ((await post(`${url}/hooks/flood`, { n })).status === 202) accepted++;
+          const target = servers[n % servers.length].url;
+          if ((await post(`${target}/hooks/flood`, { n })).status === 202) accepted++;
         }
       }),
     );
     const floodSeconds = (Date.now() - floodStarted) / 1000;
-    // 2. Every slot busy with the flood.
-    while (model.inFlight < SLOTS) await sleep(10);
+    // 2. Every slot (of every replica) busy with the flood.
+    while (model.inFlight < SLOTS * REPLICAS) await sleep(10);
     // 3. One run on another hook.
     const sent = Date.now();
     const lone = await post(`${url}/hooks/agent`, {
@@ -152,27 +171,29 @@ async function measure(dir) {
       dir,
       accepted,
       floodPerSecond: Math.round(accepted / floodSeconds),
-      finishedBeforeLone: model.calls - SLOTS,
+      finishedBeforeLone: model.calls - SLOTS * REPLICAS,
       waitedMs,
       answeredMs: lone.status === 200 ? answeredMs : undefined,
       loneStatus: lone.status,
     };
   } finally {
-    await stopServer(child);
+    for (const { child } of servers) await stopServer(child);
     await model.close();
+    await database?.drop();
     rmSync(home, { recursive: true, force: true });
   }
 }
 
-log(`flood ${FLOOD} runs on one hook, ${SLOTS} worker slots, ${RUN_MS} ms per run`);
+const where = POSTGRES ? `postgres, ${REPLICAS} replica(s)` : 'sqlite';
+log(`flood ${FLOOD} runs on one hook, ${SLOTS} worker slots per replica, ${RUN_MS} ms per run (${where})`);
 const results = [];
 for (const dir of dirs) {
   log(`measuring ${dir} ...`);
   results.push(await measure(dir));
 }
-const fifoMs = Math.ceil(FLOOD / SLOTS) * RUN_MS;
+const fifoMs = Math.ceil(FLOOD / (SLOTS * REPLICAS)) * RUN_MS;
 console.log(
-  `\nFairness: one run on /hooks/agent after ${FLOOD} runs flooded one mapping (${SLOTS} slots, ${RUN_MS} ms a run; oldest-first would wait ~${(fifoMs / 1000).toFixed(0)} s)\n`,
+  `\nFairness (${where}): one run on /hooks/agent after ${FLOOD} runs flooded one mapping (${SLOTS * REPLICAS} slots, ${RUN_MS} ms a run; oldest-first would wait ~${(fifoMs / 1000).toFixed(0)} s)\n`,
 );
 console.log(
   'gateway'.padEnd(40),
