@@ -262,7 +262,9 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     maxWaitSeconds: number,
   ): Promise<StoredAnswer> => {
     const runIds = runIdsOf(accepted);
-    if (runIds.length === 0) return accepted;
+    // Gone already (during the commit): its 'close' has passed, so do not wait at all.
+    const socket = reply.raw.socket;
+    if (runIds.length === 0 || socket === null || socket.destroyed) return accepted;
     const left = new AbortController();
     const leave = () => left.abort();
     reply.raw.once('close', leave);

@@ -28,11 +28,12 @@ describe('GET {hooks_path}/runs/{runId}', () => {
   const status = (id: string, headers: Record<string, string> = BEARER, method = 'GET') =>
     send(gw, `/hooks/runs/${id}`, { method, headers });
 
-  it('answers the RunView with the hook token, the same as the admin API shows', async () => {
+  it('answers the RunView with the hook token, as the admin API shows it', async () => {
     const answer = await status(runId);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(answer.body).toEqual((await gw.admin(`/api/runs/${runId}`)).body);
+    // Every field is the admin API's too (which may add operator fields of its own).
+    expect((await gw.admin(`/api/runs/${runId}`)).body).toMatchObject(answer.body);
     expect(answer.body).toMatchObject({
       runId,
       status: 'queued',
