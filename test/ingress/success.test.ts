@@ -209,6 +209,11 @@ describe('agent answers and stored runs', () => {
       reply: null,
       error: null,
       delivery: { status: 'pending', channel: 'last', to: null, reason: null },
+      // The operator's view adds the run's inputs (CONTRACT §9's list fields and the message).
+      source: 'hook:agent',
+      name: null,
+      retryOf: null,
+      message: 'summarise the incident',
     });
     expect(Object.keys(run).sort()).toEqual(
       [
@@ -224,6 +229,10 @@ describe('agent answers and stored runs', () => {
         'error',
         'delivery',
         'callback',
+        'source',
+        'name',
+        'retryOf',
+        'message',
       ].sort(),
     );
     // No override: the run reports the default model or leaves it to the agent's default.
