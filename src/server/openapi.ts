@@ -154,6 +154,35 @@ function hookPathItem(operation: HookOperation): Record<string, unknown> {
   };
 }
 
+/** `GET {hooks.path}/runs/{runId}` (CONTRACT §10): a run's status for a caller holding the hook token. */
+function runStatusPathItem(): Record<string, unknown> {
+  const error = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: json(ErrorAnswer, 'output') } },
+  });
+  return {
+    get: {
+      summary: 'A run started through the hooks, with the hook token',
+      tags: ['hooks'],
+      security: [{ hookToken: [] }, { hookTokenHeader: [] }],
+      parameters: [
+        { name: 'runId', in: 'path', required: true, schema: { type: 'string' }, description: 'The run id' },
+      ],
+      responses: {
+        200: {
+          description: 'The RunView',
+          content: { 'application/json': { schema: json(RunView, 'output') } },
+        },
+        400: error('a token in the query'),
+        401: error('missing or wrong hook token'),
+        404: error('no run with that id'),
+        405: error('a method other than GET'),
+        429: error('the address is locked out after repeated auth failures'),
+      },
+    },
+  };
+}
+
 export function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): void {
   const { hooksPath, hooksEnabled } = options;
   const isHookWildcard = (url: string) => url === hooksPath || url === `${hooksPath}/*`;
@@ -191,6 +220,7 @@ export function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): 
       if (!hooksEnabled) return openapiObject;
       const paths = { ...openapiObject.paths } as Record<string, unknown>;
       for (const operation of hookOperations(hooksPath)) paths[operation.path] = hookPathItem(operation);
+      paths[`${hooksPath}/runs/{runId}`] = runStatusPathItem();
       return { ...openapiObject, paths } as OpenAPIV3.Document;
     },
   });

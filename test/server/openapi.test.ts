@@ -30,6 +30,7 @@ describe('GET /api/openapi.json', () => {
         'POST /hooks/wake',
         'POST /hooks/agent',
         'POST /hooks/{name}',
+        'GET /hooks/runs/{runId}',
         'GET /healthz',
         'GET /readyz',
         'GET /metrics',
