@@ -15,6 +15,7 @@ import { hostOf } from '../http/outbound.js';
 import type { Logger } from '../log.js';
 import type { CallbackItem, CallbackOutboxStore, Store } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
+import { ScanLoop } from '../util/scan-loop.js';
 import type { SelfEndpoint } from './address-guard.js';
 import { callbackBody } from './body.js';
 import { givesUp, retryDelayMs } from './schedule.js';
@@ -52,17 +53,14 @@ export class CallbackEngine {
   private readonly clock: Pick<Clock, 'now' | 'setTimeout'>;
   private readonly random: () => number;
   private readonly pollMs: number;
+  private readonly loop: ScanLoop;
   private readonly leaseMs: number;
   private readonly timeoutMs: number;
   private readonly concurrency: number;
   readonly owner: string;
   private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
-  private cancelPoll?: () => void;
   private cancelWake?: () => void;
   private wakeAt = Number.POSITIVE_INFINITY;
-  private scanning?: Promise<void>;
-  private again = false;
-  private stopped = false;
 
   constructor(
     private readonly store: EngineStore,
@@ -76,30 +74,20 @@ export class CallbackEngine {
     this.leaseMs = options.leaseMs ?? Math.max(60_000, this.timeoutMs * 2);
     this.concurrency = options.concurrency ?? 8;
     this.owner = options.owner ?? `cb_${uuidv7()}`;
+    this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
   }
 
   start(): void {
-    const poll = () => {
-      this.cancelPoll = this.clock.setTimeout(poll, this.pollMs);
-      this.notify();
-    };
-    poll();
+    this.loop.start();
   }
 
   /** Something may be due (a run finished, a delivery settled, an attempt ended). */
   notify(): void {
-    if (this.stopped) return;
-    if (this.scanning) {
-      this.again = true;
-      return;
-    }
-    this.scanning = this.scan().finally(() => {
-      this.scanning = undefined;
-      if (this.again) {
-        this.again = false;
-        this.notify();
-      }
-    });
+    this.loop.notify();
+  }
+
+  private get stopped(): boolean {
+    return this.loop.stopped;
   }
 
   /** Attempts in flight (tests, diagnostics). */
@@ -113,10 +101,8 @@ export class CallbackEngine {
    * on PostgreSQL, another replica once it expires) send them again.
    */
   async stop(graceMs = 5000): Promise<void> {
-    this.stopped = true;
-    this.cancelPoll?.();
     this.cancelWake?.();
-    await this.scanning;
+    await this.loop.stop();
     const all = () => Promise.all([...this.inFlight.values()].map((attempt) => attempt.done));
     if (graceMs > 0 && this.inFlight.size > 0) {
       let cancel = () => {};

@@ -26,6 +26,7 @@ import type {
   OutboxItem,
   SessionStore,
 } from '../store/types.js';
+import { ScanLoop } from '../util/scan-loop.js';
 import { type Clock, systemClock } from './clock.js';
 import { splitMessage } from './split.js';
 import { type ChannelAdapter, DeliveryError, type OutboundPart } from './types.js';
@@ -67,6 +68,7 @@ export class DeliveryEngine {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly pollMs: number;
+  private readonly loop: ScanLoop;
   private readonly perChannel: number;
   private readonly scanLimit: number;
   private readonly stopGraceMs: number;
@@ -74,12 +76,8 @@ export class DeliveryEngine {
   private readonly random: () => number;
   private readonly metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   private readonly inFlight = new Map<string, InFlight>();
-  private cancelPoll?: () => void;
   private cancelWake?: () => void;
   private wakeAt = Number.POSITIVE_INFINITY;
-  private scanning?: Promise<void>;
-  private again = false;
-  private stopped = false;
 
   constructor(
     private readonly store: DeliveryOutboxStore & Pick<SessionStore, 'getRoute'>,
@@ -98,30 +96,20 @@ export class DeliveryEngine {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.metrics = options.metrics;
+    this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
   }
 
   start(): void {
-    const poll = () => {
-      this.cancelPoll = this.clock.setTimeout(poll, this.pollMs);
-      this.notify();
-    };
-    poll();
+    this.loop.start();
   }
 
   /** Something may be due: a reply was enqueued, a delivery ended, or a retry time came. */
   notify(): void {
-    if (this.stopped) return;
-    if (this.scanning) {
-      this.again = true;
-      return;
-    }
-    this.scanning = this.scan().finally(() => {
-      this.scanning = undefined;
-      if (this.again) {
-        this.again = false;
-        this.notify();
-      }
-    });
+    this.loop.notify();
+  }
+
+  private get stopped(): boolean {
+    return this.loop.stopped;
   }
 
   /**
@@ -130,10 +118,8 @@ export class DeliveryEngine {
    * interrupted attempt is not counted, and they resume on the next start.
    */
   async stop(graceMs = this.stopGraceMs): Promise<void> {
-    this.stopped = true;
-    this.cancelPoll?.();
     this.cancelWake?.();
-    await this.scanning;
+    await this.loop.stop();
     const all = () => Promise.all([...this.inFlight.values()].map((delivery) => delivery.done));
     if (graceMs > 0 && this.inFlight.size > 0) {
       let cancelGrace = () => {};
