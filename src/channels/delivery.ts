@@ -51,6 +51,8 @@ export interface DeliveryEngineOptions {
   random?: () => number;
   /** Counts deliveries that ended, by channel and outcome (CONTRACT §9). */
   metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
+  /** Called once a delivery has ended in the store (a run's callback may now be due). */
+  onFinished?: (item: OutboxItem) => void;
 }
 
 type Resolution = { route: DeliveryRoute; adapter: ChannelAdapter } | { record: DeliveryRecord };
@@ -75,6 +77,7 @@ export class DeliveryEngine {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
+  private readonly onFinished?: (item: OutboxItem) => void;
   private readonly inFlight = new Map<string, InFlight>();
   private cancelWake?: () => void;
   private wakeAt = Number.POSITIVE_INFINITY;
@@ -96,6 +99,7 @@ export class DeliveryEngine {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.metrics = options.metrics;
+    this.onFinished = options.onFinished;
     this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
   }
 
@@ -290,6 +294,7 @@ export class DeliveryEngine {
     attempts?: number,
   ): Promise<void> {
     await this.store.finishDelivery(item, record, now);
+    this.onFinished?.(item);
     const fields = { ...correlation(item), channel: record.channel, attempts, reason: record.reason };
     if (record.status === 'delivered') {
       this.metrics?.deliveryFinished(record.channel as string, 'delivered');

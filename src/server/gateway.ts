@@ -101,6 +101,10 @@ export async function startGateway(
   const delivery = new DeliveryEngine(store, createChannelAdapters(config.channels), config.channels, log, {
     baseDelayMs: options.deliveryBaseDelayMs,
     metrics,
+    // A run's callback waits for its delivery to settle: send it now rather than at the next poll.
+    onFinished: (item) => {
+      if (item.kind === 'run') callbacks.notify();
+    },
   });
   const notifyDelivery = () => delivery.notify();
   /** Every part started and none stopping (`/readyz`). */

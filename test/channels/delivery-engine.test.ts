@@ -43,6 +43,26 @@ function setup(options: DeliveryEngineOptions = {}) {
   return { outbox, clock, telegram, slack, start };
 }
 
+describe('delivery engine: onFinished', () => {
+  it('is told of each delivery once it has ended in the store, delivered or failed', async () => {
+    const finished: string[] = [];
+    const { outbox, telegram, slack, start } = setup({
+      maxAttempts: 1,
+      onFinished: (item) =>
+        finished.push(`${item.channel}:${outbox.rows().find((r) => r.channel === item.channel)?.status}`),
+    });
+    telegram.auto = true;
+    outbox.enqueue({ channel: 'telegram', to: '42', text: 'ok' });
+    outbox.enqueue({ channel: 'slack', to: 'C1', text: 'refused' });
+    start();
+    await settle();
+    expect(finished).toEqual(['telegram:delivered']);
+    [...slack.open][0]?.fail(new DeliveryError('slack: channel_not_found', true));
+    await settle();
+    expect(finished.sort()).toEqual(['slack:failed', 'telegram:delivered']);
+  });
+});
+
 describe('delivery engine: concurrency', () => {
   it('delivers to Telegram while a Slack send hangs', async () => {
     const { outbox, telegram, slack, start } = setup();
