@@ -59,8 +59,6 @@ export class CallbackEngine {
   private readonly concurrency: number;
   readonly owner: string;
   private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
-  private cancelWake?: () => void;
-  private wakeAt = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly store: EngineStore,
@@ -101,7 +99,6 @@ export class CallbackEngine {
    * on PostgreSQL, another replica once it expires) send them again.
    */
   async stop(graceMs = 5000): Promise<void> {
-    this.cancelWake?.();
     await this.loop.stop();
     const all = () => Promise.all([...this.inFlight.values()].map((attempt) => attempt.done));
     if (graceMs > 0 && this.inFlight.size > 0) {
@@ -220,7 +217,7 @@ export class CallbackEngine {
         nextAttemptAt,
       });
       if (kept) {
-        this.wakeBy(nextAttemptAt);
+        this.loop.wakeBy(nextAttemptAt);
         this.log.info(
           {
             runId: item.runId,
@@ -233,21 +230,6 @@ export class CallbackEngine {
         );
       }
     }
-  }
-
-  /** Arms one timer for the earliest retry this engine scheduled (the poll covers the rest). */
-  private wakeBy(at: number): void {
-    if (this.stopped || at >= this.wakeAt) return;
-    this.cancelWake?.();
-    this.wakeAt = at;
-    this.cancelWake = this.clock.setTimeout(
-      () => {
-        this.wakeAt = Number.POSITIVE_INFINITY;
-        this.cancelWake = undefined;
-        this.notify();
-      },
-      Math.max(0, at - this.clock.now()),
-    );
   }
 
   private async finish(

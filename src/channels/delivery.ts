@@ -79,8 +79,6 @@ export class DeliveryEngine {
   private readonly metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   private readonly onFinished?: (item: OutboxItem) => void;
   private readonly inFlight = new Map<string, InFlight>();
-  private cancelWake?: () => void;
-  private wakeAt = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly store: DeliveryOutboxStore & Pick<SessionStore, 'getRoute'>,
@@ -122,7 +120,6 @@ export class DeliveryEngine {
    * interrupted attempt is not counted, and they resume on the next start.
    */
   async stop(graceMs = this.stopGraceMs): Promise<void> {
-    this.cancelWake?.();
     await this.loop.stop();
     const all = () => Promise.all([...this.inFlight.values()].map((delivery) => delivery.done));
     if (graceMs > 0 && this.inFlight.size > 0) {
@@ -188,7 +185,7 @@ export class DeliveryEngine {
         perChannel.set(route.channel, running + 1);
         this.launch(item, route, adapter, lane);
       }
-      this.wakeBy(nextDue);
+      this.loop.wakeBy(nextDue);
     } catch (error) {
       this.log.error({ err: error }, 'delivery outbox failed; retrying on the next poll');
     }
@@ -215,21 +212,6 @@ export class DeliveryEngine {
       abort,
       done,
     });
-  }
-
-  /** Arms one timer for the earliest retry time seen (the poll covers the rest). */
-  private wakeBy(at: number): void {
-    if (this.stopped || !Number.isFinite(at) || at >= this.wakeAt) return;
-    this.cancelWake?.();
-    this.wakeAt = at;
-    this.cancelWake = this.clock.setTimeout(
-      () => {
-        this.wakeAt = Number.POSITIVE_INFINITY;
-        this.cancelWake = undefined;
-        this.notify();
-      },
-      Math.max(0, at - this.clock.now()),
-    );
   }
 
   private async deliver(
