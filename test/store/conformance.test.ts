@@ -322,6 +322,46 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
   });
 
+  describe('completions committed together (group commit)', () => {
+    it('a batch records each run as its own completion would, and a lost lease records nothing of it', async () => {
+      const keyed = [agent({ sessionKey: 'hook:k1' }), agent({ sessionKey: 'hook:k1' })];
+      const others = [
+        agent({ sessionKey: 'hook:k2', deliver: true, channel: 'telegram', to: '42' }),
+        agent({ sessionKey: 'hook:k3' }),
+        agent({ sessionKey: 'hook:k4' }),
+      ];
+      await store.accept([...keyed, ...others], render);
+      const claimed = await store.claimRuns('w1', T0, 60_000, 10);
+      expect(claimed.map((r) => r.sessionKey).sort()).toEqual(['hook:k1', 'hook:k2', 'hook:k3', 'hook:k4']);
+      const byKey = new Map(claimed.map((r) => [r.sessionKey, r]));
+      // In one event-loop turn, so they share a transaction; w2 never held its run.
+      const results = await Promise.all([
+        store.completeRun(completion(byKey.get('hook:k1') as NewRun, 'w1')),
+        store.completeRun(
+          completion(byKey.get('hook:k2') as NewRun, 'w1', {
+            delivery: { status: 'pending', channel: 'telegram', to: '42', reason: null },
+          }),
+        ),
+        store.completeRun(completion(byKey.get('hook:k3') as NewRun, 'w2')),
+        store.completeRun(
+          completion(byKey.get('hook:k4') as NewRun, 'w1', { status: 'failed', reply: null }),
+        ),
+      ]);
+      expect(results).toEqual([true, true, false, true]);
+      expect((await store.getRun(byKey.get('hook:k3')?.id as string))?.status).toBe('running');
+      expect((await store.getRun(byKey.get('hook:k4')?.id as string))?.status).toBe('failed');
+      expect(await store.loadTranscript('hook:k1', 10)).toHaveLength(2);
+      expect(await store.loadTranscript('hook:k3', 10)).toEqual([]);
+      expect((await store.pendingEvents(MAIN, 10)).map((e) => e.source).sort()).toEqual(
+        [keyed[0], others[0], others[2]].map((a) => `run:${a?.run.id}`).sort(),
+      );
+      expect((await store.deliveryHeads(10)).map((i) => i.refId)).toEqual([others[0]?.run.id]);
+      // k1's next run moved up; the finished keys have nothing left.
+      const next = await store.claimRuns('w1', T0 + 6000, 60_000, 10);
+      expect(next.map((r) => r.id)).toEqual([keyed[1]?.run.id]);
+    });
+  });
+
   describe('fair claims between hooks (sources) and per-source caps', () => {
     const flood = (n: number) =>
       Array.from({ length: n }, (_, i) => agent({ source: 'hook:flood', sessionKey: `hook:flood-${i}` }));

@@ -7,11 +7,11 @@
  * advisory lock. Every method waits for that; if the database cannot be reached
  * the first call fails with an error naming `store.url` (the CLI exits 1).
  *
- * Group commit: accepts that arrive in the same event-loop turn are committed in
- * one transaction — their runs in one multi-row INSERT — and the batch sends one
- * NOTIFY, not one per row (NOTIFY serialises commits server-wide). Should the
- * batch fail, it is rolled back whole and replayed one accept per transaction,
- * as on SQLite, so one bad accept never takes the others down.
+ * Group commit (store/rules/group-commit.ts): accepts that arrive in the same
+ * event-loop turn are committed in one transaction — their runs in one
+ * multi-row INSERT — and the batch sends one NOTIFY, not one per row (NOTIFY
+ * serialises commits server-wide). Should the batch fail, it is rolled back
+ * whole and replayed one accept per transaction, as on SQLite.
  *
  * Idempotency holds across replicas through the (scope, key) primary key: an
  * accept first inserts its key with ON CONFLICT DO NOTHING; a second replica
@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { RunCaps } from '../fair-share.js';
 import { iso, type RunRow, toRunView } from '../rows.js';
+import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
   type Action,
@@ -78,8 +79,6 @@ interface PendingAccept {
   actions: Action[];
   render: (committed: Committed[]) => StoredAnswer;
   idempotency: IdempotencyClaim | undefined;
-  resolve: (result: AcceptResult) => void;
-  reject: (error: unknown) => void;
 }
 
 /** Finished outbox rows live this long past the idempotency window (24 h): a week in all. */
@@ -149,11 +148,13 @@ export class PgStore implements Store {
   readonly pool: pg.Pool;
   /** Settles once the schema is up to date; every method waits for it. */
   readonly ready: Promise<void>;
-  private pending: PendingAccept[] = [];
-  private inFlight = new Set<Promise<void>>();
+  /**
+   * Accepts arriving while a transaction is open wait and go together in the
+   * next one: parallel small transactions would only queue on the same session
+   * locks and cost a commit each.
+   */
+  private readonly accepts: GroupCommit<PendingAccept, AcceptResult>;
   private closed = false;
-  private flushing = false;
-  private flushScheduled = false;
   private readonly sessions: PgSessions;
   private readonly runQueue: PgRunQueue;
   private readonly outbox: PgOutbox;
@@ -166,6 +167,16 @@ export class PgStore implements Store {
     this.pool = createPool(options);
     this.ready = this.start(options.url);
     this.ready.catch(() => {}); // reported by the first call that waits for it
+    this.accepts = new GroupCommit(
+      async (batch) => {
+        await this.ready;
+        return inTransaction(this.pool, (tx) => this.acceptBatch(tx, batch));
+      },
+      {
+        wrapError: (error) =>
+          error instanceof StoreUnavailableError ? error : new StoreUnavailableError(error),
+      },
+    );
     this.listener = new WorkListener(options.url);
     this.lockouts = new PgLockoutLedger(this.pool, this.listener, this.ready);
     this.sessions = new PgSessions(this.pool);
@@ -205,67 +216,7 @@ export class PgStore implements Store {
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('the store is closed')));
-    return new Promise((resolve, reject) => {
-      this.pending.push({ actions, render, idempotency, resolve, reject });
-      this.scheduleFlush();
-    });
-  }
-
-  /**
-   * One batch in flight at a time: accepts arriving while a transaction is open
-   * wait and go together in the next one. Parallel small transactions would
-   * only queue on the same session locks and cost a commit each.
-   */
-  private scheduleFlush(): void {
-    if (this.flushScheduled || this.flushing || this.pending.length === 0) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.flushing = true;
-      this.track(
-        this.flush().finally(() => {
-          this.flushing = false;
-          this.scheduleFlush();
-        }),
-      );
-    });
-  }
-
-  private track(work: Promise<void>): void {
-    this.inFlight.add(work);
-    work.finally(() => this.inFlight.delete(work));
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0) return;
-    try {
-      await this.ready;
-    } catch (error) {
-      for (const item of batch) item.reject(new StoreUnavailableError(error));
-      return;
-    }
-    let results: AcceptResult[];
-    try {
-      results = await inTransaction(this.pool, (tx) => this.acceptBatch(tx, batch));
-    } catch (batchError) {
-      if (batch.length === 1) {
-        (batch[0] as PendingAccept).reject(new StoreUnavailableError(batchError));
-        return;
-      }
-      // Nothing of the batch was written: replay each accept on its own.
-      for (const item of batch) {
-        try {
-          const [result] = await inTransaction(this.pool, (tx) => this.acceptBatch(tx, [item]));
-          item.resolve(result as AcceptResult);
-        } catch (error) {
-          item.reject(new StoreUnavailableError(error));
-        }
-      }
-      return;
-    }
-    for (const [index, item] of batch.entries()) item.resolve(results[index] as AcceptResult);
+    return this.accepts.submit({ actions, render, idempotency });
   }
 
   private async acceptBatch(tx: Tx, batch: readonly PendingAccept[]): Promise<AcceptResult[]> {
@@ -647,12 +598,9 @@ export class PgStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.listener.close();
-    // Accepts already taken are committed (or refused) before the pool goes.
-    while (this.pending.length > 0 || this.inFlight.size > 0 || this.flushScheduled) {
-      if (!this.flushing && !this.flushScheduled && this.pending.length > 0) this.scheduleFlush();
-      await Promise.allSettled([...this.inFlight]);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    // Accepts and completions already taken are committed (or refused) before the pool goes.
+    await this.accepts.drain();
+    await this.runQueue.drain();
     await this.pool.end();
   }
 }

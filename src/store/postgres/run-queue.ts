@@ -1,8 +1,11 @@
 /**
  * The run queue on PostgreSQL, shared by every replica.
  *
- * A claim takes runnable rows with `FOR UPDATE SKIP LOCKED`, so replicas
- * claiming at the same moment never wait on each other nor take the same run.
+ * A claim locks the runnable rows it picks with `FOR UPDATE SKIP LOCKED`, so
+ * replicas claiming at the same moment never wait on each other nor take the
+ * same run; there is no cluster-wide claim lock. Only a hook with a
+ * `maxConcurrentRuns` cap serialises its own claims (a lock per capped source),
+ * so the running count its cap is checked against is exact across replicas.
  * A run is runnable when it is queued, or running with an expired lease (its
  * replica died: expiry, not a pid check, is what hands it to another), and it
  * is its session key's head (run_heads: the oldest unfinished run of the key) —
@@ -10,14 +13,27 @@
  * completions of a key hold the key's advisory lock, so two replicas never
  * disagree about a key's head. Every write is fenced by the
  * lease owner, so a replica that lost its lease can never record a result.
+ *
+ * Completions are group-committed (store/rules/group-commit.ts): a batch is one
+ * transaction of a fixed number of statements whatever its size, and sends at
+ * most one NOTIFY — only when a key's next run moved up, and only as a hint:
+ * every replica also polls.
  */
 import type pg from 'pg';
 import { HEAD_SOURCES_CTE, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
-import type { ClaimedRun, RunCompletion, RunQueueStore, WakeMode } from '../types.js';
-import { armCallbackInTx } from './callbacks.js';
-import { inTransaction } from './db.js';
-import { enqueueDeliveryInTx } from './outbox.js';
-import { appendTranscriptInTx, insertEventInTx } from './sessions.js';
+import { planCompletions } from '../rules/completion.js';
+import { GroupCommit } from '../rules/group-commit.js';
+import {
+  type ClaimedRun,
+  type RunCompletion,
+  type RunQueueStore,
+  StoreUnavailableError,
+  type WakeMode,
+} from '../types.js';
+import { armCallbacksInTx } from './callbacks.js';
+import { inTransaction, type Tx } from './db.js';
+import { enqueueDeliveriesInTx } from './outbox.js';
+import { appendTranscriptRowsInTx, insertEventsInTx } from './sessions.js';
 import { WORK_CHANNEL } from './work-listener.js';
 
 export interface QueuedRow {
@@ -63,13 +79,8 @@ export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
   attempts: row.attempts,
 });
 
-/**
- * Claims are taken one at a time across replicas (a transaction-scoped advisory
- * lock), so the running counts a claim reads are exact and a source's cap holds
- * across replicas. A claim is a few indexed reads, so serialising them costs
- * little next to the runs they start.
- */
-const CLAIM_LOCK_KEY = 0x61676763; // "aggc"
+/** Lock-key namespace of the per-source claim locks (capped sources only). */
+const CAPPED_SOURCE_LOCK = 'agentgate:claim:';
 
 /** Runs executing now, per source (an expired lease is claimable, so it does not count). */
 const RUNNING_BY_SOURCE = `
@@ -89,10 +100,15 @@ const HEADS = `
     SELECT h.seq FROM run_heads h WHERE h.source = sources.source ORDER BY h.seq LIMIT $1) c
    WHERE sources.source IS NOT NULL`;
 
-/** Which of these heads may be claimed: queued, or running with an expired lease. */
+/**
+ * Which of these heads may be claimed (queued, or running with an expired
+ * lease), locked for this claim; a head another replica is claiming right now
+ * is skipped rather than waited for.
+ */
 const CLAIMABLE = `
   SELECT seq, source FROM runs
-   WHERE seq = ANY($1::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))`;
+   WHERE seq = ANY($1::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
+     FOR UPDATE SKIP LOCKED`;
 
 /** Leases the picked heads; the status check is repeated under the row locks. */
 const LEASE = `
@@ -101,8 +117,72 @@ const LEASE = `
    WHERE seq = ANY($4::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
   RETURNING *`;
 
+/** The fenced update of a batch of completions; returns the runs whose lease still held. */
+const COMPLETE = `
+  UPDATE runs r SET status = c.status, reply = c.reply, error = c.error, finished_at = c.finished_at,
+                    lease_owner = NULL, lease_until = NULL, delivery_status = c.delivery_status,
+                    delivery_channel = c.delivery_channel, delivery_to = c.delivery_to,
+                    delivery_reason = c.delivery_reason
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[],
+                $8::text[], $9::text[], $10::text[])
+         AS c(id, owner, status, reply, error, finished_at, delivery_status, delivery_channel,
+              delivery_to, delivery_reason)
+   WHERE r.id = c.id AND r.lease_owner = c.owner AND r.status = 'running'
+  RETURNING r.id`;
+
+/** The session keys' locks, taken in sorted order (no deadlock) before their heads are read. */
+const LOCK_KEYS = 'SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest($1::text[]) AS k';
+
+/**
+ * Moves the heads of these keys (their head finished) to each key's oldest
+ * unfinished run; one index probe per key, however long its backlog. A key with
+ * nothing left loses its head row. Counts the keys that got a new head. The
+ * delete and the upsert touch different keys, so one statement may do both.
+ */
+const MOVE_HEADS = `
+  WITH next AS (
+    SELECT r.session_key, r.seq, r.source FROM unnest($1::text[]) AS k CROSS JOIN LATERAL (
+      SELECT session_key, seq, source FROM runs
+       WHERE session_key = k AND status IN ('queued', 'running') ORDER BY seq LIMIT 1) r),
+  dropped AS (
+    DELETE FROM run_heads
+     WHERE session_key = ANY($1::text[]) AND session_key NOT IN (SELECT session_key FROM next)),
+  moved AS (
+    INSERT INTO run_heads (session_key, seq, source) SELECT session_key, seq, source FROM next
+    ON CONFLICT (session_key) DO UPDATE SET seq = excluded.seq, source = excluded.source
+    RETURNING 1)
+  SELECT count(*)::int AS n FROM moved`;
+
+/**
+ * Takes the claim lock of each source that has a cap, in a fixed order, so the
+ * running counts read next are exact for them across replicas. Uncapped sources
+ * take no lock: their claims proceed in parallel.
+ */
+async function lockCappedSources(tx: Tx, caps: RunCaps): Promise<void> {
+  if (caps === noCaps) return;
+  const { rows } = await tx.query<{ source: string }>(`${HEAD_SOURCES_CTE}
+    SELECT source FROM sources WHERE source IS NOT NULL ORDER BY source`);
+  const capped = rows.map((row) => row.source).filter((source) => caps(source) !== undefined);
+  if (capped.length === 0) return;
+  await tx.query(
+    'SELECT count(pg_advisory_xact_lock(hashtextextended($2 || k, 0))) FROM unnest($1::text[]) AS k',
+    [capped, CAPPED_SOURCE_LOCK],
+  );
+}
+
 export class PgRunQueue implements RunQueueStore {
-  constructor(private readonly pool: pg.Pool) {}
+  /** Completions arriving in the same event-loop turn commit together. */
+  private readonly completions: GroupCommit<RunCompletion, boolean>;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.completions = new GroupCommit(
+      (batch) => inTransaction(this.pool, (tx) => this.completeBatch(tx, batch)),
+      {
+        wrapError: (error) =>
+          error instanceof StoreUnavailableError ? error : new StoreUnavailableError(error),
+      },
+    );
+  }
 
   async claimRuns(
     owner: string,
@@ -113,7 +193,7 @@ export class PgRunQueue implements RunQueueStore {
   ): Promise<ClaimedRun[]> {
     if (limit <= 0) return [];
     const rows = await inTransaction(this.pool, async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK_KEY]);
+      await lockCappedSources(tx, caps);
       const counted = await tx.query<{ source: string; n: number }>(RUNNING_BY_SOURCE, [now]);
       const running = new Map(counted.rows.map((row) => [row.source, row.n]));
       // A source's heads that are not claimable are running ones: at most `running` in all.
@@ -170,60 +250,45 @@ export class PgRunQueue implements RunQueueStore {
     return [];
   }
 
-  async completeRun(c: RunCompletion): Promise<boolean> {
-    return inTransaction(this.pool, async (tx) => {
-      const { delivery } = c;
-      const changed = await tx.query(
-        `UPDATE runs SET status = $1, reply = $2, error = $3, finished_at = $4, lease_owner = NULL, lease_until = NULL,
-                         delivery_status = $5, delivery_channel = $6, delivery_to = $7, delivery_reason = $8
-          WHERE id = $9 AND lease_owner = $10 AND status = 'running'`,
-        [
-          c.status,
-          c.reply,
-          c.error,
-          c.finishedAt,
-          delivery.status,
-          delivery.channel,
-          delivery.to,
-          delivery.reason,
-          c.runId,
-          c.owner,
-        ],
-      );
-      if (changed.rowCount !== 1) return false;
-      // This run was its key's head: the next one moves up. The key's lock orders this
-      // against an accept of the same key on another replica, so no run is left headless.
-      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [c.sessionKey]);
-      await tx.query('DELETE FROM run_heads WHERE session_key = $1', [c.sessionKey]);
-      await tx.query(
-        `INSERT INTO run_heads (session_key, seq, source)
-           SELECT session_key, seq, source FROM runs
-            WHERE session_key = $1 AND status IN ('queued', 'running') ORDER BY seq LIMIT 1
-         ON CONFLICT (session_key) DO NOTHING`,
-        [c.sessionKey],
-      );
-      await appendTranscriptInTx(tx, c.sessionKey, c.transcript, c.runId, c.finishedAt);
-      await insertEventInTx(tx, c.summary);
-      if (delivery.status === 'pending' && c.reply !== null) {
-        await enqueueDeliveryInTx(
-          tx,
-          {
-            kind: 'run',
-            refId: c.runId,
-            mainSessionKey: c.summary.sessionKey,
-            channel: delivery.channel ?? 'last',
-            to: delivery.to,
-            text: c.reply,
-          },
-          c.finishedAt,
-        );
-      } else {
-        // Nothing to deliver: the result is final, and the run's callback becomes due.
-        await armCallbackInTx(tx, c.runId, c.finishedAt);
-      }
-      // The key's next run may now be claimed, by any replica.
-      await tx.query(`SELECT pg_notify('${WORK_CHANNEL}', '')`);
-      return true;
-    });
+  completeRun(completion: RunCompletion): Promise<boolean> {
+    return this.completions.submit(completion);
+  }
+
+  /** Settles once every completion submitted so far is committed or refused. */
+  drain(): Promise<void> {
+    return this.completions.drain();
+  }
+
+  /** Records a batch of completions in one transaction (store/rules/completion.ts). */
+  private async completeBatch(tx: Tx, batch: readonly RunCompletion[]): Promise<boolean[]> {
+    const { rows } = await tx.query<{ id: string }>(COMPLETE, [
+      batch.map((c) => c.runId),
+      batch.map((c) => c.owner),
+      batch.map((c) => c.status),
+      batch.map((c) => c.reply),
+      batch.map((c) => c.error),
+      batch.map((c) => c.finishedAt),
+      batch.map((c) => c.delivery.status),
+      batch.map((c) => c.delivery.channel),
+      batch.map((c) => c.delivery.to),
+      batch.map((c) => c.delivery.reason),
+    ]);
+    const done = new Set(rows.map((row) => row.id));
+    const recorded = batch.map((c) => done.has(c.runId));
+    const writes = planCompletions(batch.filter((_, index) => recorded[index]));
+    if (writes.headKeys.length === 0) return recorded;
+    // The keys' locks order this against an accept of the same key on another replica, so
+    // no run is left headless. A statement of its own: the next one's snapshot then sees
+    // every run of these keys committed before the locks were granted.
+    const keys = [...writes.headKeys].sort();
+    await tx.query(LOCK_KEYS, [keys]);
+    const moved = await tx.query<{ n: number }>(MOVE_HEADS, [keys]);
+    await appendTranscriptRowsInTx(tx, writes.transcript);
+    await insertEventsInTx(tx, writes.events);
+    await enqueueDeliveriesInTx(tx, writes.deliveries);
+    await armCallbacksInTx(tx, writes.callbacksDue);
+    // Some key's next run may now be claimed, by any replica: one hint for the batch.
+    if ((moved.rows[0]?.n ?? 0) > 0) await tx.query(`SELECT pg_notify('${WORK_CHANNEL}', '')`);
+    return recorded;
   }
 }

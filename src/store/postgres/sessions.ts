@@ -5,6 +5,7 @@
  */
 import type pg from 'pg';
 import { type HeartbeatRow, toHeartbeatView } from '../rows.js';
+import type { TranscriptRow } from '../rules/completion.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -34,10 +35,42 @@ export async function appendTranscriptInTx(
   );
 }
 
-export async function insertEventInTx(tx: Tx, event: NewEvent): Promise<void> {
+/** Transcript rows of several sessions, in order, in one statement. */
+export async function appendTranscriptRowsInTx(tx: Tx, rows: readonly TranscriptRow[]): Promise<void> {
+  if (rows.length === 0) return;
   await tx.query(
-    'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES ($1, $2, $3, $4, $5, $6)',
-    [event.id, event.sessionKey, event.ts, event.text, event.source, event.wakeMode],
+    `INSERT INTO transcripts (session_key, role, content, run_id, ts)
+     SELECT session_key, role, content, run_id, ts
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[])
+            WITH ORDINALITY AS t(session_key, role, content, run_id, ts, n)
+      ORDER BY n`,
+    [
+      rows.map((r) => r.sessionKey),
+      rows.map((r) => r.role),
+      rows.map((r) => r.content),
+      rows.map((r) => r.runId),
+      rows.map((r) => r.ts),
+    ],
+  );
+}
+
+/** Events, in order, in one statement. */
+export async function insertEventsInTx(tx: Tx, events: readonly NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await tx.query(
+    `INSERT INTO events (id, session_key, ts, text, source, wake_mode)
+     SELECT id, session_key, ts, text, source, wake_mode
+       FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[])
+            WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, n)
+      ORDER BY n`,
+    [
+      events.map((e) => e.id),
+      events.map((e) => e.sessionKey),
+      events.map((e) => e.ts),
+      events.map((e) => e.text),
+      events.map((e) => e.source),
+      events.map((e) => e.wakeMode),
+    ],
   );
 }
 

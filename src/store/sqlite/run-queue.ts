@@ -1,17 +1,21 @@
 /**
  * The run queue on SQLite: leases, per-session-key ordering, completion.
  * Every write is one IMMEDIATE transaction, fenced by the lease owner, so a
- * worker that lost its lease can never record a result.
+ * worker that lost its lease can never record a result. Completions are
+ * group-committed (store/rules/group-commit.ts).
  */
 import type Database from 'better-sqlite3';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
-import type {
-  ClaimedRun,
-  NewEvent,
-  RunCompletion,
-  RunQueueStore,
-  TranscriptEntry,
-  WakeMode,
+import { planCompletions } from '../rules/completion.js';
+import { GroupCommit } from '../rules/group-commit.js';
+import {
+  type ClaimedRun,
+  type NewEvent,
+  type RunCompletion,
+  type RunQueueStore,
+  StoreUnavailableError,
+  type TranscriptEntry,
+  type WakeMode,
 } from '../types.js';
 import type { NewOutboxItem } from './outbox.js';
 
@@ -59,6 +63,8 @@ export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
 
 export class SqliteRunQueue implements RunQueueStore {
   private readonly s;
+  /** Completions arriving in the same event-loop turn commit together. */
+  private readonly completions: GroupCommit<RunCompletion, boolean>;
 
   constructor(
     private readonly db: Database.Database,
@@ -121,6 +127,10 @@ export class SqliteRunQueue implements RunQueueStore {
           WHERE id = ? AND lease_owner = ? AND status = 'running'`,
       ),
     };
+    const completeBatch = db.transaction((batch: readonly RunCompletion[]) => this.completeBatch(batch));
+    this.completions = new GroupCommit((batch) => completeBatch.immediate(batch), {
+      wrapError: (error) => new StoreUnavailableError(error),
+    });
   }
 
   async claimRuns(
@@ -171,46 +181,41 @@ export class SqliteRunQueue implements RunQueueStore {
     return orphans.map((row) => row.id);
   }
 
-  async completeRun(c: RunCompletion): Promise<boolean> {
-    const complete = this.db.transaction(() => {
-      const { delivery } = c;
-      const changed = this.s.complete.run(
-        c.status,
-        c.reply,
-        c.error,
-        c.finishedAt,
-        delivery.status,
-        delivery.channel,
-        delivery.to,
-        delivery.reason,
-        c.runId,
-        c.owner,
-      ).changes;
-      if (changed !== 1) return false;
-      // This run was its key's head (keys run in order): the next one moves up.
-      this.s.dropHead.run(c.sessionKey);
-      this.s.nextHead.run(c.sessionKey);
-      for (const entry of c.transcript) {
-        this.appendTranscript(c.sessionKey, entry, c.runId, c.finishedAt);
-      }
-      this.insertEvent(c.summary);
-      if (delivery.status === 'pending' && c.reply !== null) {
-        this.enqueueDelivery(
-          {
-            kind: 'run',
-            refId: c.runId,
-            mainSessionKey: c.summary.sessionKey,
-            channel: delivery.channel ?? 'last',
-            to: delivery.to,
-            text: c.reply,
-          },
+  completeRun(completion: RunCompletion): Promise<boolean> {
+    return this.completions.submit(completion);
+  }
+
+  /** Settles once every completion submitted so far is committed. */
+  drain(): Promise<void> {
+    return this.completions.drain();
+  }
+
+  /** Records a batch of completions in one transaction (store/rules/completion.ts). */
+  private completeBatch(batch: readonly RunCompletion[]): boolean[] {
+    const recorded = batch.map(
+      (c) =>
+        this.s.complete.run(
+          c.status,
+          c.reply,
+          c.error,
           c.finishedAt,
-        );
-      } else {
-        this.settleRun(c.runId, c.finishedAt);
-      }
-      return true;
-    });
-    return complete.immediate();
+          c.delivery.status,
+          c.delivery.channel,
+          c.delivery.to,
+          c.delivery.reason,
+          c.runId,
+          c.owner,
+        ).changes === 1,
+    );
+    const writes = planCompletions(batch.filter((_, index) => recorded[index]));
+    for (const key of writes.headKeys) {
+      this.s.dropHead.run(key);
+      this.s.nextHead.run(key);
+    }
+    for (const row of writes.transcript) this.appendTranscript(row.sessionKey, row, row.runId, row.ts);
+    for (const event of writes.events) this.insertEvent(event);
+    for (const { item, now } of writes.deliveries) this.enqueueDelivery(item, now);
+    for (const { runId, now } of writes.callbacksDue) this.settleRun(runId, now);
+    return recorded;
   }
 }

@@ -6,11 +6,9 @@
  * the OS, so it survives the gateway process being killed; `synchronous = FULL`
  * also fsyncs each commit, so it survives power loss.
  *
- * Group commit: accepts that arrive in the same event-loop turn are committed
- * together in one transaction, which is where the time went with one commit
- * per request. Should any accept of a batch fail, the whole batch is rolled
- * back and replayed one accept per transaction, so a failing accept never
- * leaves anything half-written and never takes the others down with it.
+ * Group commit (store/rules/group-commit.ts): accepts that arrive in the same
+ * event-loop turn are committed together in one transaction, and so are run
+ * completions; one commit per request or per run was where the time went.
  *
  * WAL checkpoints run every `CHECKPOINT_PAGES` pages instead of SQLite's 1000:
  * pages rewritten many times between checkpoints (index tails, the last table
@@ -22,6 +20,7 @@ import Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
 import type { RunCaps } from '../fair-share.js';
 import { iso, type RunRow, toRunView } from '../rows.js';
+import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
   type Action,
@@ -71,8 +70,6 @@ interface PendingAccept {
   actions: Action[];
   render: (committed: Committed[]) => StoredAnswer;
   idempotency: IdempotencyClaim | undefined;
-  resolve: (result: AcceptResult) => void;
-  reject: (error: unknown) => void;
 }
 
 interface EventRow {
@@ -92,9 +89,8 @@ const FINISHED_CALLBACK_EXTRA_MS = 6 * 24 * 3600_000;
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly statements;
-  private readonly acceptOne;
-  private readonly commitBatch;
-  private pending: PendingAccept[] = [];
+  /** Accepts arriving in the same event-loop turn commit together. */
+  private readonly accepts: GroupCommit<PendingAccept, AcceptResult>;
   /**
    * Newest pending event per main session, for wake coalescing without a read
    * per wake. Valid because this process is the database's only writer; it is
@@ -188,10 +184,16 @@ export class SqliteStore implements Store {
       enqueueDelivery,
       settleRun,
     );
-    this.acceptOne = db.transaction(this.acceptInTransaction.bind(this));
-    this.commitBatch = db.transaction((batch: PendingAccept[]) =>
+    const commitBatch = db.transaction((batch: readonly PendingAccept[]) =>
       batch.map((item) => this.acceptInTransaction(item.actions, item.render, item.idempotency)),
     );
+    // IMMEDIATE takes the write lock up front, so a lock held by another
+    // process is waited out (busy_timeout) instead of failing at once.
+    this.accepts = new GroupCommit((batch) => commitBatch.immediate(batch), {
+      wrapError: (error) => new StoreUnavailableError(error),
+      // The cache may hold an event of the rolled-back transaction.
+      onFailure: () => this.newestPending.clear(),
+    });
   }
 
   private migrate(): void {
@@ -282,39 +284,8 @@ export class SqliteStore implements Store {
     render: (committed: Committed[]) => StoredAnswer,
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult> {
-    return new Promise((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(this.flush);
-      this.pending.push({ actions, render, idempotency, resolve, reject });
-    });
+    return this.accepts.submit({ actions, render, idempotency });
   }
-
-  private readonly flush = () => {
-    const batch = this.pending;
-    this.pending = [];
-    let results: AcceptResult[];
-    try {
-      // IMMEDIATE takes the write lock up front, so a lock held by another
-      // process is waited out (busy_timeout) instead of failing at once.
-      results = this.commitBatch.immediate(batch);
-    } catch (batchError) {
-      this.newestPending.clear();
-      if (batch.length === 1) {
-        (batch[0] as PendingAccept).reject(new StoreUnavailableError(batchError));
-        return;
-      }
-      // Nothing of the batch was written: replay each accept on its own.
-      for (const item of batch) {
-        try {
-          item.resolve(this.acceptOne.immediate(item.actions, item.render, item.idempotency));
-        } catch (error) {
-          this.newestPending.clear();
-          item.reject(new StoreUnavailableError(error));
-        }
-      }
-      return;
-    }
-    for (const [index, item] of batch.entries()) item.resolve(results[index] as AcceptResult);
-  };
 
   async getRun(runId: string): Promise<RunView | undefined> {
     const row = this.statements.getRun.get(runId);
@@ -464,7 +435,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.pending.length > 0) this.flush();
+    await this.accepts.drain();
+    await this.runQueue.drain();
     if (this.db.open) this.db.close();
   }
 }
