@@ -105,8 +105,8 @@ export class SqliteStore implements Store {
   /**
    * Newest pending event per main session, for wake coalescing without a read
    * per wake. Valid because this store is the database's only writer (it holds
-   * the writer lock); it is
-   * dropped whenever a transaction fails, so it never holds an uncommitted event.
+   * the writer lock); it is dropped whenever a transaction fails, so it never
+   * holds an uncommitted event.
    */
   private readonly newestPending = new Map<string, { id: string; text: string } | undefined>();
   private readonly sessions: SqliteSessions;
