@@ -1,14 +1,16 @@
 /**
  * The embedded SQLite store, used directly: atomic accept of wake events and
  * runs, coalescing, idempotency (replay, conflict, expiry, pruning), event
- * paging, persistence across reopen, migrations and WAL mode.
+ * paging, persistence across reopen, migrations and WAL mode; one writer per
+ * file and the modes of the files it creates.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { StoreInUseError } from '../../src/store/sqlite/writer-lock.js';
 import {
   type Action,
   type Committed,
@@ -380,6 +382,40 @@ describe('the database file', () => {
     const raw = new Database(path);
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
+  });
+
+  it('has one writer: a second store on the file is refused, naming it, until the first closes', async () => {
+    const first = openStore();
+    await committedOf(first, [wake('first')]);
+    expect(() => openStore()).toThrow(StoreInUseError);
+    expect(() => openStore()).toThrow(
+      `${path} is in use by another running agentgate (it holds ${path}.lock)`,
+    );
+    // The refused opens took nothing from the first: it still writes, and still holds the file.
+    await committedOf(first, [wake('still first')]);
+    expect(() => openStore()).toThrow(StoreInUseError);
+    await closeStore(first);
+
+    const second = openStore();
+    expect((await second.listEvents(MAIN, { limit: 10 }))?.map((e) => e.text)).toEqual([
+      'first',
+      'still first',
+    ]);
+  });
+
+  it('creates its folders 0700 and its files 0600 whatever the umask', async () => {
+    path = join(dir, 'a', 'b', 'agentgate.db'); // two folders to create
+    const previous = process.umask(0); // vitest runs this file in a forked process: umask is its own
+    try {
+      await committedOf(openStore(), [wake('x')]);
+    } finally {
+      process.umask(previous);
+    }
+    const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
+    expect([mode(join(dir, 'a')), mode(join(dir, 'a', 'b'))]).toEqual(['700', '700']);
+    const files = readdirSync(join(dir, 'a', 'b')).sort();
+    expect(files).toEqual(['agentgate.db', 'agentgate.db-shm', 'agentgate.db-wal', 'agentgate.db.lock']);
+    expect(files.map((name) => mode(join(dir, 'a', 'b', name)))).toEqual(['600', '600', '600', '600']);
   });
 
   it('a commit is visible to another connection at once (it is in the file, not in memory)', async () => {

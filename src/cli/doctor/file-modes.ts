@@ -8,8 +8,9 @@
  *   others → fail; readable by the group → warn (agentgate writes 0600);
  * - state dir: writable by group/others → fail; the database readable by others
  *   through a directory they can enter → fail; the directory open to the group
- *   or others at all → warn (agentgate creates it 0700; the database file itself
- *   gets SQLite's default mode, which the 0700 directory shields);
+ *   or others at all → warn (agentgate creates it 0700 and the database 0600; a
+ *   database made by an earlier version may be 0644, which the 0700 directory
+ *   shields; see docs/operating.md, "The SQLite file");
  * - transforms dir: writable by group/others → fail (code injection); reading is fine.
  */
 import { existsSync, statSync } from 'node:fs';

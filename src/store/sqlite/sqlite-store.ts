@@ -13,8 +13,12 @@
  * WAL checkpoints run every `CHECKPOINT_PAGES` pages instead of SQLite's 1000:
  * pages rewritten many times between checkpoints (index tails, the last table
  * pages) are then copied once, and the fsyncs a checkpoint does are rarer.
+ *
+ * One writer: an open store holds the file's writer lock (writer-lock.ts), so a
+ * second gateway on the same file refuses to start, and the files and
+ * directories it creates are private, 0600 and 0700 (private-files.ts); see
+ * docs/operating.md, "The SQLite file".
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
@@ -55,9 +59,11 @@ import { SqliteAdmin } from './admin.js';
 import { SqliteCallbacks } from './callbacks.js';
 import { MIGRATIONS } from './migrations.js';
 import { type NewOutboxItem, SqliteOutbox } from './outbox.js';
+import { createPrivateFile, makePrivateDir } from './private-files.js';
 import { SqliteRoutes } from './routes.js';
 import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
+import { WriterLock } from './writer-lock.js';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -87,14 +93,16 @@ const CHECKPOINT_PAGES = 10_000;
 const FINISHED_CALLBACK_EXTRA_MS = 6 * 24 * 3600_000;
 
 export class SqliteStore implements Store {
+  private readonly writerLock: WriterLock;
   private readonly db: Database.Database;
   private readonly statements;
   /** Accepts arriving in the same event-loop turn commit together. */
   private readonly accepts: GroupCommit<PendingAccept, AcceptResult>;
   /**
    * Newest pending event per main session, for wake coalescing without a read
-   * per wake. Valid because this process is the database's only writer; it is
-   * dropped whenever a transaction fails, so it never holds an uncommitted event.
+   * per wake. Valid because this store is the database's only writer (it holds
+   * the writer lock); it is dropped whenever a transaction fails, so it never
+   * holds an uncommitted event.
    */
   private readonly newestPending = new Map<string, { id: string; text: string } | undefined>();
   private readonly sessions: SqliteSessions;
@@ -104,15 +112,26 @@ export class SqliteStore implements Store {
   private readonly admin: SqliteAdmin;
 
   constructor(options: SqliteStoreOptions) {
-    mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
-    this.db = new Database(options.path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 2000}`);
-    this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
-    this.db.pragma(`journal_size_limit = ${CHECKPOINT_PAGES * 4096 * 2}`);
-    this.db.pragma('mmap_size = 268435456');
-    this.migrate();
+    makePrivateDir(dirname(options.path));
+    // Before the database is touched: a second gateway must not even migrate it.
+    this.writerLock = WriterLock.take(options.path);
+    let opened: Database.Database | undefined;
+    try {
+      createPrivateFile(options.path); // 0600, and so are the -wal and -shm SQLite makes from it
+      opened = new Database(options.path);
+      opened.pragma('journal_mode = WAL');
+      opened.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      opened.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 2000}`);
+      opened.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
+      opened.pragma(`journal_size_limit = ${CHECKPOINT_PAGES * 4096 * 2}`);
+      opened.pragma('mmap_size = 268435456');
+      this.db = opened;
+      this.migrate();
+    } catch (error) {
+      if (opened?.open) opened.close();
+      this.writerLock.release();
+      throw error;
+    }
 
     const db = this.db;
     this.statements = {
@@ -438,5 +457,7 @@ export class SqliteStore implements Store {
     await this.accepts.drain();
     await this.runQueue.drain();
     if (this.db.open) this.db.close();
+    // Only once the database is closed (and checkpointed) may the next gateway open it.
+    this.writerLock.release();
   }
 }
