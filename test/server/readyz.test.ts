@@ -157,8 +157,12 @@ describe('GET /readyz on SQLite while writes fail', () => {
     try {
       await readinessFollowsWrites(
         gw,
-        () => holder.exec('BEGIN EXCLUSIVE'),
-        () => holder.exec('ROLLBACK'),
+        () => {
+          holder.exec('BEGIN EXCLUSIVE');
+        },
+        () => {
+          holder.exec('ROLLBACK');
+        },
       );
     } finally {
       if (holder.inTransaction) holder.exec('ROLLBACK');
