@@ -24,6 +24,7 @@ import {
   RunDetail,
   TranscriptAnswer,
 } from './admin-schemas.js';
+import type { CommitCheck } from './commit-check.js';
 import { registerReadiness } from './readiness.js';
 import { registerRunAdminRoutes } from './run-admin-routes.js';
 import { zodValidatorCompiler } from './validation.js';
@@ -45,6 +46,8 @@ export interface AdminDeps {
   notifyDelivery?: () => void;
   /** Whether the gateway's parts (workers included) are all running, for /readyz. */
   isRunning?: () => boolean;
+  /** Whether the store can commit, for /readyz (told of failed writes by the error handler). */
+  commits?: CommitCheck;
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
@@ -63,7 +66,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
         { schema: { summary: 'Liveness', tags: ['health'], response: { 200: OkAnswer } } },
         async () => ({ ok: true as const }),
       );
-    registerReadiness(scope, { store, isRunning: deps.isRunning });
+    registerReadiness(scope, { store, isRunning: deps.isRunning, commits: deps.commits });
   });
 
   const authenticated = tokenGuard({

@@ -22,6 +22,7 @@ import { type Store, StoreUnavailableError } from '../store/types.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { MAX_PARAM_LENGTH, onBadUrl, onClientError, onConnect, onMaxParamLength } from './client-errors.js';
 import { sendClosingAnswer } from './closing-answer.js';
+import { CommitCheck } from './commit-check.js';
 import { registerOpenApi } from './openapi.js';
 
 export interface AppDeps {
@@ -79,7 +80,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       : new HttpError(404, 'not_found', `nothing at ${request.method} ${request.url.split('?')[0]}`);
   };
 
+  // `/readyz` turns 503 as soon as a write fails, not only at its next probe (docs/operating.md).
+  const commits = new CommitCheck((now) => deps.store.probeCommit(now));
   app.setErrorHandler((error: FastifyError | HttpError | Error, request, reply) => {
+    if (error instanceof StoreUnavailableError) commits.writeFailed(error);
     let httpError = toHttpError(error);
     // Fastify refuses a malformed Content-Type (415) before an unknown path's
     // handler runs; the path is what is wrong, so say that instead.
@@ -103,7 +107,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Before any route: it collects them as they are added (no per-request work).
   registerOpenApi(app, { hooksEnabled: config.hooks.enabled, hooksPath: config.hooks.path });
   if (config.hooks.enabled) registerHookRoutes(app, deps);
-  registerAdminRoutes(app, deps);
+  registerAdminRoutes(app, { ...deps, commits });
   registerDashboard(app);
   const { metrics } = deps;
   // In a plugin, so the OpenAPI document (registered before it) sees the route.

@@ -77,3 +77,13 @@ export interface LastDeliveryRow {
   resolved_to: string | null;
   status: string;
 }
+
+/**
+ * The one idempotency row `/readyz`'s commit probe rewrites (docs/operating.md, Health and
+ * readiness): a real write through the table and index every keyed hook writes, in place, so
+ * it never grows. No hook can claim it: a hook's scope is `<hooks.path>/<name>`, two slashes
+ * at least. Its created_at is the last probe's time, so pruning drops it only after a day
+ * without a probe (and the next probe writes it again).
+ */
+export const PROBE_SCOPE = '/readyz';
+export const PROBE_KEY = 'commit-probe';

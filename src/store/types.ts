@@ -425,6 +425,11 @@ export interface AdminStore {
   listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]>;
   /** A cheap round trip to the store; throws StoreUnavailableError when it does not answer. */
   ping(): Promise<void>;
+  /**
+   * Commits one tiny write (`/readyz`'s probe: one idempotency row of its own,
+   * rewritten in place); throws StoreUnavailableError when the store cannot commit.
+   */
+  probeCommit(now: number): Promise<void>;
 }
 
 export interface Store

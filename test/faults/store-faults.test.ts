@@ -4,15 +4,19 @@
  * reads go on; when the space or the disk is back, the refused requests retried
  * under their Idempotency-Key are accepted as new. Afterwards every 2xx is in
  * the store exactly once with its idempotency record, and no refused request
- * left a row or a key. test/ingress/store-unavailable.test.ts covers a store
- * locked by another process.
+ * left a row or a key. `/readyz` tells a load balancer: 503 while writes fail —
+ * also after a pause with no hook traffic at all, which is what a replica taken
+ * out of rotation sees — and 200 again by itself once the space is back.
+ * test/ingress/store-unavailable.test.ts covers a store locked by another process.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { COMMIT_CHECK_INTERVAL_MS } from '../../src/server/commit-check.js';
 import { ADMIN_TOKEN } from '../helpers/gateway.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 import { reportFigure, size } from './support/figures.js';
 import {
   Ext4Volume,
@@ -76,6 +80,25 @@ async function readsWork(gateway: GatewayProcess, before: Tagged[]): Promise<boo
   return health.status === 200 && answer.status === 200;
 }
 
+/** `/readyz`'s status and reason now. */
+async function readiness(gateway: GatewayProcess): Promise<{ status: number; error?: string }> {
+  const answer = await fetch(`${gateway.url}/readyz`);
+  const body = (await answer.json()) as { error?: string };
+  return { status: answer.status, error: body.error };
+}
+
+/**
+ * `/readyz` while writes fail: right after the refused hooks, and again after a pause
+ * longer than the commit check's interval with no hook traffic, so the second answer
+ * is the probe's own. Both must be 503 for the balancer to keep the replica out.
+ */
+async function readinessWhileFailing(gateway: GatewayProcess) {
+  const told = await readiness(gateway);
+  await sleep(COMMIT_CHECK_INTERVAL_MS + 200);
+  const probed = await readiness(gateway);
+  return { told, probed };
+}
+
 /** Retries every refused request under its key; returns each key's final outcome. */
 async function retryRefused(
   agent: Agent,
@@ -115,12 +138,18 @@ describe('a store that cannot write', () => {
       const before = await sendMany(agent, gateway, 'before-full', BEFORE);
       expect(before.filter(accepted)).toHaveLength(BEFORE);
 
+      expect((await readiness(gateway)).status).toBe(200);
       const filler = join(dir, 'filler');
       const filled = fillUp(filler);
       const during = await sendMany(agent, gateway, 'full', DURING);
       const readable = await readsWork(gateway, before);
+      const whileFull = await readinessWhileFailing(gateway);
 
       rmSync(filler);
+      // Ready again by itself, before any hook is sent: the probe found the room.
+      const freedAt = Date.now();
+      await waitFor(async () => (await readiness(gateway)).status === 200, '/readyz 200 after freeing');
+      const readyAfterMs = Date.now() - freedAt;
       const retried = await retryRefused(agent, gateway, during);
       const after = await sendMany(agent, gateway, 'after-full', AFTER);
       const exit = await gateway.kill('SIGTERM');
@@ -138,6 +167,8 @@ describe('a store that cannot write', () => {
         ),
         after: statusCounts(after),
         readsWhileFull: readable,
+        readyzWhileFull: [whileFull.told.status, whileFull.probed.status],
+        readyzAfterFreeingMs: readyAfterMs,
         storeProblems: problems.length,
         exitCode: exit.code,
       });
@@ -146,6 +177,10 @@ describe('a store that cannot write', () => {
       expect(refused.length).toBeGreaterThan(0);
       expect(refused.filter((t) => t.status !== 503 || t.code !== 'unavailable')).toEqual([]);
       expect(readable).toBe(true);
+      // Not ready while full, told by the refused writes and then by the probe alone.
+      expect(whileFull.told.status, whileFull.told.error).toBe(503);
+      expect(whileFull.probed.status, whileFull.probed.error).toBe(503);
+      expect(whileFull.probed.error).toContain('the store cannot commit');
       // Retries of refused keys are new work, not replays, and are accepted once space is back.
       expect([...retried.values()].filter((t) => !accepted(t))).toEqual([]);
       expect(after.filter(accepted)).toHaveLength(AFTER);
@@ -167,15 +202,18 @@ describe('a store that cannot write', () => {
       const before = await sendMany(agent, gateway, 'before-ro', BEFORE);
       expect(before.filter(accepted)).toHaveLength(BEFORE);
 
+      expect((await readiness(gateway)).status).toBe(200);
       volume.failReadOnly();
       const during = await sendMany(agent, gateway, 'read-only', DURING);
       const readable = await readsWork(gateway, before);
+      const whileReadOnly = await readinessWhileFailing(gateway);
       // Linux keeps an ext4 that failed read-only until it is unmounted, so recovery
       // is what an operator does: stop the gateway, repair, mount, start again.
       const exitWhileReadOnly = await gateway.kill('SIGTERM');
       agent.destroy();
       volume.repair();
       gateway = await startOn(dir);
+      const readyAfterRepair = await readiness(gateway);
       agent = new Agent({ keepAlive: true, maxSockets: 1 });
       cleanups.push(() => agent.destroy());
 
@@ -190,6 +228,8 @@ describe('a store that cannot write', () => {
         before: statusCounts(before),
         whileReadOnly: statusCounts(during),
         readsWhileReadOnly: readable,
+        readyzWhileReadOnly: [whileReadOnly.told.status, whileReadOnly.probed.status],
+        readyzAfterRepair: readyAfterRepair.status,
         exitWhileReadOnly,
         retriedAfterRepair: statusCounts(
           [...retried.values()].filter((t) => during.some((d) => d.key === t.key)),
@@ -201,6 +241,10 @@ describe('a store that cannot write', () => {
 
       expect(during.filter((t) => t.status !== 503 || t.code !== 'unavailable')).toEqual([]);
       expect(readable).toBe(true);
+      expect(whileReadOnly.told.status, whileReadOnly.told.error).toBe(503);
+      expect(whileReadOnly.probed.status, whileReadOnly.probed.error).toBe(503);
+      expect(whileReadOnly.probed.error).toContain('the store cannot commit');
+      expect(readyAfterRepair.status).toBe(200);
       expect([...retried.values()].filter((t) => !accepted(t))).toEqual([]);
       expect(after.filter(accepted)).toHaveLength(AFTER);
       expect(problems).toEqual([]);

@@ -1,15 +1,24 @@
 /**
  * GET /readyz (CONTRACT §9, no auth): 200 {"ok":true} once the store answers
- * and the gateway's parts run; 503 `unavailable` otherwise. On PostgreSQL the
- * database is taken away through a TCP relay this test cuts and restores: the
- * gateway stays up, /readyz says 503 while the database is gone and 200 again
- * once it is back, by itself.
+ * and can commit and the gateway's parts run; 503 `unavailable` otherwise. On
+ * PostgreSQL the database is taken away through a TCP relay this test cuts and
+ * restores: the gateway stays up, /readyz says 503 while the database is gone
+ * and 200 again once it is back, by itself. Writes are made to fail for real:
+ * on SQLite another connection holds the write lock, on PostgreSQL the database
+ * turns read-only (`default_transaction_read_only`, its sessions terminated);
+ * /readyz is 503 while they fail — at once after a refused hook, and by its own
+ * probe without any hook traffic — and 200 again by itself once they can commit.
+ * test/faults/store-faults.test.ts does the same with a full and a read-only disk.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMIT_CHECK_INTERVAL_MS } from '../../src/server/commit-check.js';
 import { registerReadiness } from '../../src/server/readiness.js';
-import { readAnswer, startTestGateway } from '../helpers/gateway.js';
-import { waitFor } from '../helpers/wait.js';
+import { readAnswer, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 import { expectError } from '../ingress/support.js';
 import { createTestDatabase, PG_ADMIN_URL, PG_ENABLED } from '../store/engines.js';
 
@@ -43,6 +52,45 @@ class Relay {
 
 const readyz = async (url: string) => readAnswer(await fetch(`${url}/readyz`));
 
+/** Waits until /readyz answers `status`; returns that answer. */
+const readyzBecomes = (url: string, status: number) =>
+  waitFor(async () => {
+    const answer = await readyz(url);
+    return answer.status === status ? answer : undefined;
+  }, `/readyz to answer ${status}`);
+
+/**
+ * The same story on each engine while `failWrites` holds: a refused hook makes
+ * /readyz 503 at once; with no hook traffic at all its own probe keeps it 503;
+ * after `restoreWrites` it is 200 again by itself and a hook is accepted.
+ */
+async function readinessFollowsWrites(
+  gw: TestGateway,
+  failWrites: () => Promise<void> | void,
+  restoreWrites: () => Promise<void> | void,
+): Promise<void> {
+  expect((await readyz(gw.url)).status).toBe(200);
+  await failWrites();
+  const refused = await gw.hook('wake', { text: 'refused while writes fail' });
+  expectError(refused, 503, 'unavailable');
+  // Told by the refused write: no need to wait for a probe.
+  const told = await readyz(gw.url);
+  expectError(told, 503, 'unavailable');
+  expect(told.body.error).toContain('the store cannot commit');
+  expect(told.headers.get('retry-after')).toBe('1');
+  // No hook traffic from here on (a load balancer took the replica out): the probe finds it.
+  await sleep(COMMIT_CHECK_INTERVAL_MS + 100);
+  const probed = await readyz(gw.url);
+  expectError(probed, 503, 'unavailable');
+  expect(probed.body.error).toContain('the store cannot commit');
+  expect(probed.body.error).not.toContain('a write failed');
+  expect((await gw.admin('/healthz')).status).toBe(200); // alive, not ready
+  await restoreWrites();
+  const back = await readyzBecomes(gw.url, 200);
+  expect(back.body).toEqual({ ok: true });
+  expect((await gw.hook('wake', { text: 'accepted once writes succeed' })).status).toBe(200);
+}
+
 describe('GET /readyz on SQLite', () => {
   it('is 200 without any token once the gateway runs (workers on)', async () => {
     const gw = await startTestGateway({}, { workers: true });
@@ -70,6 +118,7 @@ describe('GET /readyz on SQLite', () => {
       isRunning: () => running,
       pingTimeoutMs: 200,
       store: {
+        probeCommit: () => Promise.resolve(),
         ping: () =>
           hanging
             ? new Promise(() => {})
@@ -99,6 +148,73 @@ describe('GET /readyz on SQLite', () => {
       await app.close();
     }
   });
+});
+
+describe('GET /readyz on SQLite while writes fail', () => {
+  it('is 503 while another connection holds the write lock and 200 again once it lets go', async () => {
+    const gw = await startTestGateway();
+    const holder = new Database(join(gw.dir, 'state', 'agentgate.db'));
+    try {
+      await readinessFollowsWrites(
+        gw,
+        () => {
+          holder.exec('BEGIN EXCLUSIVE');
+        },
+        () => {
+          holder.exec('ROLLBACK');
+        },
+      );
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK');
+      holder.close();
+      await gw.stop();
+    }
+  }, 30_000);
+});
+
+describe.runIf(PG_ENABLED)('GET /readyz on PostgreSQL, the database going read-only', () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database?.drop());
+
+  /** Sets the database's default for new sessions, then ends its sessions so the gateway's pool reconnects under it. */
+  async function setReadOnly(on: boolean): Promise<void> {
+    const name = new URL(database.url).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    try {
+      await admin.query(
+        on
+          ? `ALTER DATABASE ${name} SET default_transaction_read_only = on`
+          : `ALTER DATABASE ${name} RESET default_transaction_read_only`,
+      );
+      await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [name],
+      );
+    } finally {
+      await admin.end();
+    }
+  }
+
+  it('is 503 while the database refuses writes and 200 again once it takes them, without a restart', async () => {
+    const gw = await startTestGateway(
+      { store: { driver: 'postgres', url: database.url } },
+      { workers: true },
+    );
+    try {
+      await readinessFollowsWrites(
+        gw,
+        () => setReadOnly(true),
+        () => setReadOnly(false),
+      );
+    } finally {
+      await gw.stop();
+      await setReadOnly(false).catch(() => {});
+    }
+  }, 60_000);
 });
 
 describe.runIf(PG_ENABLED)('GET /readyz on PostgreSQL, the database going away', () => {

@@ -15,20 +15,23 @@ import {
   DELIVERY_STATUSES_OF,
   type DeliveryListRow,
   type LastDeliveryRow,
+  PROBE_KEY,
+  PROBE_SCOPE,
   RUN_LIST_COLUMNS,
   type RunListRow,
   toDeliveryView,
   toRunListView,
 } from '../admin-rows.js';
-import type {
-  AdminStore,
-  DeliveryView,
-  ListDeliveriesOptions,
-  ListRunsOptions,
-  RedeliverResult,
-  RunPage,
-  RunStatus,
-  StoredRun,
+import {
+  type AdminStore,
+  type DeliveryView,
+  type ListDeliveriesOptions,
+  type ListRunsOptions,
+  type RedeliverResult,
+  type RunPage,
+  type RunStatus,
+  type StoredRun,
+  StoreUnavailableError,
 } from '../types.js';
 import { inTransaction, read } from './db.js';
 import { type QueuedRow, toClaimedRun } from './run-queue.js';
@@ -144,5 +147,19 @@ export class PgAdmin implements AdminStore {
 
   async ping(): Promise<void> {
     await read(this.pool, 'SELECT 1', []);
+  }
+
+  async probeCommit(now: number): Promise<void> {
+    try {
+      // One statement, its own transaction: one round trip, and its commit is a real one
+      // (refused on a read-only database or standby, or when the disk is full).
+      await this.pool.query(
+        `INSERT INTO idempotency (scope, key, body_hash, status, body, created_at) VALUES ($1, $2, '', 200, '', $3)
+         ON CONFLICT (scope, key) DO UPDATE SET created_at = EXCLUDED.created_at`,
+        [PROBE_SCOPE, PROBE_KEY, now],
+      );
+    } catch (error) {
+      throw new StoreUnavailableError(error);
+    }
   }
 }

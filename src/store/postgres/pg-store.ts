@@ -469,6 +469,10 @@ export class PgStore implements Store {
     await this.ready;
     return this.admin.ping();
   }
+  async probeCommit(now: number): Promise<void> {
+    await this.ready;
+    return this.admin.probeCommit(now);
+  }
 
   // --- completion callbacks (delegated) ---------------------------------------------
   async claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]> {

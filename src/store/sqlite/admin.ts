@@ -1,6 +1,7 @@
 /**
  * The operators' reads and writes on SQLite (CONTRACT §9): run and delivery
- * lists newest first, a run's inputs for a retry, a redelivery, and a ping.
+ * lists newest first, a run's inputs for a retry, a redelivery, a ping and the
+ * readiness probe's write.
  *
  * Lists walk an index newest first by seq and stop at the page size: no filter
  * means the primary key; `status` of an active run the partial index
@@ -15,6 +16,8 @@ import {
   DELIVERY_STATUSES_OF,
   type DeliveryListRow,
   type LastDeliveryRow,
+  PROBE_KEY,
+  PROBE_SCOPE,
   RUN_LIST_COLUMNS,
   type RunListRow,
   toDeliveryView,
@@ -108,6 +111,10 @@ export class SqliteAdmin implements AdminStore {
           WHERE id = ?`,
       ),
       ping: db.prepare('SELECT 1'),
+      probeCommit: db.prepare<[string, string, number]>(
+        `INSERT INTO idempotency (scope, key, body_hash, status, body, created_at) VALUES (?, ?, '', 200, '', ?)
+         ON CONFLICT (scope, key) DO UPDATE SET created_at = excluded.created_at`,
+      ),
     };
   }
 
@@ -187,6 +194,15 @@ export class SqliteAdmin implements AdminStore {
   async ping(): Promise<void> {
     try {
       this.s.ping.get();
+    } catch (error) {
+      throw new StoreUnavailableError(error);
+    }
+  }
+
+  async probeCommit(now: number): Promise<void> {
+    try {
+      // Its own implicit transaction: the commit appends to the WAL, which needs disk space.
+      this.s.probeCommit.run(PROBE_SCOPE, PROBE_KEY, now);
     } catch (error) {
       throw new StoreUnavailableError(error);
     }

@@ -402,6 +402,9 @@ export class SqliteStore implements Store {
   ping(): Promise<void> {
     return this.admin.ping();
   }
+  probeCommit(now: number): Promise<void> {
+    return this.admin.probeCommit(now);
+  }
 
   // --- completion callbacks (delegated) ---------------------------------------------
   claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]> {
