@@ -1,5 +1,5 @@
 /**
- * Auth-failure lockout per client address (CONTRACT §4): 20 failures within
+ * Auth-failure lockout per client address (docs/authentication.md): 20 failures within
  * 60 s lock the address out for 60 s; a success outside a lockout resets the
  * count. Addresses are counted by `addressKey` (IPv6 by its /64).
  *
@@ -46,17 +46,22 @@ export type LockState = { locked: false } | { locked: true; retryAfterSeconds: n
 /**
  * What a failure led to: 'counted'; 'locked' (this failure started a lockout);
  * 'overflow' (it should have, but the locked table is full — reported at most
- * once per lockout period, so that a warning is not repeated per request).
+ * once per lockout period, so that a warning is not repeated per request) —
+ * all three answered 401; 'refused': the address was locked by the time the
+ * failure was counted (it passed `check` just before the lock began), so it is
+ * not counted and is answered 429 like any attempt during the lock.
  */
-export type FailOutcome = 'counted' | 'locked' | 'overflow';
+export type FailOutcome = 'counted' | 'locked' | 'overflow' | 'refused';
 
 /**
  * The lockout as the request guards use it. Kept this small so that a
- * store-backed implementation (one count across replicas) can stand in.
+ * store-backed implementation (one count across replicas) can stand in: its
+ * `fail` settles once the failure is counted in the shared ledger, while
+ * `check` and `succeed` stay synchronous so a good request never waits.
  */
 export interface AuthLimiter {
   check(address: string): LockState;
-  fail(address: string): FailOutcome;
+  fail(address: string): FailOutcome | Promise<FailOutcome>;
   /** A success outside a lockout: forget the address's failures. */
   succeed(address: string): void;
   /** Housekeeping, every minute. */
@@ -98,8 +103,9 @@ export class AuthFailureLimiter implements AuthLimiter {
     const key = addressKey(address);
     const lockedUntil = this.locked.get(key);
     if (lockedUntil !== undefined) {
-      // A request that passed `check` just before a lock began: the lock stands as it is.
-      if (lockedUntil > now) return 'counted';
+      // A request that passed `check` just before a lock began (its token check was
+      // asynchronous, e.g. a sender signature): the lock stands, and it is refused too.
+      if (lockedUntil > now) return 'refused';
       this.locked.delete(key);
     }
     let failures = this.counting.get(key);

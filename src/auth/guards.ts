@@ -5,7 +5,7 @@
  * hook token, the admin API with the gateway token). The Gmail push endpoint
  * uses the lockout steps on their own (its token is in the query by design).
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { AuthLimiter } from './auth-limiter.js';
@@ -32,12 +32,22 @@ export interface TokenGuardOptions {
 }
 
 /**
- * A token check in CONTRACT §4's order: token in the query → method → lockout
- * → credential (ambiguity) → token. Returns the client address once the token
- * matched; counting the success is the caller's, since a hook whose sender
- * signature is still to be checked is not authenticated yet.
+ * What a token guard gives: the client address, synchronously, once the token
+ * matched (a good request never waits on anything); or, for a missing or wrong
+ * token, a promise that rejects with the 401 — or the 429 if the address got
+ * locked meanwhile — once the failure is counted (across replicas, a database
+ * round trip: docs/postgres.md).
  */
-export function tokenGuard(options: TokenGuardOptions): (request: FastifyRequest) => string {
+export type GuardResult = string | Promise<never>;
+
+/**
+ * A token check in the documented order (docs/authentication.md): token in the
+ * query → method → lockout → credential (ambiguity) → token. Refusals other
+ * than a failed token are thrown synchronously. Counting the success is the
+ * caller's, since a hook whose sender signature is still to be checked is not
+ * authenticated yet.
+ */
+export function tokenGuard(options: TokenGuardOptions): (request: FastifyRequest) => GuardResult {
   const { limiter, log, credential, matcher, method } = options;
   const disabled = options.disabled ?? options.unauthorized;
   return (request) => {
@@ -52,10 +62,34 @@ export function tokenGuard(options: TokenGuardOptions): (request: FastifyRequest
     const matches = matcher();
     if (matches === undefined) throw new HttpError(401, 'unauthorized', disabled);
     if (!matches(credential(request.raw.rawHeaders))) {
-      recordAuthFailure(limiter, address, log);
-      throw new HttpError(401, 'unauthorized', options.unauthorized);
+      return refuseAuthFailure(
+        limiter,
+        address,
+        new HttpError(401, 'unauthorized', options.unauthorized),
+        log,
+      );
     }
     return address;
+  };
+}
+
+/**
+ * Runs a token guard as a callback-style Fastify hook: `then` runs on the
+ * success path in the same tick (no promise for a good request); a failed token
+ * is answered once its failure is counted.
+ */
+export function guardHook<R extends FastifyRequest>(
+  guard: (request: R) => GuardResult,
+  then: (request: R, address: string) => void,
+): (request: R, reply: FastifyReply, done: (error?: Error) => void) => void {
+  return (request, _reply, done) => {
+    const address = guard(request);
+    if (typeof address !== 'string') {
+      address.catch(done);
+      return;
+    }
+    then(request, address);
+    done();
   };
 }
 
@@ -80,16 +114,28 @@ export function clientAddress(request: FastifyRequest): string {
 /** Throws 429 with Retry-After while `address` is locked out. */
 export function refuseIfLockedOut(limiter: AuthLimiter, address: string): void {
   const lock = limiter.check(address);
-  if (lock.locked) {
-    throw new HttpError(429, 'rate_limited', 'too many failed authentication attempts; retry later', {
-      'retry-after': String(lock.retryAfterSeconds),
-    });
-  }
+  if (lock.locked) throw rateLimited(lock.retryAfterSeconds);
 }
 
-/** Counts an authentication failure and logs what is worth an operator's attention. */
-export function recordAuthFailure(limiter: AuthLimiter, address: string, log?: Logger): void {
-  const outcome = limiter.fail(address);
+/**
+ * Counts an authentication failure, logs what is worth an operator's attention,
+ * and rejects with `unauthorized` (the 401) — or with 429 when the address was
+ * already locked by the time the failure was counted (another replica's, or an
+ * asynchronous check's, failure reached the limit first): failures 1–20 are
+ * 401 and every later attempt 429, however the guesses are spread.
+ */
+export async function refuseAuthFailure(
+  limiter: AuthLimiter,
+  address: string,
+  unauthorized: Error,
+  log?: Logger,
+): Promise<never> {
+  const outcome = await limiter.fail(address);
+  if (outcome === 'refused') {
+    const lock = limiter.check(address);
+    // Not locked here only if this replica's table of locks is full: still refused.
+    throw rateLimited(lock.locked ? lock.retryAfterSeconds : 1);
+  }
   if (outcome === 'locked') log?.warn({ client: address }, 'auth failures: client address locked out');
   else if (outcome === 'overflow') {
     log?.warn(
@@ -97,4 +143,11 @@ export function recordAuthFailure(limiter: AuthLimiter, address: string, log?: L
       'auth failures: the table of locked-out addresses is full; further addresses that reach the limit are refused 401 but not locked until locks expire',
     );
   }
+  throw unauthorized;
+}
+
+function rateLimited(retryAfterSeconds: number): HttpError {
+  return new HttpError(429, 'rate_limited', 'too many failed authentication attempts; retry later', {
+    'retry-after': String(retryAfterSeconds),
+  });
 }

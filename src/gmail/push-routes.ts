@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
-import { refuseIfLockedOut } from '../auth/guards.js';
+import { refuseAuthFailure, refuseIfLockedOut } from '../auth/guards.js';
 import { HttpError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { type Envelope, parseEnvelope } from './envelope.js';
@@ -32,10 +32,9 @@ const peerAddress = (request: FastifyRequest) =>
 export async function gmailPushRoutes(app: FastifyInstance, options: PushRoutesOptions): Promise<void> {
   const { limiter, log } = options;
 
-  const refuse = (address: string, reason: string, message: string): never => {
-    limiter.fail(address);
+  const refuse = (address: string, reason: string, message: string): Promise<never> => {
     log.warn({ client: address, reason }, 'gmail push refused');
-    throw new HttpError(401, 'unauthorized', message);
+    return refuseAuthFailure(limiter, address, new HttpError(401, 'unauthorized', message), log);
   };
 
   const authenticate = async (request: FastifyRequest, _reply: FastifyReply) => {
@@ -48,14 +47,14 @@ export async function gmailPushRoutes(app: FastifyInstance, options: PushRoutesO
     refuseIfLockedOut(limiter, address);
     const token = new URL(request.url, 'http://receiver').searchParams.get('token') ?? undefined;
     if (!options.pushTokenIsValid(token)) {
-      refuse(address, 'wrong or missing push token', 'missing or invalid push token');
+      await refuse(address, 'wrong or missing push token', 'missing or invalid push token');
     }
     if (options.oidc) {
       try {
         await options.oidc.verify(request.headers.authorization);
       } catch (error) {
         if (!(error instanceof OidcRejected)) throw error;
-        refuse(address, error.message, error.message);
+        await refuse(address, error.message, error.message);
       }
     }
     limiter.succeed(address);

@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
-import { clientAddress, recordAuthFailure, tokenGuard } from '../auth/guards.js';
+import { clientAddress, guardHook, refuseAuthFailure, tokenGuard } from '../auth/guards.js';
 import { presentedHookToken, type TokenMatcher, tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError } from '../http/errors.js';
@@ -168,8 +168,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     method: 'POST',
   });
 
-  const guard = (request: FastifyRequest<HookRoute>, _reply: FastifyReply, done: (error?: Error) => void) => {
-    const address = authenticate(request);
+  const guard = guardHook<FastifyRequest<HookRoute>>(authenticate, (request, address) => {
     const state = ingress.state;
     const name = request.params['*'] ?? '';
     const candidates = state.router.candidates(name);
@@ -179,8 +178,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     // After the name, before the body (CONTRACT §10): a refused request stores nothing.
     takeHookRate(ingress.rates, name, candidates, now());
     request.hookPending = { state, name, candidates };
-    done();
-  };
+  });
 
   const handle = async (request: FastifyRequest<HookRoute>, reply: FastifyReply) => {
     const { state, name, candidates } = request.hookPending as Pending;
@@ -212,7 +210,8 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
         ctx,
       );
     } catch (error) {
-      if (error instanceof SignatureRejected) recordAuthFailure(limiter, clientAddress(request), log);
+      if (error instanceof SignatureRejected)
+        await refuseAuthFailure(limiter, clientAddress(request), error, log);
       throw error;
     }
     if (target.verifies) limiter.succeed(clientAddress(request));

@@ -7,9 +7,9 @@
  * toward the lockout. The name `runs` is reserved: no mapping may take it
  * (config/semantics.ts). Routed before `{hooks.path}/*`, being more specific.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
-import { tokenGuard } from '../auth/guards.js';
+import { guardHook, tokenGuard } from '../auth/guards.js';
 import { presentedHookToken, type TokenMatcher } from '../auth/token.js';
 import { RUNS_HOOK_NAME } from '../config/semantics.js';
 import { HttpError } from '../http/errors.js';
@@ -40,10 +40,7 @@ export function registerRunStatusRoute(app: FastifyInstance, deps: RunStatusDeps
     method: 'GET',
   });
   // Before any body is read: a refused request costs nothing more.
-  const guard = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-    limiter.succeed(authenticate(request));
-    done();
-  };
+  const guard = guardHook(authenticate, (_request, address) => limiter.succeed(address));
   app.route<RunStatusRoute>({
     method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: `${deps.hooksPath}/${RUNS_HOOK_NAME}/:runId`,

@@ -17,11 +17,9 @@ export class MeteredLimiter implements AuthLimiter {
     return this.inner.check(address);
   }
 
-  fail(address: string): FailOutcome {
+  fail(address: string): FailOutcome | Promise<FailOutcome> {
     const outcome = this.inner.fail(address);
-    this.metrics.authFailed();
-    if (outcome === 'locked') this.metrics.authLockedOut();
-    return outcome;
+    return typeof outcome === 'string' ? this.count(outcome) : outcome.then((settled) => this.count(settled));
   }
 
   succeed(address: string): void {
@@ -30,5 +28,17 @@ export class MeteredLimiter implements AuthLimiter {
 
   sweep(): void {
     this.inner.sweep();
+  }
+
+  /**
+   * A refused failure (the address was locked by the time it was counted) is
+   * answered 429 and is not a counted failure: summed over all replicas,
+   * agentgate_auth_failures_total equals the 401s answered for failed tokens.
+   */
+  private count(outcome: FailOutcome): FailOutcome {
+    if (outcome === 'refused') return outcome;
+    this.metrics.authFailed();
+    if (outcome === 'locked') this.metrics.authLockedOut();
+    return outcome;
   }
 }

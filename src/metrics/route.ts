@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
-import { tokenGuard } from '../auth/guards.js';
+import { guardHook, tokenGuard } from '../auth/guards.js';
 import { presentedBearerToken, tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
@@ -31,10 +31,7 @@ export function registerMetricsRoute(app: FastifyInstance, deps: MetricsRouteDep
   });
 
   app.get('/metrics', {
-    onRequest: (request, _reply, done) => {
-      limiter.succeed(authenticated(request));
-      done();
-    },
+    onRequest: guardHook(authenticated, (_request, address) => limiter.succeed(address)),
     handler: async (_request, reply) => {
       const body = await metrics.exposition();
       return reply.header('content-type', metrics.contentType).header('cache-control', 'no-store').send(body);

@@ -4,11 +4,11 @@
  * /api route takes only `Authorization: Bearer <gateway.auth.token>`; failures
  * count toward the same per-address lockout as the hooks.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { type ZodType, z } from 'zod';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
-import { tokenGuard } from '../auth/guards.js';
+import { guardHook, tokenGuard } from '../auth/guards.js';
 import { presentedBearerToken, tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
@@ -77,10 +77,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     unauthorized: 'missing or invalid gateway token',
     disabled: 'the admin API is disabled: set gateway.auth.token',
   });
-  const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-    limiter.succeed(authenticated(request));
-    done();
-  };
+  const authenticate = guardHook(authenticated, (_request, address) => limiter.succeed(address));
 
   app.register(async (scope) => {
     scope.setValidatorCompiler(zodValidatorCompiler);

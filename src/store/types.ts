@@ -275,7 +275,7 @@ export interface DeliveryOutboxStore {
   finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void>;
 }
 
-/** When an address is locked out (CONTRACT §4): `maxFailures` within `windowMs` lock it for `lockoutMs`. */
+/** When an address is locked out (docs/authentication.md): `maxFailures` within `windowMs` lock it for `lockoutMs`. */
 export interface LockoutPolicy {
   maxFailures: number;
   windowMs: number;
@@ -289,15 +289,29 @@ export interface AddressLock {
 }
 
 /**
- * Auth failures counted across replicas (CONTRACT §11). Only engines shared by
+ * What the ledger made of one failure: 'counted' (within the limit), 'locked'
+ * (the failure that reached the limit: still answered 401, and the lock begins)
+ * or 'refused' (the address was already locked: answered 429); `until` is the
+ * lock's end.
+ */
+export type LedgerVerdict = { outcome: 'counted' } | { outcome: 'locked' | 'refused'; until: number };
+
+/**
+ * Auth failures counted across replicas (docs/postgres.md). Only engines shared by
  * several processes have one (PostgreSQL); a SQLite file has one process, whose
  * in-memory count is the whole count.
  */
 export interface LockoutLedger {
-  /** Counts these failures; a lock that begins is announced to every replica (`watchLocks`). */
-  recordFailures(failures: readonly { key: string; at: number }[], policy: LockoutPolicy): Promise<void>;
-  /** Forgets an address's failures unless it is locked (a success outside a lockout). */
-  reset(key: string, now: number): Promise<void>;
+  /**
+   * Counts these failures and returns a verdict for each, in order, once they
+   * are committed; a lock that begins is announced to every replica (`watchLocks`).
+   */
+  recordFailures(
+    failures: readonly { key: string; at: number }[],
+    policy: LockoutPolicy,
+  ): Promise<LedgerVerdict[]>;
+  /** Forgets these addresses' failures unless they are locked (a success outside a lockout). */
+  reset(keys: readonly string[], now: number): Promise<void>;
   /** The locks in force at `now`, for a replica that starts or missed announcements. */
   activeLocks(now: number): Promise<AddressLock[]>;
   /** Calls `listener` with each lock any replica starts; with undefined when some may have been missed. */

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { addressKey, MAX_KEY_LENGTH } from '../../src/auth/address-key.js';
 import { AuthFailureLimiter, type LimiterOptions } from '../../src/auth/auth-limiter.js';
-import { recordAuthFailure } from '../../src/auth/guards.js';
+import { refuseAuthFailure } from '../../src/auth/guards.js';
 import type { Logger } from '../../src/log.js';
 
 class FakeClock {
@@ -65,11 +65,11 @@ describe('counting (CONTRACT §4)', () => {
     expect(limiter.check('198.51.100.3').locked).toBe(true);
   });
 
-  it('does not extend a lock with failures that raced past the check', () => {
+  it('refuses failures that raced past the check, without extending the lock', () => {
     const { clock, limiter } = limiterWith();
     failTimes(limiter, '198.51.100.4', 20);
     clock.advance(30_000);
-    expect(failTimes(limiter, '198.51.100.4', 25)).toEqual(Array(25).fill('counted'));
+    expect(failTimes(limiter, '198.51.100.4', 25)).toEqual(Array(25).fill('refused'));
     expect(limiter.check('198.51.100.4')).toEqual({ locked: true, retryAfterSeconds: 30 });
   });
 });
@@ -147,13 +147,18 @@ describe('bounded memory without washing out a lock (issue 9 point 1)', () => {
     expect(limiter.fail('w')).toBe('overflow');
   });
 
-  it('has the guards warn once when a lock begins and once when the lock table overflows', () => {
+  it('has the guards warn once when a lock begins and once when the lock table overflows', async () => {
     const { limiter } = limiterWith({ maxLocked: 1, maxFailures: 2 });
     const warnings: unknown[][] = [];
     const log = { warn: (...args: unknown[]) => warnings.push(args) } as unknown as Logger;
-    for (const address of ['198.51.100.1', '198.51.100.1', '198.51.100.2', '198.51.100.2', '198.51.100.2']) {
-      recordAuthFailure(limiter, address, log);
+    const statuses: number[] = [];
+    const unauthorized = Object.assign(new Error('wrong token'), { statusCode: 401 });
+    for (const address of ['198.51.100.1', '198.51.100.1', '198.51.100.1', '198.51.100.2', '198.51.100.2']) {
+      const refusal = await refuseAuthFailure(limiter, address, unauthorized, log).catch((error) => error);
+      statuses.push(refusal.statusCode);
     }
+    // The third failure of .1 raced past a check made before its lock: refused, not counted.
+    expect(statuses).toEqual([401, 401, 429, 401, 401]);
     expect(warnings).toEqual([
       [{ client: '198.51.100.1' }, expect.stringMatching(/locked out/)],
       [{ client: '198.51.100.2' }, expect.stringMatching(/table of locked-out addresses is full/)],
