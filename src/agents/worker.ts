@@ -14,7 +14,7 @@ import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import { isHeartbeatAck } from '../heartbeat/ack.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import type { ClaimedRun, DeliveryRecord, Store } from '../store/types.js';
+import type { ClaimedRun, DeliveryRecord, RunCompletion, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
 import type { ModelRouter } from './models.js';
@@ -137,20 +137,29 @@ export class RunWorker {
     this.deps.log.debug({ runId: run.id, source: run.source, attempt: run.attempts }, 'run started');
     const controller = new AbortController();
     const done = this.execute(run, controller)
-      .catch((error) => this.deps.log.error({ err: error, runId: run.id }, 'run bookkeeping failed'))
-      .finally(() => {
+      .catch((error): ClaimedRun[] | undefined => {
+        this.deps.log.error({ err: error, runId: run.id }, 'run bookkeeping failed');
+        return undefined;
+      })
+      .then(async (next) => {
         this.active.delete(run.id);
-        this.notify();
+        // Claimed as the stop began: handed back, as a stop hands back running turns.
+        if (this.stopping) await this.handBack(next ?? []);
+        else for (const nextRun of next ?? []) this.launch(nextRun);
+        // A completion that claimed for its slot and found less than it asked saw the
+        // queue empty in that transaction: new work wakes the worker when it arrives.
+        if (next === undefined) this.notify();
       });
     this.active.set(run.id, { controller, done });
   }
 
-  private async execute(run: ClaimedRun, controller: AbortController): Promise<void> {
+  /**
+   * Runs the turn and records it; returns the runs claimed for the freed slot in
+   * the completion's transaction, or undefined when none was asked for.
+   */
+  private async execute(run: ClaimedRun, controller: AbortController): Promise<ClaimedRun[] | undefined> {
     const { store, log, owner } = this.deps;
-    if (run.attempts > MAX_INTERRUPTED_ATTEMPTS) {
-      await this.giveUp(run);
-      return;
-    }
+    if (run.attempts > MAX_INTERRUPTED_ATTEMPTS) return this.giveUp(run);
     const agent =
       this.agents.get(run.agentId) ??
       (this.agents.get(this.deps.config.agents.defaultAgentId) as ResolvedAgent);
@@ -192,7 +201,7 @@ export class RunWorker {
       if (reason instanceof Shutdown) {
         await store.releaseRun(run.id, owner);
         log.info({ runId: run.id }, 'run interrupted by shutdown; it will resume on the next start');
-        return;
+        return undefined;
       }
       status = reason instanceof RunTimeout ? 'timed_out' : 'failed';
       error = status === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (failure as Error).message;
@@ -200,11 +209,11 @@ export class RunWorker {
       cancelTimeout();
     }
 
-    await this.record(run, status, reply, error, userTurn);
+    return this.record(run, status, reply, error, userTurn);
   }
 
   /** Fails a run that was interrupted too often, without calling the model again. */
-  private async giveUp(run: ClaimedRun): Promise<void> {
+  private async giveUp(run: ClaimedRun): Promise<ClaimedRun[] | undefined> {
     const error =
       `the gateway stopped unexpectedly ${MAX_INTERRUPTED_ATTEMPTS} times while running this run ` +
       '(killed, crashed or out of memory); it is not tried again';
@@ -212,7 +221,7 @@ export class RunWorker {
       { runId: run.id, attempts: run.attempts - 1 },
       'run failed after repeated interruptions',
     );
-    await this.record(run, 'failed', null, error, null);
+    return this.record(run, 'failed', null, error, null);
   }
 
   private async record(
@@ -221,11 +230,11 @@ export class RunWorker {
     reply: string | null,
     error: string | null,
     userTurn: string | null,
-  ): Promise<void> {
+  ): Promise<ClaimedRun[] | undefined> {
     const { store, log, owner } = this.deps;
     const delivery = initialDelivery(run, status, reply);
     const finishedAt = this.clock.now();
-    const recorded = await store.completeRun({
+    const completion: RunCompletion = {
       runId: run.id,
       owner,
       sessionKey: run.sessionKey,
@@ -249,10 +258,19 @@ export class RunWorker {
         ts: finishedAt,
       },
       delivery,
-    });
+    };
+    // The freed slot is filled in the same transaction, unless the worker is stopping.
+    const { recorded, next } = this.stopping
+      ? { recorded: await store.completeRun(completion), next: undefined }
+      : await store.completeAndClaim(completion, {
+          now: finishedAt,
+          leaseMs: this.leaseMs,
+          limit: 1,
+          caps: this.deps.runCaps,
+        });
     if (!recorded) {
       log.warn({ runId: run.id }, 'run finished after its lease was lost; result discarded');
-      return;
+      return next;
     }
     const seconds = (finishedAt - run.startedAt) / 1000;
     this.deps.metrics?.runFinished(status, seconds);
@@ -260,6 +278,15 @@ export class RunWorker {
     this.deps.onRunFinished?.(run.id);
     if (run.wakeMode === 'now') this.deps.requestHeartbeat(run.mainSessionKey);
     if (delivery.status === 'pending') this.deps.notifyDelivery();
+    return next;
+  }
+
+  private async handBack(runs: readonly ClaimedRun[]): Promise<void> {
+    for (const run of runs) {
+      await this.deps.store
+        .releaseRun(run.id, this.deps.owner)
+        .catch((error) => this.deps.log.warn({ err: error, runId: run.id }, 'handing a run back failed'));
+    }
   }
 
   private renewLeases(): void {

@@ -211,6 +211,28 @@ export interface RunQueueStore {
   requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]>;
   /** Records how a run ended; false when this owner no longer holds the lease (nothing written). */
   completeRun(completion: RunCompletion): Promise<boolean>;
+  /**
+   * Records how a run ended and, in the same transaction, claims runs for the
+   * slot it frees, as `claimRuns` would for the completion's owner: a worker
+   * going from one run to the next pays one commit instead of two.
+   */
+  completeAndClaim(completion: RunCompletion, claim: ClaimRequest): Promise<CompletionOutcome>;
+}
+
+/** The claim a completion asks for (`completeAndClaim`), as `claimRuns`'s arguments. */
+export interface ClaimRequest {
+  now: number;
+  leaseMs: number;
+  /** At most this many runs: the slots the completion frees. */
+  limit: number;
+  caps?: (source: string) => number | undefined;
+}
+
+export interface CompletionOutcome {
+  /** False when the owner no longer held the lease (nothing of the completion written). */
+  recorded: boolean;
+  /** Runs leased to the completion's owner in the same transaction. */
+  next: ClaimedRun[];
 }
 
 export interface SessionStore {

@@ -362,6 +362,67 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
   });
 
+  describe('completeAndClaim: a completion fills the slot it frees in the same transaction', () => {
+    it("claims the key's next run, fairly and within caps, as claimRuns would", async () => {
+      const keyed = [agent({ sessionKey: 'hook:k' }), agent({ sessionKey: 'hook:k' })];
+      await store.accept(keyed, render);
+      const [first] = await store.claimRuns('w1', T0, 60_000, 10);
+      const outcome = await store.completeAndClaim(completion(first as NewRun, 'w1'), {
+        now: T0 + 5000,
+        leaseMs: 60_000,
+        limit: 1,
+      });
+      expect(outcome.recorded).toBe(true);
+      expect(outcome.next.map((r) => r.id)).toEqual([keyed[1]?.run.id]);
+      expect(outcome.next[0]).toMatchObject({ attempts: 1, startedAt: T0 + 5000 });
+      expect((await store.getRun(keyed[1]?.run.id as string))?.status).toBe('running');
+      // Nothing left: the next completion claims nothing, and says so.
+      const last = await store.completeAndClaim(completion(outcome.next[0] as NewRun, 'w1'), {
+        now: T0 + 6000,
+        leaseMs: 60_000,
+        limit: 1,
+      });
+      expect(last).toEqual({ recorded: true, next: [] });
+    });
+
+    it('holds a capped source to its cap, and a lost lease still frees its slot', async () => {
+      const capped = [
+        agent({ source: 'hook:capped', sessionKey: 'hook:c1' }),
+        agent({ source: 'hook:capped', sessionKey: 'hook:c2' }),
+      ];
+      await store.accept(capped, render);
+      const caps = (source: string) => (source === 'hook:capped' ? 1 : undefined);
+      const [held] = await store.claimRuns('w1', T0, 60_000, 10, caps);
+      await store.accept([agent({ source: 'hook:free', sessionKey: 'hook:f1' })], render);
+      const [other] = await store.claimRuns('w2', T0, 60_000, 1, caps);
+      expect(other?.source).toBe('hook:free');
+      // w2's completion may not take the capped source's second run while w1 runs one.
+      const outcome = await store.completeAndClaim(completion(other as NewRun, 'w2'), {
+        now: T0 + 10,
+        leaseMs: 60_000,
+        limit: 1,
+        caps,
+      });
+      expect(outcome).toEqual({ recorded: true, next: [] });
+      // A completion whose lease was lost writes nothing, but its slot is still free.
+      const lost = await store.completeAndClaim(completion(held as NewRun, 'w9'), {
+        now: T0 + 20,
+        leaseMs: 60_000,
+        limit: 1,
+        caps,
+      });
+      expect(lost).toEqual({ recorded: false, next: [] });
+      const done = await store.completeAndClaim(completion(held as NewRun, 'w1'), {
+        now: T0 + 30,
+        leaseMs: 60_000,
+        limit: 1,
+        caps,
+      });
+      expect(done.recorded).toBe(true);
+      expect(done.next.map((r) => r.id)).toEqual([capped[1]?.run.id]);
+    });
+  });
+
   describe('fair claims between hooks (sources) and per-source caps', () => {
     const flood = (n: number) =>
       Array.from({ length: n }, (_, i) => agent({ source: 'hook:flood', sessionKey: `hook:flood-${i}` }));

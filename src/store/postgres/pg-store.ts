@@ -30,7 +30,9 @@ import {
   type CallbackAttempt,
   type CallbackItem,
   type ClaimedRun,
+  type ClaimRequest,
   type Committed,
+  type CompletionOutcome,
   type DeliveryRecord,
   type DeliveryRoute,
   type DeliveryView,
@@ -522,6 +524,10 @@ export class PgStore implements Store {
   async completeRun(completion: RunCompletion): Promise<boolean> {
     await this.ready;
     return this.runQueue.completeRun(completion);
+  }
+  async completeAndClaim(completion: RunCompletion, claim: ClaimRequest): Promise<CompletionOutcome> {
+    await this.ready;
+    return this.runQueue.completeAndClaim(completion, claim);
   }
 
   // --- delivery outbox (delegated) ----------------------------------------------

@@ -21,10 +21,12 @@
  */
 import type pg from 'pg';
 import { HEAD_SOURCES_CTE, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
-import { planCompletions } from '../rules/completion.js';
+import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type ClaimedRun,
+  type ClaimRequest,
+  type CompletionOutcome,
   type RunCompletion,
   type RunQueueStore,
   StoreUnavailableError,
@@ -170,9 +172,37 @@ async function lockCappedSources(tx: Tx, caps: RunCaps): Promise<void> {
   );
 }
 
+/** Leases up to `request.limit` runnable heads to `owner`, inside the caller's transaction. */
+async function claimInTx(tx: Tx, owner: string, request: ClaimRequest): Promise<ClaimedRun[]> {
+  const { now, leaseMs, limit } = request;
+  const caps = request.caps ?? noCaps;
+  await lockCappedSources(tx, caps);
+  const counted = await tx.query<{ source: string; n: number }>(RUNNING_BY_SOURCE, [now]);
+  const running = new Map(counted.rows.map((row) => [row.source, row.n]));
+  // A source's heads that are not claimable are running ones: at most `running` in all.
+  const busy = [...running.values()].reduce((sum, n) => sum + n, 0);
+  const oldest = await tx.query<{ seq: number }>(HEADS, [limit + busy]);
+  const found = await tx.query<{ seq: number; source: string }>(CLAIMABLE, [
+    oldest.rows.map((row) => row.seq),
+    now,
+  ]);
+  const bySource = new Map<string, { seq: number }[]>();
+  for (const row of found.rows.sort((a, b) => a.seq - b.seq)) {
+    bySource.set(row.source, [...(bySource.get(row.source) ?? []), row]);
+  }
+  const candidates = [...bySource].map(([source, heads]) => ({ source, heads }));
+  const picked = pickFairly(candidates, running, caps, limit, (head) => head.seq);
+  if (picked.length === 0) return [];
+  const seqs = picked.map((head) => head.seq);
+  const leased = await tx.query<QueuedRow>(LEASE, [owner, now, now + leaseMs, seqs]);
+  // In the order the slots were given out.
+  const order = new Map(seqs.map((seq, index) => [seq, index]));
+  return leased.rows.sort((a, b) => (order.get(a.seq) ?? 0) - (order.get(b.seq) ?? 0)).map(toClaimedRun);
+}
+
 export class PgRunQueue implements RunQueueStore {
   /** Completions arriving in the same event-loop turn commit together. */
-  private readonly completions: GroupCommit<RunCompletion, boolean>;
+  private readonly completions: GroupCommit<CompletionItem, CompletionOutcome>;
 
   constructor(private readonly pool: pg.Pool) {
     this.completions = new GroupCommit(
@@ -192,31 +222,7 @@ export class PgRunQueue implements RunQueueStore {
     caps: RunCaps = noCaps,
   ): Promise<ClaimedRun[]> {
     if (limit <= 0) return [];
-    const rows = await inTransaction(this.pool, async (tx) => {
-      await lockCappedSources(tx, caps);
-      const counted = await tx.query<{ source: string; n: number }>(RUNNING_BY_SOURCE, [now]);
-      const running = new Map(counted.rows.map((row) => [row.source, row.n]));
-      // A source's heads that are not claimable are running ones: at most `running` in all.
-      const busy = [...running.values()].reduce((sum, n) => sum + n, 0);
-      const oldest = await tx.query<{ seq: number }>(HEADS, [limit + busy]);
-      const found = await tx.query<{ seq: number; source: string }>(CLAIMABLE, [
-        oldest.rows.map((row) => row.seq),
-        now,
-      ]);
-      const bySource = new Map<string, { seq: number }[]>();
-      for (const row of found.rows.sort((a, b) => a.seq - b.seq)) {
-        bySource.set(row.source, [...(bySource.get(row.source) ?? []), row]);
-      }
-      const candidates = [...bySource].map(([source, heads]) => ({ source, heads }));
-      const picked = pickFairly(candidates, running, caps, limit, (head) => head.seq);
-      if (picked.length === 0) return [];
-      const seqs = picked.map((head) => head.seq);
-      const leased = await tx.query<QueuedRow>(LEASE, [owner, now, now + leaseMs, seqs]);
-      // In the order the slots were given out.
-      const order = new Map(seqs.map((seq, index) => [seq, index]));
-      return leased.rows.sort((a, b) => (order.get(a.seq) ?? 0) - (order.get(b.seq) ?? 0));
-    });
-    return rows.map(toClaimedRun);
+    return inTransaction(this.pool, (tx) => claimInTx(tx, owner, { now, leaseMs, limit, caps }));
   }
 
   async renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
@@ -250,8 +256,12 @@ export class PgRunQueue implements RunQueueStore {
     return [];
   }
 
-  completeRun(completion: RunCompletion): Promise<boolean> {
-    return this.completions.submit(completion);
+  async completeRun(completion: RunCompletion): Promise<boolean> {
+    return (await this.completions.submit({ completion })).recorded;
+  }
+
+  completeAndClaim(completion: RunCompletion, claim: ClaimRequest): Promise<CompletionOutcome> {
+    return this.completions.submit({ completion, claim });
   }
 
   /** Settles once every completion submitted so far is committed or refused. */
@@ -259,8 +269,29 @@ export class PgRunQueue implements RunQueueStore {
     return this.completions.drain();
   }
 
-  /** Records a batch of completions in one transaction (store/rules/completion.ts). */
-  private async completeBatch(tx: Tx, batch: readonly RunCompletion[]): Promise<boolean[]> {
+  /** Records a batch of completions, then the claims they ask for, in one transaction (store/rules/completion.ts). */
+  private async completeBatch(tx: Tx, items: readonly CompletionItem[]): Promise<CompletionOutcome[]> {
+    const { recorded, moved } = await this.recordBatch(tx, items);
+    const claimed = new Map<string, ClaimedRun[]>();
+    let taken = 0;
+    for (const { owner, request } of claimsOf(items)) {
+      const runs = await claimInTx(tx, owner, request);
+      claimed.set(owner, runs);
+      taken += runs.length;
+    }
+    // Keys whose next run moved up and that this batch may not have taken itself: one hint
+    // for the batch to every replica (they also poll).
+    if (moved > taken) await tx.query(`SELECT pg_notify('${WORK_CHANNEL}', '')`);
+    const next = share(items, claimed);
+    return items.map((_, index) => ({ recorded: recorded[index] as boolean, next: next[index] ?? [] }));
+  }
+
+  /** The completions' writes: which of them still held their lease, and how many keys' heads moved up. */
+  private async recordBatch(
+    tx: Tx,
+    items: readonly CompletionItem[],
+  ): Promise<{ recorded: boolean[]; moved: number }> {
+    const batch = items.map((item) => item.completion);
     const { rows } = await tx.query<{ id: string }>(COMPLETE, [
       batch.map((c) => c.runId),
       batch.map((c) => c.owner),
@@ -276,7 +307,7 @@ export class PgRunQueue implements RunQueueStore {
     const done = new Set(rows.map((row) => row.id));
     const recorded = batch.map((c) => done.has(c.runId));
     const writes = planCompletions(batch.filter((_, index) => recorded[index]));
-    if (writes.headKeys.length === 0) return recorded;
+    if (writes.headKeys.length === 0) return { recorded, moved: 0 };
     // The keys' locks order this against an accept of the same key on another replica, so
     // no run is left headless. A statement of its own: the next one's snapshot then sees
     // every run of these keys committed before the locks were granted.
@@ -287,8 +318,6 @@ export class PgRunQueue implements RunQueueStore {
     await insertEventsInTx(tx, writes.events);
     await enqueueDeliveriesInTx(tx, writes.deliveries);
     await armCallbacksInTx(tx, writes.callbacksDue);
-    // Some key's next run may now be claimed, by any replica: one hint for the batch.
-    if ((moved.rows[0]?.n ?? 0) > 0) await tx.query(`SELECT pg_notify('${WORK_CHANNEL}', '')`);
-    return recorded;
+    return { recorded, moved: moved.rows[0]?.n ?? 0 };
   }
 }

@@ -12,7 +12,7 @@
  *   and its completion callback becomes due (a delivery settles it later).
  */
 import type { NewOutboxItem } from '../rows.js';
-import type { NewEvent, RunCompletion, TranscriptEntry } from '../types.js';
+import type { ClaimedRun, ClaimRequest, NewEvent, RunCompletion, TranscriptEntry } from '../types.js';
 
 export interface TranscriptRow extends TranscriptEntry {
   sessionKey: string;
@@ -61,4 +61,37 @@ export function planCompletions(recorded: readonly RunCompletion[]): CompletionW
     }
   }
   return writes;
+}
+
+/** A completion as the engines' group commit takes it, with the claim it asks for (if any). */
+export interface CompletionItem {
+  completion: RunCompletion;
+  claim?: ClaimRequest;
+}
+
+/**
+ * The claims a batch of completions asks for, one per owner (the slots its
+ * completions free, together), claimed after the batch's writes in the same
+ * transaction; `share` then hands the runs back to the completions that asked.
+ */
+export function claimsOf(batch: readonly CompletionItem[]): { owner: string; request: ClaimRequest }[] {
+  const byOwner = new Map<string, ClaimRequest>();
+  for (const { completion, claim } of batch) {
+    if (!claim || claim.limit <= 0) continue;
+    const mine = byOwner.get(completion.owner);
+    byOwner.set(completion.owner, mine ? { ...mine, limit: mine.limit + claim.limit } : { ...claim });
+  }
+  return [...byOwner].map(([owner, request]) => ({ owner, request }));
+}
+
+/** Hands each owner's claimed runs to its completions, each at most its own limit, in batch order. */
+export function share(
+  batch: readonly CompletionItem[],
+  claimed: ReadonlyMap<string, ClaimedRun[]>,
+): ClaimedRun[][] {
+  const left = new Map([...claimed].map(([owner, runs]) => [owner, [...runs]]));
+  return batch.map(({ completion, claim }) => {
+    const runs = left.get(completion.owner) ?? [];
+    return runs.splice(0, Math.max(0, claim?.limit ?? 0));
+  });
 }

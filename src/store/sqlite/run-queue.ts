@@ -6,10 +6,12 @@
  */
 import type Database from 'better-sqlite3';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
-import { planCompletions } from '../rules/completion.js';
+import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type ClaimedRun,
+  type ClaimRequest,
+  type CompletionOutcome,
   type NewEvent,
   type RunCompletion,
   type RunQueueStore,
@@ -64,7 +66,8 @@ export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
 export class SqliteRunQueue implements RunQueueStore {
   private readonly s;
   /** Completions arriving in the same event-loop turn commit together. */
-  private readonly completions: GroupCommit<RunCompletion, boolean>;
+  private readonly completions: GroupCommit<CompletionItem, CompletionOutcome>;
+  private readonly claim;
 
   constructor(
     private readonly db: Database.Database,
@@ -127,7 +130,8 @@ export class SqliteRunQueue implements RunQueueStore {
           WHERE id = ? AND lease_owner = ? AND status = 'running'`,
       ),
     };
-    const completeBatch = db.transaction((batch: readonly RunCompletion[]) => this.completeBatch(batch));
+    this.claim = db.transaction((request: ClaimRequest, owner: string) => this.claimInTx(request, owner));
+    const completeBatch = db.transaction((batch: readonly CompletionItem[]) => this.completeBatch(batch));
     this.completions = new GroupCommit((batch) => completeBatch.immediate(batch), {
       wrapError: (error) => new StoreUnavailableError(error),
     });
@@ -141,19 +145,23 @@ export class SqliteRunQueue implements RunQueueStore {
     caps: RunCaps = noCaps,
   ): Promise<ClaimedRun[]> {
     if (limit <= 0) return [];
-    const claim = this.db.transaction(() => {
-      const running = new Map(this.s.runningBySource.all(now).map((row) => [row.source, row.n]));
-      const candidates = this.s.headSources.all().map(({ source }) => {
-        const cap = caps(source);
-        const room = cap === undefined ? limit : Math.min(limit, cap - (running.get(source) ?? 0));
-        return { source, heads: room > 0 ? this.s.runnable.all(source, now, room) : [] };
-      });
-      return pickFairly(candidates, running, caps, limit, (row) => row.seq).map((row) => {
-        this.s.lease.run(owner, now + leaseMs, now, row.id);
-        return toClaimedRun(row, now);
-      });
+    return this.claim.immediate({ now, leaseMs, limit, caps }, owner);
+  }
+
+  /** Leases up to `request.limit` runnable heads to `owner`, inside the caller's transaction. */
+  private claimInTx(request: ClaimRequest, owner: string): ClaimedRun[] {
+    const { now, leaseMs, limit } = request;
+    const caps = request.caps ?? noCaps;
+    const running = new Map(this.s.runningBySource.all(now).map((row) => [row.source, row.n]));
+    const candidates = this.s.headSources.all().map(({ source }) => {
+      const cap = caps(source);
+      const room = cap === undefined ? limit : Math.min(limit, cap - (running.get(source) ?? 0));
+      return { source, heads: room > 0 ? this.s.runnable.all(source, now, room) : [] };
     });
-    return claim.immediate();
+    return pickFairly(candidates, running, caps, limit, (row) => row.seq).map((row) => {
+      this.s.lease.run(owner, now + leaseMs, now, row.id);
+      return toClaimedRun(row, now);
+    });
   }
 
   async renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
@@ -181,8 +189,12 @@ export class SqliteRunQueue implements RunQueueStore {
     return orphans.map((row) => row.id);
   }
 
-  completeRun(completion: RunCompletion): Promise<boolean> {
-    return this.completions.submit(completion);
+  async completeRun(completion: RunCompletion): Promise<boolean> {
+    return (await this.completions.submit({ completion })).recorded;
+  }
+
+  completeAndClaim(completion: RunCompletion, claim: ClaimRequest): Promise<CompletionOutcome> {
+    return this.completions.submit({ completion, claim });
   }
 
   /** Settles once every completion submitted so far is committed. */
@@ -190,8 +202,9 @@ export class SqliteRunQueue implements RunQueueStore {
     return this.completions.drain();
   }
 
-  /** Records a batch of completions in one transaction (store/rules/completion.ts). */
-  private completeBatch(batch: readonly RunCompletion[]): boolean[] {
+  /** Records a batch of completions, then the claims they ask for, in one transaction (store/rules/completion.ts). */
+  private completeBatch(items: readonly CompletionItem[]): CompletionOutcome[] {
+    const batch = items.map((item) => item.completion);
     const recorded = batch.map(
       (c) =>
         this.s.complete.run(
@@ -216,6 +229,10 @@ export class SqliteRunQueue implements RunQueueStore {
     for (const event of writes.events) this.insertEvent(event);
     for (const { item, now } of writes.deliveries) this.enqueueDelivery(item, now);
     for (const { runId, now } of writes.callbacksDue) this.settleRun(runId, now);
-    return recorded;
+    const claimed = new Map(
+      claimsOf(items).map(({ owner, request }) => [owner, this.claimInTx(request, owner)]),
+    );
+    const next = share(items, claimed);
+    return items.map((_, index) => ({ recorded: recorded[index] as boolean, next: next[index] ?? [] }));
   }
 }

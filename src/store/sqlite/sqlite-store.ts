@@ -31,7 +31,9 @@ import {
   type CallbackAttempt,
   type CallbackItem,
   type ClaimedRun,
+  type ClaimRequest,
   type Committed,
+  type CompletionOutcome,
   type DeliveryRecord,
   type DeliveryRoute,
   type DeliveryView,
@@ -367,6 +369,9 @@ export class SqliteStore implements Store {
   }
   completeRun(completion: RunCompletion): Promise<boolean> {
     return this.runQueue.completeRun(completion);
+  }
+  completeAndClaim(completion: RunCompletion, claim: ClaimRequest): Promise<CompletionOutcome> {
+    return this.runQueue.completeAndClaim(completion, claim);
   }
 
   // --- delivery outbox (delegated) ----------------------------------------------
