@@ -37,7 +37,7 @@ const gatewaySchema = z.strictObject({
 });
 
 /**
- * Retention durations (CONTRACT §13): whole seconds, minutes, hours or days, or "0"
+ * Retention durations (docs/operating.md "Retention"): whole seconds, minutes, hours or days, or "0"
  * (and any zero duration) to keep forever. Stricter than `duration`: no "ms", no fractions.
  */
 const retentionDuration = z
