@@ -20,9 +20,16 @@ export interface ResolvedHooks extends Omit<HooksConfig, 'transformsDir'> {
   transformsDir: string;
 }
 
+/** `store.retention` in milliseconds; 0 keeps forever (runs, events) or never prunes (every). */
+export interface ResolvedRetention {
+  runsMs: number;
+  eventsMs: number;
+  everyMs: number;
+}
+
 export type ResolvedStore =
-  | { driver: 'sqlite'; path: string; synchronous: 'normal' | 'full' }
-  | { driver: 'postgres'; url: string; poolMax: number };
+  | { driver: 'sqlite'; path: string; synchronous: 'normal' | 'full'; retention: ResolvedRetention }
+  | { driver: 'postgres'; url: string; poolMax: number; retention: ResolvedRetention };
 
 /** The configuration after defaults, `${ENV}` substitution, path resolution and cross-field checks. */
 export interface ResolvedConfig {

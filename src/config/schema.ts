@@ -36,6 +36,25 @@ const gatewaySchema = z.strictObject({
   trustedProxies: z.array(nonEmpty).default([]),
 });
 
+/**
+ * Retention durations (docs/operating.md "Retention"): whole seconds, minutes, hours or days, or "0"
+ * (and any zero duration) to keep forever. Stricter than `duration`: no "ms", no fractions.
+ */
+const retentionDuration = z
+  .string()
+  .regex(/^(0|\d+[smhd])$/, 'must be a duration like "30d", "12h", "10m", "45s" or "0" (keep forever)');
+
+export const RETENTION_DEFAULTS = { runs: '30d', events: '30d', every: '10m' } as const;
+
+/** What the store prunes and how often; the same keys on both drivers. */
+const retentionSchema = z
+  .strictObject({
+    runs: retentionDuration.default(RETENTION_DEFAULTS.runs),
+    events: retentionDuration.default(RETENTION_DEFAULTS.events),
+    every: retentionDuration.default(RETENTION_DEFAULTS.every),
+  })
+  .default(RETENTION_DEFAULTS);
+
 const storeSchema = z.discriminatedUnion('driver', [
   z.strictObject({
     driver: z.literal('sqlite'),
@@ -46,12 +65,14 @@ const storeSchema = z.discriminatedUnion('driver', [
      * price of an fsync per commit.
      */
     synchronous: z.enum(['normal', 'full']).default('normal'),
+    retention: retentionSchema,
   }),
   z.strictObject({
     driver: z.literal('postgres'),
     url: nonEmpty,
     /** Connections each replica keeps to PostgreSQL at most. */
     poolMax: z.number().int().min(2).max(200).default(10),
+    retention: retentionSchema,
   }),
 ]);
 
@@ -271,6 +292,7 @@ export const configSchema = z.strictObject({
     driver: 'sqlite',
     path: '{config_dir}/state/agentgate.db',
     synchronous: 'normal',
+    retention: RETENTION_DEFAULTS,
   }),
   hooks: hooksSchema.default({
     enabled: false,

@@ -41,6 +41,7 @@ export class GatewayMetrics {
   private readonly authFailures: Counter;
   private readonly authLockouts: Counter;
   private readonly callbacks: Counter<'status'>;
+  private readonly pruned: Counter<'kind'>;
 
   constructor(
     private readonly source: CountsSource,
@@ -104,6 +105,12 @@ export class GatewayMetrics {
       labelNames: ['status'],
       registers,
     });
+    this.pruned = new Counter({
+      name: 'agentgate_store_pruned_total',
+      help: 'Runs and events deleted by retention (store.retention), by kind.',
+      labelNames: ['kind'],
+      registers,
+    });
     // Series of a fixed label set start at 0, so rate() and absent-series alerts work from the first scrape.
     for (const status of ['succeeded', 'failed', 'timed_out'] as const) {
       this.runsFinished.labels(status).inc(0);
@@ -111,6 +118,7 @@ export class GatewayMetrics {
     }
     for (const status of ['succeeded', 'failed'] as const) this.heartbeats.labels(status).inc(0);
     for (const status of ['delivered', 'failed'] as const) this.callbacks.labels(status).inc(0);
+    for (const kind of ['runs', 'events'] as const) this.pruned.labels(kind).inc(0);
   }
 
   /** A hook request was answered (every status, rejections included). */
@@ -143,6 +151,11 @@ export class GatewayMetrics {
   /** A completion callback ended: delivered (2xx) or failed for good (issue 13 calls this). */
   callbackFinished(status: OutcomeStatus): void {
     this.callbacks.labels(status).inc();
+  }
+
+  /** Retention deleted `count` runs or events (one call per batch). */
+  storePruned(kind: 'runs' | 'events', count: number): void {
+    this.pruned.labels(kind).inc(count);
   }
 
   readonly contentType = this.registry.contentType;

@@ -24,6 +24,7 @@ import type { Logger } from '../log.js';
 import type { TransformLimits } from '../mappings/transforms.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { MeteredLimiter } from '../metrics/metered-limiter.js';
+import { RetentionEngine } from '../retention/engine.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import { buildApp } from './app.js';
@@ -68,7 +69,7 @@ const noop = () => {};
 
 /**
  * Starts the parts in this order, and stops them in reverse: transform pools,
- * store, housekeeping timers, HTTP listener, delivery, agent turns (worker and
+ * store, housekeeping timers, retention, HTTP listener, delivery, agent turns (worker and
  * heartbeats), intake, config watcher. The listener binds before any work
  * starts, so a gateway that cannot take its port runs nothing from the
  * backlog; "intake" then closes the listener first on stop, so no request is
@@ -110,6 +111,9 @@ export async function startGateway(
   /** Every part started and none stopping (`/readyz`). */
   let running = false;
   let ownEndpoints: ReturnType<typeof gatewayEndpoints> = [];
+  const retention = new RetentionEngine(store, config.store.retention, log, {
+    onPruned: (kind, count) => metrics.storePruned(kind, count),
+  });
   const callbacks = new CallbackEngine(store, log, {
     // The reloaded hooks section's secret: rotating it needs no restart.
     secret: () => ingress.state.config.hooks.callbacks?.secret,
@@ -183,6 +187,9 @@ export async function startGateway(
       for (const timer of timers) clearInterval(timer);
     },
   });
+
+  // Before the listener, so it stops after the workers (reverse order) and never outlives the store.
+  await services.start({ name: 'retention', start: () => retention.start(), stop: () => retention.stop() });
 
   const host = options.bind ?? config.gateway.bind;
   let closing: Promise<void> | undefined;

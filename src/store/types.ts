@@ -488,6 +488,12 @@ export interface Store
   counts(): Promise<StoreCounts>;
   pruneIdempotency(olderThan: number): Promise<number>;
   /**
+   * One batch of retention (store/retention-rules.ts says what is prunable), in
+   * one short transaction: up to `limit` rows of `kind` last touched before
+   * `olderThan` (ms since the epoch) are deleted with what belongs only to them.
+   */
+  pruneBatch(kind: PruneKind, olderThan: number, limit: number): Promise<PruneBatch>;
+  /**
    * Calls `listener` when another process committed work that may be claimable
    * (PostgreSQL: LISTEN/NOTIFY). Absent on engines with one process per store.
    */
@@ -495,6 +501,16 @@ export interface Store
   /** The auth-failure count shared by replicas; absent on engines with one process per store. */
   readonly lockouts?: LockoutLedger;
   close(): Promise<void>;
+}
+
+/** What a retention batch prunes: finished runs (and old transcript entries), or consumed events (and finished heartbeats). */
+export type PruneKind = 'runs' | 'events';
+
+export interface PruneBatch {
+  /** Runs or events deleted (what `agentgate_store_pruned_total{kind}` counts). */
+  deleted: number;
+  /** Whether another batch may find more to delete now (some part of this one was full). */
+  more: boolean;
 }
 
 /** Work standing in the store (`Store.counts`). */

@@ -15,6 +15,7 @@ import {
 import type { ResolvedConfig } from '../../src/config/resolved.js';
 import { tempDir } from '../helpers/gateway.js';
 
+const DAY_MS = 86_400_000;
 const HOOK = 'hook-token-0123456789abcdef0123456789';
 const ADMIN = 'admin-token-0123456789abcdef012345678';
 
@@ -283,6 +284,7 @@ describe('defaults', () => {
       driver: 'sqlite',
       path: join(dir, 'state', 'agentgate.db'),
       synchronous: 'normal',
+      retention: { runsMs: 30 * DAY_MS, eventsMs: 30 * DAY_MS, everyMs: 10 * 60_000 },
     });
     expect(config.hooks).toMatchObject({
       enabled: false,
@@ -380,5 +382,61 @@ describe('paths', () => {
     expect(config.configDir).toBe(sub);
     expect(config.store).toMatchObject({ path: join(sub, 's.db') });
     expect(config.hooks.transformsRoot).toBe(join(sub, 'hooks', 'transforms'));
+  });
+});
+
+describe('store.retention', () => {
+  const PG_URL = 'postgres://agent@127.0.0.1:5432/agentgate';
+
+  it.each([
+    ['sqlite', {}],
+    ['postgres', { url: PG_URL }],
+  ])('takes the same keys on %s, in milliseconds, "0" and any zero keeping forever', (driver, rest) => {
+    const config = okConfig(
+      load({ store: { driver, ...rest, retention: { runs: '7d', events: '0', every: '30s' } } }),
+    );
+    expect(config.store.retention).toEqual({ runsMs: 7 * DAY_MS, eventsMs: 0, everyMs: 30_000 });
+    const partial = okConfig(load({ store: { driver, ...rest, retention: { events: '12h' } } }));
+    expect(partial.store.retention).toEqual({
+      runsMs: 30 * DAY_MS,
+      eventsMs: 12 * 3_600_000,
+      everyMs: 10 * 60_000,
+    });
+    expect(
+      okConfig(load({ store: { driver, ...rest, retention: { runs: '0d' } } })).store.retention.runsMs,
+    ).toBe(0);
+  });
+
+  it('defaults on postgres as on sqlite', () => {
+    expect(okConfig(load({ store: { driver: 'postgres', url: PG_URL } })).store).toEqual({
+      driver: 'postgres',
+      url: PG_URL,
+      poolMax: 10,
+      retention: { runsMs: 30 * DAY_MS, eventsMs: 30 * DAY_MS, everyMs: 10 * 60_000 },
+    });
+  });
+
+  it.each([
+    [{ runs: '30 days' }, 'store.retention.runs:'],
+    [{ runs: '1.5d' }, 'store.retention.runs:'],
+    [{ events: '500ms' }, 'store.retention.events:'],
+    [{ events: 30 }, 'store.retention.events:'],
+    [{ every: '-1m' }, 'store.retention.every:'],
+    [{ every: '' }, 'store.retention.every:'],
+    [{ every: '10M' }, 'store.retention.every:'],
+  ])('refuses %j with a problem naming the key', (retention, prefix) => {
+    for (const store of [{ driver: 'sqlite' }, { driver: 'postgres', url: PG_URL }]) {
+      const problems = problemsOf(load({ store: { ...store, retention } }));
+      expect(
+        problems.some((p) => p.startsWith(prefix)),
+        problems.join('\n'),
+      ).toBe(true);
+    }
+  });
+
+  it('refuses an unknown retention key', () => {
+    expect(problemsOf(load({ store: { driver: 'sqlite', retention: { run: '1d' } } }))).toContain(
+      'store.retention.run: unknown key',
+    );
   });
 });

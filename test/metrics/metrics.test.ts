@@ -68,6 +68,7 @@ describe('GET /metrics', () => {
       agentgate_auth_failures_total: 'counter',
       agentgate_auth_lockouts_total: 'counter',
       agentgate_callbacks_total: 'counter',
+      agentgate_store_pruned_total: 'counter',
       // Node process defaults (prom-client's collectDefaultMetrics).
       process_cpu_user_seconds_total: 'counter',
       process_resident_memory_bytes: 'gauge',
@@ -88,6 +89,7 @@ describe('GET /metrics', () => {
       'status=delivered': 0,
       'status=failed': 0,
     });
+    expect(seriesOf(families, 'agentgate_store_pruned_total')).toEqual({ 'kind=runs': 0, 'kind=events': 0 });
     expect(sampleValue(families, 'agentgate_runs_queued')).toBe(0);
   });
 

@@ -7,6 +7,7 @@
 
 import { resolveConfigPath } from '../../config/paths.js';
 import type { ResolvedStore } from '../../config/resolved.js';
+import { resolveStore } from '../../config/semantics.js';
 import { channelProbes } from './channel-probes.js';
 import { type ConfigSource, readConfigSource } from './config-source.js';
 import { fileModeChecks } from './file-modes.js';
@@ -79,14 +80,7 @@ function probesFor(source: ConfigSource, timeoutMs: number): Probe[] {
   const raw = source.raw;
   if (!raw) return probes;
   const store: ResolvedStore =
-    source.resolved?.store ??
-    (raw.store.driver === 'sqlite'
-      ? {
-          driver: 'sqlite',
-          path: resolveConfigPath(raw.store.path, source.configDir),
-          synchronous: raw.store.synchronous,
-        }
-      : raw.store);
+    source.resolved?.store ?? resolveStore(raw.store, (path) => resolveConfigPath(path, source.configDir));
   probes.push(storeProbe(store, timeoutMs));
   probes.push(...providerProbes(raw, timeoutMs));
   probes.push(...channelProbes(raw.channels, timeoutMs));

@@ -47,6 +47,8 @@ import {
   type NewRun,
   type OutboxItem,
   type PendingEvent,
+  type PruneBatch,
+  type PruneKind,
   type RedeliverResult,
   type RunCompletion,
   type RunPage,
@@ -64,6 +66,7 @@ import { createPool, inTransaction, type PoolSettings, read, type Tx } from './d
 import { PgLockoutLedger } from './lockout-ledger.js';
 import { migrate } from './migrations.js';
 import { PgOutbox } from './outbox.js';
+import { PgRetention } from './retention.js';
 import { PgRunQueue } from './run-queue.js';
 import { consumeEventsInTx, PgSessions } from './sessions.js';
 import { WORK_CHANNEL, WorkListener } from './work-listener.js';
@@ -162,6 +165,7 @@ export class PgStore implements Store {
   private readonly outbox: PgOutbox;
   private readonly callbacks: PgCallbacks;
   private readonly admin: PgAdmin;
+  private readonly retention: PgRetention;
   private readonly listener: WorkListener;
   readonly lockouts: PgLockoutLedger;
 
@@ -185,6 +189,7 @@ export class PgStore implements Store {
     this.runQueue = new PgRunQueue(this.pool);
     this.callbacks = new PgCallbacks(this.pool);
     this.admin = new PgAdmin(this.pool);
+    this.retention = new PgRetention(this.pool);
     this.outbox = new PgOutbox(this.pool, {
       owner: `pg_${randomUUID()}`,
       leaseMs: options.deliveryLeaseMs ?? 60_000,
@@ -448,6 +453,11 @@ export class PgStore implements Store {
       await pruneCallbacksInTx(tx, olderThan - FINISHED_DELIVERY_EXTRA_MS);
       return result.rowCount ?? 0;
     });
+  }
+
+  async pruneBatch(kind: PruneKind, olderThan: number, limit: number): Promise<PruneBatch> {
+    await this.ready;
+    return this.retention.pruneBatch(kind, olderThan, limit);
   }
 
   // --- operators' API (delegated) ---------------------------------------------------

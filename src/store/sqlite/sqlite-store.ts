@@ -46,6 +46,8 @@ import {
   type ListRunsOptions,
   type OutboxItem,
   type PendingEvent,
+  type PruneBatch,
+  type PruneKind,
   type RedeliverResult,
   type RunCompletion,
   type RunPage,
@@ -62,6 +64,7 @@ import { SqliteCallbacks } from './callbacks.js';
 import { MIGRATIONS } from './migrations.js';
 import { type NewOutboxItem, SqliteOutbox } from './outbox.js';
 import { createPrivateFile, makePrivateDir } from './private-files.js';
+import { SqliteRetention } from './retention.js';
 import { SqliteRoutes } from './routes.js';
 import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
@@ -112,6 +115,7 @@ export class SqliteStore implements Store {
   private readonly outbox: SqliteOutbox;
   private readonly callbacks: SqliteCallbacks;
   private readonly admin: SqliteAdmin;
+  private readonly retention: SqliteRetention;
 
   constructor(options: SqliteStoreOptions) {
     makePrivateDir(dirname(options.path));
@@ -181,6 +185,7 @@ export class SqliteStore implements Store {
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
     this.admin = new SqliteAdmin(db);
+    this.retention = new SqliteRetention(db);
     const callbacks = new SqliteCallbacks(db);
     this.callbacks = callbacks;
     const settleRun = (runId: string, now: number) => callbacks.arm(runId, now);
@@ -459,6 +464,10 @@ export class SqliteStore implements Store {
     // Finished callbacks are kept a week for inspection, like PostgreSQL's finished outbox rows.
     this.callbacks.prune(olderThan - FINISHED_CALLBACK_EXTRA_MS);
     return this.statements.pruneIdempotency.run(olderThan).changes;
+  }
+
+  pruneBatch(kind: PruneKind, olderThan: number, limit: number): Promise<PruneBatch> {
+    return this.retention.pruneBatch(kind, olderThan, limit);
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,74 @@
+/**
+ * Retention on SQLite: one batch per call, in one IMMEDIATE transaction, by the
+ * rules of store/retention-rules.ts. The engine that calls it yields between
+ * batches, so the accepts' group commits get the write lock in between and the
+ * ingress keeps answering while a large backlog is pruned.
+ *
+ * The file stops growing under steady load without VACUUM: with SQLite's
+ * default auto_vacuum (NONE), the pages a delete frees go on the freelist and
+ * the next inserts reuse them. The WAL is bounded by the store's checkpoint
+ * settings (sqlite-store.ts): a checkpoint every 10,000 pages, and the file
+ * truncated back to `journal_size_limit` after one.
+ */
+import type Database from 'better-sqlite3';
+import {
+  prunableEventsSql,
+  prunableHeartbeatsSql,
+  prunableRunsSql,
+  prunableTranscriptSql,
+  SETTLED_CALLBACK,
+  SETTLED_DELIVERY,
+} from '../retention-rules.js';
+import type { PruneBatch, PruneKind } from '../types.js';
+
+type Keyed = { seq: number; id: string };
+
+export class SqliteRetention {
+  private readonly s;
+
+  constructor(private readonly db: Database.Database) {
+    this.s = {
+      runs: db.prepare<[number, number], Keyed>(prunableRunsSql('?', '?')),
+      runDeliveries: db.prepare(
+        `DELETE FROM deliveries WHERE ref_id = ? AND kind = 'run' AND ${SETTLED_DELIVERY}`,
+      ),
+      runCallback: db.prepare(`DELETE FROM callbacks WHERE run_id = ? AND ${SETTLED_CALLBACK}`),
+      run: db.prepare('DELETE FROM runs WHERE seq = ?'),
+      transcripts: db.prepare(`DELETE FROM transcripts WHERE seq IN (${prunableTranscriptSql('?', '?')})`),
+      events: db.prepare(`DELETE FROM events WHERE seq IN (${prunableEventsSql('?', '?')})`),
+      heartbeats: db.prepare<[number, number], Keyed>(prunableHeartbeatsSql('?', '?')),
+      heartbeatDeliveries: db.prepare(
+        `DELETE FROM deliveries WHERE ref_id = ? AND kind = 'heartbeat' AND ${SETTLED_DELIVERY}`,
+      ),
+      heartbeat: db.prepare('DELETE FROM heartbeats WHERE seq = ?'),
+    };
+  }
+
+  async pruneBatch(kind: PruneKind, olderThan: number, limit: number): Promise<PruneBatch> {
+    const batch = kind === 'runs' ? this.runsBatch : this.eventsBatch;
+    return this.db.transaction(batch).immediate(olderThan, limit);
+  }
+
+  /** Finished runs with their outbox rows and callback, and transcript entries, each up to `limit`. */
+  private readonly runsBatch = (olderThan: number, limit: number): PruneBatch => {
+    const runs = this.s.runs.all(olderThan, limit);
+    for (const run of runs) {
+      this.s.runDeliveries.run(run.id);
+      this.s.runCallback.run(run.id);
+      this.s.run.run(run.seq);
+    }
+    const transcripts = this.s.transcripts.run(olderThan, limit).changes;
+    return { deleted: runs.length, more: runs.length === limit || transcripts === limit };
+  };
+
+  /** Consumed events, and finished heartbeats with their outbox rows, each up to `limit`. */
+  private readonly eventsBatch = (olderThan: number, limit: number): PruneBatch => {
+    const events = this.s.events.run(olderThan, limit).changes;
+    const heartbeats = this.s.heartbeats.all(olderThan, limit);
+    for (const heartbeat of heartbeats) {
+      this.s.heartbeatDeliveries.run(heartbeat.id);
+      this.s.heartbeat.run(heartbeat.seq);
+    }
+    return { deleted: events, more: events === limit || heartbeats.length === limit };
+  };
+}
