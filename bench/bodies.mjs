@@ -5,9 +5,9 @@
 
 /** Width of every id, so all bodies have the same size; matches bench/wrk-post.lua. */
 export const ID_WIDTH = 23; // <tag: 10>-<thread: 2>-<counter: 9>
-const PLACEHOLDER = '~'.repeat(ID_WIDTH);
+export const PLACEHOLDER = '~'.repeat(ID_WIDTH);
 
-function realisticText(id) {
+export function realisticText(id) {
   const detail = {
     repository: 'acme/payments-service',
     workflow: 'ci.yml',
@@ -22,7 +22,7 @@ function realisticText(id) {
   return text.padEnd(900, ' .');
 }
 
-const template = (body) => JSON.stringify(body).split(PLACEHOLDER);
+export const template = (body) => JSON.stringify(body).split(PLACEHOLDER);
 
 /** Body templates per gateway route; the baseline gets the wake bodies. */
 export const BODY_TEMPLATES = {

@@ -52,6 +52,13 @@ import { median } from './stats.mjs';
 import { commitCheck, openPgStore, openStore, pgDatabase, waitForIdleRuns } from './store-check.mjs';
 import { ensureWrk, runWrk, wrkVersion } from './wrk.mjs';
 
+const DRAIN_SCRIPT = new URL('./drain.mjs', import.meta.url).pathname;
+const runDrain = (args) =>
+  spawnSync(process.execPath, [DRAIN_SCRIPT, ...args], { stdio: 'inherit' }).status ?? 1;
+if (process.argv.includes('--drain-only')) {
+  process.exit(runDrain(process.argv.slice(2).filter((arg) => arg !== '--drain-only')));
+}
+
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
@@ -68,6 +75,7 @@ const { values } = parseArgs({
     replicas: { type: 'string', default: '1' },
     'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     'scrape-metrics': { type: 'boolean', default: false },
+    drain: { type: 'boolean', default: false },
   },
 });
 const rounds = Number(values.rounds);
@@ -357,6 +365,16 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 process.exitCode = exitCode;
+if (values.drain) {
+  const passed = ['rounds', 'connections', 'threads', 'pg-url'].flatMap((name) => [
+    `--${name}`,
+    values[name],
+  ]);
+  for (const dir of values['gateway-dir'] ?? []) passed.push('--gateway-dir', dir);
+  console.log('\n## Drain: accept rate against execute rate (bench/drain.mjs)');
+  const drainCode = runDrain(passed);
+  if (drainCode !== 0) process.exitCode = drainCode;
+}
 
 /**
  * Each gateway against the first, round by round (the same round's loads, so a slow
