@@ -28,7 +28,7 @@
 //
 //   node bench/drain.mjs [--rounds 3] [--accept-seconds 4] [--warmup 1] [--connections 64]
 //                        [--threads 1] [--concurrency 64] [--engines sqlite,postgres]
-//                        [--keys distinct,one] [--peer on|off] [--peer-jobs K]
+//                        [--keys distinct,one] [--peer on|off] [--peer-jobs K] [--peer-settings tuned|defaults]
 //                        [--gateway-dir <checkout>]... [--pg-url <admin url>]
 //                        [--drain-timeout 300] [--cpu-prof <dir>] [--json <file>]
 //   npm run bench -- --drain-only [the same options]
@@ -65,6 +65,8 @@ const { values } = parseArgs({
     keys: { type: 'string', default: 'distinct,one' },
     peer: { type: 'string', default: 'on' },
     'peer-jobs': { type: 'string' },
+    // tuned: graphile-worker's performance-page settings; defaults: as it comes.
+    'peer-settings': { type: 'string', default: 'tuned' },
     'gateway-dir': { type: 'string', multiple: true },
     'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     'drain-timeout': { type: 'string', default: '300' },
@@ -320,6 +322,7 @@ async function measurePeer(jobs) {
       url: database.url,
       jobs,
       concurrency: CONCURRENCY,
+      settings: values['peer-settings'] === 'defaults' ? { $preset: 'defaults' } : {},
       timeoutMs: DRAIN_TIMEOUT_MS,
     });
     return { ...result, othersCpu: othersCpu() };

@@ -22,18 +22,23 @@ const logger = new Logger(() => (level, message) => {
 });
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
-const settings = {
+// `{"$preset":"defaults"}` runs graphile-worker as it comes (no local queue, one
+// completion per job), the way most deployments run it; otherwise the tuned settings.
+const { $preset, ...extra } = JSON.parse(overrides || '{}');
+const common = {
   connectionString,
   concurrentJobs: CONCURRENCY,
   maxPoolSize: Math.max(10, CONCURRENCY + 2),
+  logger,
+};
+const tuned = {
   pollInterval: 2000,
   useNodeTime: true,
   localQueue: { size: 500 },
   completeJobBatchDelay: 0,
   failJobBatchDelay: 0,
-  logger,
-  ...JSON.parse(overrides || '{}'),
 };
+const settings = { ...common, ...($preset === 'defaults' ? {} : tuned), ...extra };
 
 await runMigrations({ preset: { worker: settings } });
 const pool = new pg.Pool({ connectionString, max: 1 });
