@@ -5,7 +5,6 @@ import { writeStarterConfig } from '../config/starter.js';
 import { createGmailReceiver } from '../gmail/start.js';
 import { createLogger } from '../log.js';
 import { startGateway } from '../server/gateway.js';
-import { StoreConfigError } from '../store/open.js';
 
 export interface RunOptions {
   config?: string;
@@ -37,9 +36,7 @@ export async function runCommand(options: RunOptions): Promise<void> {
   try {
     gateway = await startGateway(loaded.config, log, { port: options.port, bind: options.bind });
   } catch (error) {
-    console.error(
-      `agentgate: cannot start: ${error instanceof StoreConfigError ? error.message : (error as Error).message}`,
-    );
+    console.error(`agentgate: cannot start: ${(error as Error).message}`);
     process.exit(1);
   }
 

@@ -1,4 +1,7 @@
+import type { ResolvedStore } from '../store/engines/registry.js';
 import type { AgentConfig, ChannelsConfig, HooksConfig, ProviderConfig, RawConfig } from './schema.js';
+
+export type { ResolvedStore };
 
 export interface ResolvedAgent extends Omit<AgentConfig, 'workspace'> {
   workspace: string;
@@ -19,17 +22,6 @@ export interface ResolvedHooks extends Omit<HooksConfig, 'transformsDir'> {
   transformsRoot: string;
   transformsDir: string;
 }
-
-/** `store.retention` in milliseconds; 0 keeps forever (runs, events) or never prunes (every). */
-export interface ResolvedRetention {
-  runsMs: number;
-  eventsMs: number;
-  everyMs: number;
-}
-
-export type ResolvedStore =
-  | { driver: 'sqlite'; path: string; synchronous: 'normal' | 'full'; retention: ResolvedRetention }
-  | { driver: 'postgres'; url: string; poolMax: number; retention: ResolvedRetention };
 
 /** The configuration after defaults, `${ENV}` substitution, path resolution and cross-field checks. */
 export interface ResolvedConfig {

@@ -4,6 +4,8 @@
  * silently disable a security setting.
  */
 import { z } from 'zod';
+import { RETENTION_DEFAULTS } from '../store/engine.js';
+import { storeConfigSchema } from '../store/engines/registry.js';
 
 export const CHANNEL_IDS = [
   'whatsapp',
@@ -35,46 +37,6 @@ const gatewaySchema = z.strictObject({
   /** CIDRs (or single addresses) whose X-Forwarded-For header is believed. */
   trustedProxies: z.array(nonEmpty).default([]),
 });
-
-/**
- * Retention durations (docs/operating.md "Retention"): whole seconds, minutes, hours or days, or "0"
- * (and any zero duration) to keep forever. Stricter than `duration`: no "ms", no fractions.
- */
-const retentionDuration = z
-  .string()
-  .regex(/^(0|\d+[smhd])$/, 'must be a duration like "30d", "12h", "10m", "45s" or "0" (keep forever)');
-
-export const RETENTION_DEFAULTS = { runs: '30d', events: '30d', every: '10m' } as const;
-
-/** What the store prunes and how often; the same keys on both drivers. */
-const retentionSchema = z
-  .strictObject({
-    runs: retentionDuration.default(RETENTION_DEFAULTS.runs),
-    events: retentionDuration.default(RETENTION_DEFAULTS.events),
-    every: retentionDuration.default(RETENTION_DEFAULTS.every),
-  })
-  .default(RETENTION_DEFAULTS);
-
-const storeSchema = z.discriminatedUnion('driver', [
-  z.strictObject({
-    driver: z.literal('sqlite'),
-    path: nonEmpty.default('{config_dir}/state/agentgate.db'),
-    /**
-     * "normal" (default): a commit survives the process being killed (the WAL write
-     * reaches the OS before the answer). "full": it also survives power loss, at the
-     * price of an fsync per commit.
-     */
-    synchronous: z.enum(['normal', 'full']).default('normal'),
-    retention: retentionSchema,
-  }),
-  z.strictObject({
-    driver: z.literal('postgres'),
-    url: nonEmpty,
-    /** Connections each replica keeps to PostgreSQL at most. */
-    poolMax: z.number().int().min(2).max(200).default(10),
-    retention: retentionSchema,
-  }),
-]);
 
 /** CONTRACT §10 per-hook limits: whole numbers from 1 (a limit of 0 would refuse everything). */
 const rateLimitSchema = z.strictObject({
@@ -288,7 +250,7 @@ const channelsSchema = z.strictObject({
 
 export const configSchema = z.strictObject({
   gateway: gatewaySchema.default({ bind: '127.0.0.1', port: 18790, auth: {}, trustedProxies: [] }),
-  store: storeSchema.default({
+  store: storeConfigSchema.default({
     driver: 'sqlite',
     path: '{config_dir}/state/agentgate.db',
     synchronous: 'normal',

@@ -5,9 +5,9 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { callbackConfigProblems } from '../callbacks/config-check.js';
-import { parseDuration } from '../util/duration.js';
+import { resolveStore } from '../store/engines/registry.js';
 import { isInside } from './paths.js';
-import { mainSessionKeyOf, type ResolvedAgent, type ResolvedConfig, type ResolvedStore } from './resolved.js';
+import { mainSessionKeyOf, type ResolvedAgent, type ResolvedConfig } from './resolved.js';
 import type { RawConfig } from './schema.js';
 
 export const MIN_HOOK_TOKEN_LENGTH = 16;
@@ -169,19 +169,6 @@ export function checkConfig(
     channels: raw.channels,
   };
   return { config, problems, warnings };
-}
-
-/** The store section with its path resolved and its retention durations in ms (also for `doctor`). */
-export function resolveStore(raw: RawConfig['store'], resolvePath: (path: string) => string): ResolvedStore {
-  const { retention: durations, ...rest } = raw;
-  const retention = {
-    runsMs: parseDuration(durations.runs),
-    eventsMs: parseDuration(durations.events),
-    everyMs: parseDuration(durations.every),
-  };
-  return rest.driver === 'sqlite'
-    ? { driver: 'sqlite', path: resolvePath(rest.path), synchronous: rest.synchronous, retention }
-    : { ...rest, retention };
 }
 
 function normaliseHooksPath(path: string): string {

@@ -25,7 +25,7 @@ import type { TransformLimits } from '../mappings/transforms.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { MeteredLimiter } from '../metrics/metered-limiter.js';
 import { RetentionEngine } from '../retention/engine.js';
-import { openStore } from '../store/open.js';
+import { openStore } from '../store/engines/registry.js';
 import type { Store } from '../store/types.js';
 import { buildApp } from './app.js';
 import { ServiceList } from './services.js';

@@ -6,8 +6,7 @@
  */
 
 import { resolveConfigPath } from '../../config/paths.js';
-import type { ResolvedStore } from '../../config/resolved.js';
-import { resolveStore } from '../../config/semantics.js';
+import { type ResolvedStore, resolveStore } from '../../store/engines/registry.js';
 import { channelProbes } from './channel-probes.js';
 import { type ConfigSource, readConfigSource } from './config-source.js';
 import { fileModeChecks } from './file-modes.js';

@@ -66,6 +66,7 @@ import { createPool, inTransaction, type PoolSettings, read, type Tx } from './d
 import { PgLockoutLedger } from './lockout-ledger.js';
 import { migrate } from './migrations.js';
 import { PgOutbox } from './outbox.js';
+import { redactUrl } from './redact-url.js';
 import { PgRetention } from './retention.js';
 import { PgRunQueue } from './run-queue.js';
 import { consumeEventsInTx, PgSessions } from './sessions.js';
@@ -88,17 +89,6 @@ interface PendingAccept {
 
 /** Finished outbox rows live this long past the idempotency window (24 h): a week in all. */
 const FINISHED_DELIVERY_EXTRA_MS = 6 * 24 * 3600_000;
-
-/** The URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparseable URL)';
-  }
-}
 
 const INSERT_RUNS = `
   INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,

@@ -1,0 +1,103 @@
+/**
+ * The scale-out engine, PostgreSQL (docs/postgres.md): its `store` section,
+ * how it resolves, opens and is checked by `agentgate doctor`. The store
+ * itself is loaded only when a gateway opens one.
+ */
+import pg from 'pg';
+import { z } from 'zod';
+import {
+  type EngineCheck,
+  nonEmptyText,
+  type ResolvedRetention,
+  resolveRetention,
+  retentionSchema,
+  type StoreEngine,
+  versionVerdict,
+} from '../engine.js';
+import { MIGRATIONS } from './migrations.js';
+import { redactUrl } from './redact-url.js';
+
+export const postgresConfigSchema = z.strictObject({
+  driver: z.literal('postgres'),
+  url: nonEmptyText,
+  /** Connections each replica keeps to PostgreSQL at most. */
+  poolMax: z.number().int().min(2).max(200).default(10),
+  retention: retentionSchema,
+});
+
+export interface ResolvedPostgresStore {
+  driver: 'postgres';
+  url: string;
+  poolMax: number;
+  retention: ResolvedRetention;
+}
+
+export const postgresEngine: StoreEngine<z.infer<typeof postgresConfigSchema>, ResolvedPostgresStore> = {
+  driver: 'postgres',
+  resolve: (raw) => ({
+    driver: 'postgres',
+    url: raw.url,
+    poolMax: raw.poolMax,
+    retention: resolveRetention(raw.retention),
+  }),
+  /**
+   * Connects and migrates first: a database that cannot be reached fails here
+   * with an error naming `store.url`, before the gateway listens.
+   */
+  async open(config) {
+    const { PgStore } = await import('./pg-store.js');
+    const store = new PgStore({ url: config.url, poolMax: config.poolMax });
+    try {
+      await store.ready;
+    } catch (error) {
+      await store.close().catch(() => {});
+      throw error;
+    }
+    return store;
+  },
+  check: (config, timeoutMs) => checkDatabase(config.url, timeoutMs),
+};
+
+/** Connects and reads the schema version, changing nothing. */
+async function checkDatabase(url: string, timeoutMs: number): Promise<EngineCheck> {
+  const where = `postgres ${redactUrl(url)}`;
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+  });
+  // A connection that dies later must not crash the process with an unhandled 'error'.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    return { level: 'fail', message: `${where}: cannot connect: ${scrub(error, url)}` };
+  }
+  try {
+    const exists = await client.query<{ name: string | null }>(
+      "SELECT to_regclass('schema_migrations')::text AS name",
+    );
+    if (!exists.rows[0]?.name)
+      return { level: 'warn', message: `${where}: connected; no schema yet (\`agentgate run\` creates it)` };
+    const { rows } = await client.query<{ version: number | null }>(
+      'SELECT MAX(version) AS version FROM schema_migrations',
+    );
+    return versionVerdict(where, rows[0]?.version ?? 0, MIGRATIONS.length);
+  } catch (error) {
+    return { level: 'fail', message: `${where}: ${scrub(error, url)}` };
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** The driver's message without the URL or its password (pg may quote either). */
+function scrub(error: unknown, url: string): string {
+  let text = (error as Error).message || String((error as { code?: unknown }).code ?? 'error');
+  try {
+    const password = decodeURIComponent(new URL(url).password);
+    if (password) text = text.split(password).join('***');
+  } catch {
+    // An unparseable URL is refused by pg before it could be quoted.
+  }
+  return text.split(url).join(redactUrl(url));
+}

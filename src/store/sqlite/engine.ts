@@ -1,0 +1,69 @@
+/**
+ * The embedded default engine, SQLite (docs/operating.md): its `store`
+ * section, how it resolves, opens and is checked by `agentgate doctor`.
+ * The store itself is loaded only when a gateway opens one.
+ */
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import {
+  type EngineCheck,
+  nonEmptyText,
+  type ResolvedRetention,
+  resolveRetention,
+  retentionSchema,
+  type StoreEngine,
+  versionVerdict,
+} from '../engine.js';
+import { MIGRATIONS } from './migrations.js';
+
+export const sqliteConfigSchema = z.strictObject({
+  driver: z.literal('sqlite'),
+  path: nonEmptyText.default('{config_dir}/state/agentgate.db'),
+  /**
+   * "normal" (default): a commit survives the process being killed (the WAL write
+   * reaches the OS before the answer). "full": it also survives power loss, at the
+   * price of an fsync per commit.
+   */
+  synchronous: z.enum(['normal', 'full']).default('normal'),
+  retention: retentionSchema,
+});
+
+export interface ResolvedSqliteStore {
+  driver: 'sqlite';
+  path: string;
+  synchronous: 'normal' | 'full';
+  retention: ResolvedRetention;
+}
+
+export const sqliteEngine: StoreEngine<z.infer<typeof sqliteConfigSchema>, ResolvedSqliteStore> = {
+  driver: 'sqlite',
+  resolve: (raw, resolvePath) => ({
+    driver: 'sqlite',
+    path: resolvePath(raw.path),
+    synchronous: raw.synchronous,
+    retention: resolveRetention(raw.retention),
+  }),
+  async open(config) {
+    const { SqliteStore } = await import('./sqlite-store.js');
+    return new SqliteStore({ path: config.path, synchronous: config.synchronous });
+  },
+  check: async (config) => checkFile(config.path),
+};
+
+/** Opens the file read-only, so a running gateway is not disturbed. */
+async function checkFile(path: string): Promise<EngineCheck> {
+  if (!existsSync(path))
+    return { level: 'warn', message: `sqlite ${path} does not exist yet (\`agentgate run\` creates it)` };
+  const { default: Database } = await import('better-sqlite3');
+  let db: InstanceType<typeof Database> | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 2000 });
+    const version = db.pragma('user_version', { simple: true }) as number;
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return versionVerdict(`sqlite ${path}`, version, MIGRATIONS.length);
+  } catch (error) {
+    return { level: 'fail', message: `sqlite ${path} does not open: ${(error as Error).message}` };
+  } finally {
+    db?.close();
+  }
+}
