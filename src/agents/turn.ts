@@ -51,7 +51,7 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
   const { store, models } = deps;
   const { provider, model } = models.resolve(request.model ?? models.defaultFor(request.agent.id));
   const system = await readWorkspaceFile(request.agent.workspace, SYSTEM_PROMPT_FILE);
-  const history = fitHistory(await store.loadTranscript(request.sessionKey, HISTORY_TURNS));
+  const history = fitHistory(await store.sessions.loadTranscript(request.sessionKey, HISTORY_TURNS));
   const completion = {
     model,
     system,

@@ -86,7 +86,7 @@ export class RunWorker {
   }
 
   async start(): Promise<void> {
-    const orphans = await this.deps.store.requeueOrphans(ownerAliveChecker(this.deps.owner));
+    const orphans = await this.deps.store.runs.requeueOrphans(ownerAliveChecker(this.deps.owner));
     if (orphans.length > 0)
       this.deps.log.info({ runs: orphans.length }, 'resuming runs of a previous process');
     this.stopTimers = [
@@ -116,7 +116,7 @@ export class RunWorker {
         this.tickAgain = false;
         const capacity = this.maxConcurrent - this.active.size;
         if (capacity <= 0 || this.stopping) break;
-        const runs = await this.deps.store.claimRuns(
+        const runs = await this.deps.store.runs.claimRuns(
           this.deps.owner,
           this.clock.now(),
           this.leaseMs,
@@ -199,7 +199,7 @@ export class RunWorker {
     } catch (failure) {
       const reason = controller.signal.reason;
       if (reason instanceof Shutdown) {
-        await store.releaseRun(run.id, owner);
+        await store.runs.releaseRun(run.id, owner);
         log.info({ runId: run.id }, 'run interrupted by shutdown; it will resume on the next start');
         return undefined;
       }
@@ -261,8 +261,8 @@ export class RunWorker {
     };
     // The freed slot is filled in the same transaction, unless the worker is stopping.
     const { recorded, next } = this.stopping
-      ? { recorded: await store.completeRun(completion), next: undefined }
-      : await store.completeAndClaim(completion, {
+      ? { recorded: await store.runs.completeRun(completion), next: undefined }
+      : await store.runs.completeAndClaim(completion, {
           now: finishedAt,
           leaseMs: this.leaseMs,
           limit: 1,
@@ -283,7 +283,7 @@ export class RunWorker {
 
   private async handBack(runs: readonly ClaimedRun[]): Promise<void> {
     for (const run of runs) {
-      await this.deps.store
+      await this.deps.store.runs
         .releaseRun(run.id, this.deps.owner)
         .catch((error) => this.deps.log.warn({ err: error, runId: run.id }, 'handing a run back failed'));
     }
@@ -291,7 +291,7 @@ export class RunWorker {
 
   private renewLeases(): void {
     const ids = [...this.active.keys()];
-    this.deps.store.renewLeases(this.deps.owner, ids, this.clock.now() + this.leaseMs).catch((error) => {
+    this.deps.store.runs.renewLeases(this.deps.owner, ids, this.clock.now() + this.leaseMs).catch((error) => {
       this.deps.log.warn({ err: error }, 'renewing run leases failed');
     });
   }

@@ -13,7 +13,7 @@
 import { type Clock, systemClock } from '../channels/clock.js';
 import { hostOf } from '../http/outbound.js';
 import type { Logger } from '../log.js';
-import type { CallbackItem, CallbackOutboxStore, Store } from '../store/types.js';
+import type { CallbackItem, Store } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
 import { ScanLoop } from '../util/scan-loop.js';
 import type { SelfEndpoint } from './address-guard.js';
@@ -47,7 +47,7 @@ export interface CallbackEngineOptions {
   resolve?: Resolver;
 }
 
-type EngineStore = CallbackOutboxStore & Pick<Store, 'getRun'>;
+type EngineStore = Pick<Store, 'callbacks' | 'getRun'>;
 
 export class CallbackEngine {
   private readonly clock: Pick<Clock, 'now' | 'setTimeout'>;
@@ -117,7 +117,7 @@ export class CallbackEngine {
     try {
       const room = this.concurrency - this.inFlight.size;
       if (room <= 0) return;
-      const due = await this.store.claimCallbacks(this.owner, this.clock.now(), this.leaseMs, room);
+      const due = await this.store.callbacks.claimCallbacks(this.owner, this.clock.now(), this.leaseMs, room);
       for (const item of due) {
         if (this.stopped || this.inFlight.has(item.id)) continue;
         this.launch(item);
@@ -158,7 +158,7 @@ export class CallbackEngine {
       // Not the receiver's failure: wait for the operator to set the secret, without counting.
       const reason = 'hooks.callbacks.secret is missing or invalid';
       this.log.error({ runId: item.runId }, `callback not sent: ${reason}`);
-      await this.store.retryCallback(item, this.owner, {
+      await this.store.callbacks.retryCallback(item, this.owner, {
         attempts: item.attempts,
         body,
         error: reason,
@@ -209,7 +209,7 @@ export class CallbackEngine {
       );
     } else {
       const nextAttemptAt = at + retryDelayMs(attempts, verdict.retryAfterMs, this.random);
-      const kept = await this.store.retryCallback(item, this.owner, {
+      const kept = await this.store.callbacks.retryCallback(item, this.owner, {
         attempts,
         body,
         error: verdict.reason,
@@ -239,7 +239,7 @@ export class CallbackEngine {
     status: CallbackOutcome,
     error: string | null,
   ): Promise<void> {
-    const recorded = await this.store.finishCallback(item, this.owner, {
+    const recorded = await this.store.callbacks.finishCallback(item, this.owner, {
       attempts,
       body,
       error,

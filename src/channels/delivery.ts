@@ -81,7 +81,7 @@ export class DeliveryEngine {
   private readonly inFlight = new Map<string, InFlight>();
 
   constructor(
-    private readonly store: DeliveryOutboxStore & Pick<SessionStore, 'getRoute'>,
+    private readonly store: { outbox: DeliveryOutboxStore; sessions: Pick<SessionStore, 'getRoute'> },
     private readonly adapters: ReadonlyMap<ChannelId, ChannelAdapter>,
     private readonly channels: ChannelsConfig,
     private readonly log: Logger,
@@ -142,7 +142,7 @@ export class DeliveryEngine {
   /** One pass over the outbox heads: starts every delivery that is due and has room. */
   private async scan(): Promise<void> {
     try {
-      const heads = await this.store.deliveryHeads(this.scanLimit);
+      const heads = await this.store.outbox.deliveryHeads(this.scanLimit);
       const now = this.clock.now();
       const busyLanes = new Set<string>();
       const perChannel = new Map<string, number>();
@@ -169,7 +169,7 @@ export class DeliveryEngine {
         const { route, adapter } = resolution;
         let item = head;
         if (!item.resolved) {
-          await this.store.resolveDelivery(item.id, route, this.clock.now());
+          await this.store.outbox.resolveDelivery(item.id, route, this.clock.now());
           item = { ...item, resolved: route };
         }
         const lane = laneOf(route);
@@ -231,11 +231,11 @@ export class DeliveryEngine {
       while (sent < parts.length) {
         await adapter.send({ ...(parts[sent] as OutboundPart), to: route.to }, signal);
         sent++;
-        if (sent < parts.length) await this.store.markPartsSent(item.id, sent, this.clock.now());
+        if (sent < parts.length) await this.store.outbox.markPartsSent(item.id, sent, this.clock.now());
       }
     } catch (error) {
       const now = this.clock.now();
-      if (sent > item.partsSent) await this.store.markPartsSent(item.id, sent, now);
+      if (sent > item.partsSent) await this.store.outbox.markPartsSent(item.id, sent, now);
       // Stopping: not the platform's failure; the item stays due and resumes on the next start.
       if (signal.aborted) return;
       const failure = error instanceof DeliveryError ? error : new DeliveryError(String(error), false);
@@ -257,7 +257,7 @@ export class DeliveryEngine {
         },
         'delivery attempt failed; retrying',
       );
-      await this.store.retryDelivery(item, attempts, next, `${failure.message}${progress}`, now);
+      await this.store.outbox.retryDelivery(item, attempts, next, `${failure.message}${progress}`, now);
       return;
     }
     await this.finish(
@@ -275,7 +275,7 @@ export class DeliveryEngine {
     now: number,
     attempts?: number,
   ): Promise<void> {
-    await this.store.finishDelivery(item, record, now);
+    await this.store.outbox.finishDelivery(item, record, now);
     this.onFinished?.(item);
     const fields = { ...correlation(item), channel: record.channel, attempts, reason: record.reason };
     if (record.status === 'delivered') {
@@ -292,7 +292,7 @@ export class DeliveryEngine {
   private async resolve(item: OutboxItem): Promise<Resolution> {
     let route = item.resolved;
     if (!route) {
-      const last = await this.store.getRoute(item.mainSessionKey);
+      const last = await this.store.sessions.getRoute(item.mainSessionKey);
       let channel: string | undefined = item.channel;
       let to = item.to;
       if (channel === 'last') {

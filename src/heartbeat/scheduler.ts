@@ -80,7 +80,8 @@ export class HeartbeatScheduler {
         this.periodic.push(this.clock.setInterval(() => this.request(state.agent.mainSessionKey), every));
       }
     }
-    for (const sessionKey of await this.deps.store.sessionsAwaitingHeartbeat()) this.request(sessionKey);
+    for (const sessionKey of await this.deps.store.sessions.sessionsAwaitingHeartbeat())
+      this.request(sessionKey);
   }
 
   /** Asks for a heartbeat of this main session soon; requests within 250 ms coalesce. */
@@ -119,18 +120,18 @@ export class HeartbeatScheduler {
     const now = this.clock.now();
     const leaseUntil =
       now + this.deps.config.agents.defaults.timeoutSeconds * 1000 + HEARTBEAT_LEASE_MARGIN_MS;
-    if (!(await store.acquireHeartbeatLease(sessionKey, this.owner, now, leaseUntil))) return;
+    if (!(await store.sessions.acquireHeartbeatLease(sessionKey, this.owner, now, leaseUntil))) return;
     try {
       await this.beatHoldingLease(agent, stopSignal);
     } finally {
-      await store.releaseHeartbeatLease(sessionKey, this.owner).catch(() => {});
+      await store.sessions.releaseHeartbeatLease(sessionKey, this.owner).catch(() => {});
     }
   }
 
   private async beatHoldingLease(agent: ResolvedAgent, stopSignal: AbortSignal): Promise<void> {
     const { store, models, log } = this.deps;
     const sessionKey = agent.mainSessionKey;
-    const events = fitEvents(await store.pendingEvents(sessionKey, MAX_EVENTS));
+    const events = fitEvents(await store.sessions.pendingEvents(sessionKey, MAX_EVENTS));
     const standing = await readWorkspaceFile(agent.workspace, HEARTBEAT_FILE);
     if (events.length === 0 && standing === undefined) return; // nothing to look at
 
@@ -163,7 +164,7 @@ export class HeartbeatScheduler {
         { heartbeatId: id, session: sessionKey, error: message, ...eventFields(events) },
         'heartbeat turn failed; events stay pending',
       );
-      await store.recordHeartbeat({
+      await store.sessions.recordHeartbeat({
         id,
         sessionKey,
         startedAt,
@@ -190,7 +191,7 @@ export class HeartbeatScheduler {
           reason: 'the reply was only a heartbeat acknowledgement',
         }
       : { status: 'pending', channel: 'last', to: null, reason: null };
-    await store.recordHeartbeat({
+    await store.sessions.recordHeartbeat({
       id,
       sessionKey,
       startedAt,

@@ -102,7 +102,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     };
     api.get('/api/runs/:runId', { schema: runSchema }, async (request) => {
       const { runId } = request.params;
-      const [run, stored] = await Promise.all([store.getRun(runId), store.getStoredRun(runId)]);
+      const [run, stored] = await Promise.all([store.getRun(runId), store.admin.getStoredRun(runId)]);
       if (!run || !stored) throw new HttpError(404, 'not_found', `no run with id "${runId}"`);
       // The operator's view adds what the run was given (the list's fields and the
       // message as received); a caller holding only the hook token gets §6's RunView.
@@ -139,7 +139,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
         },
       },
       async (request) => ({
-        messages: await store.loadTranscript(request.params.sessionKey, request.query.limit),
+        messages: await store.sessions.loadTranscript(request.params.sessionKey, request.query.limit),
       }),
     );
 
@@ -153,7 +153,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
         },
       },
       async (request) => ({
-        heartbeats: await store.listHeartbeats(request.params.sessionKey, request.query.limit),
+        heartbeats: await store.sessions.listHeartbeats(request.params.sessionKey, request.query.limit),
       }),
     );
   });

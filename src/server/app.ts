@@ -81,7 +81,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   };
 
   // `/readyz` turns 503 as soon as a write fails, not only at its next probe (docs/operating.md).
-  const commits = new CommitCheck((now) => deps.store.probeCommit(now));
+  const commits = new CommitCheck((now) => deps.store.admin.probeCommit(now));
   app.setErrorHandler((error: FastifyError | HttpError | Error, request, reply) => {
     if (error instanceof StoreUnavailableError) commits.writeFailed(error);
     let httpError = toHttpError(error);

@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { HttpError } from '../http/errors.js';
-import type { Store } from '../store/types.js';
+import type { AdminStore } from '../store/types.js';
 import { ErrorAnswer, OkAnswer } from './admin-schemas.js';
 import { CommitCheck } from './commit-check.js';
 
@@ -18,7 +18,7 @@ import { CommitCheck } from './commit-check.js';
 export const READY_PING_TIMEOUT_MS = 2000;
 
 export interface ReadinessDeps {
-  store: Pick<Store, 'ping' | 'probeCommit'>;
+  store: { admin: Pick<AdminStore, 'ping' | 'probeCommit'> };
   /** Whether every part of the gateway has started and none is stopping. */
   isRunning?: () => boolean;
   /** Shared with the error handler, which tells it of failed writes; one of its own otherwise. */
@@ -29,7 +29,7 @@ export interface ReadinessDeps {
 export function registerReadiness(app: FastifyInstance, deps: ReadinessDeps): void {
   const timeoutMs = deps.pingTimeoutMs ?? READY_PING_TIMEOUT_MS;
   const { store } = deps;
-  const commits = deps.commits ?? new CommitCheck((now) => store.probeCommit(now));
+  const commits = deps.commits ?? new CommitCheck((now) => store.admin.probeCommit(now));
   app.withTypeProvider<ZodTypeProvider>().get(
     '/readyz',
     {
@@ -52,9 +52,12 @@ const unavailable = (why: string) =>
   new HttpError(503, 'unavailable', `not ready: ${why}`, { 'retry-after': '1' });
 
 /** Why the store is not ready: it does not answer a read (every time), or cannot commit. */
-async function storeProblem(store: Pick<Store, 'ping'>, commits: CommitCheck): Promise<string | undefined> {
+async function storeProblem(
+  store: { admin: Pick<AdminStore, 'ping'> },
+  commits: CommitCheck,
+): Promise<string | undefined> {
   try {
-    await store.ping();
+    await store.admin.ping();
   } catch (error) {
     return `the store does not answer: ${(error as Error)?.message ?? String(error)}`;
   }

@@ -53,7 +53,7 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
     },
     async (request) => {
       const { status, source, limit, before } = request.query;
-      const page = await store.listRuns({ status, source, limit, before });
+      const page = await store.admin.listRuns({ status, source, limit, before });
       // Decided: an unknown `before` is refused rather than answered with an empty page,
       // which would look like "no older runs" (a mistyped id, or a run pruned meanwhile).
       if (!page) throw invalidPayload('before', `no run with id "${before}"`);
@@ -74,7 +74,7 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
     },
     async (request, reply) => {
       const { runId } = request.params;
-      const stored = await store.getStoredRun(runId);
+      const stored = await store.admin.getStoredRun(runId);
       if (!stored) throw notFound(runId);
       if (stored.status === 'queued' || stored.status === 'running') {
         throw new HttpError(
@@ -106,7 +106,7 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
     },
     async (request, reply) => {
       const { runId } = request.params;
-      const outcome = await store.redeliverRun(runId, now());
+      const outcome = await store.admin.redeliverRun(runId, now());
       switch (outcome) {
         case 'not_found':
           throw notFound(runId);
@@ -140,6 +140,6 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
         response: { 200: DeliveriesAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
       },
     },
-    async (request) => ({ deliveries: await store.listDeliveries(request.query) }),
+    async (request) => ({ deliveries: await store.admin.listDeliveries(request.query) }),
   );
 }

@@ -468,12 +468,21 @@ export interface AdminStore {
   probeCommit(now: number): Promise<void>;
 }
 
-export interface Store
-  extends RunQueueStore,
-    SessionStore,
-    DeliveryOutboxStore,
-    CallbackOutboxStore,
-    AdminStore {
+/**
+ * A store is a set of parts, one per concern (docs/architecture.md): each
+ * engine implements every part; callers take the part they use.
+ */
+export interface Store {
+  /** The run queue: claims, leases, completions. */
+  readonly runs: RunQueueStore;
+  /** Transcripts, pending events, heartbeats, last routes. */
+  readonly sessions: SessionStore;
+  /** Replies waiting to be delivered. */
+  readonly outbox: DeliveryOutboxStore;
+  /** Completion callbacks waiting to be sent. */
+  readonly callbacks: CallbackOutboxStore;
+  /** What the operators' API reads and does, and the store's health. */
+  readonly admin: AdminStore;
   accept(
     actions: Action[],
     render: (committed: Committed[]) => StoredAnswer,

@@ -156,7 +156,7 @@ describe('run worker', () => {
     expect(await statusOf(run.id)).toBe('queued');
     expect(await statusOf(later.id)).toBe('queued');
     // Released, not failed: the next claim gets it back (same attempt count as a fresh lease + 1).
-    const [again] = await setup.store.claimRuns('next-owner', setup.clock.now(), LEASE_MS, 1);
+    const [again] = await setup.store.runs.claimRuns('next-owner', setup.clock.now(), LEASE_MS, 1);
     expect(again?.id).toBe(run.id);
   });
 
@@ -165,7 +165,7 @@ describe('run worker', () => {
     const crashed = await queueRun(setup.store, { wakeMode: 'now' });
     // Three processes claimed it and died holding it: their leases (1 ms) ran out.
     for (let i = 0; i < MAX_INTERRUPTED_ATTEMPTS; i++) {
-      const [claim] = await setup.store.claimRuns(`dead:${i}`, i * 10, 1, 1);
+      const [claim] = await setup.store.runs.claimRuns(`dead:${i}`, i * 10, 1, 1);
       expect(claim?.attempts).toBe(i + 1);
     }
     await worker.start();
@@ -179,7 +179,7 @@ describe('run worker', () => {
     startWorker();
     const run = await queueRun(setup.store);
     for (let i = 0; i < MAX_INTERRUPTED_ATTEMPTS - 1; i++)
-      await setup.store.claimRuns(`dead:${i}`, i * 10, 1, 1);
+      await setup.store.runs.claimRuns(`dead:${i}`, i * 10, 1, 1);
     await worker.start();
     (await llm.received(1)).answer('third time');
     expect((await settled(run.id, 'succeeded')).reply).toBe('third time');
@@ -189,7 +189,7 @@ describe('run worker', () => {
     startWorker();
     const run = await queueRun(setup.store);
     for (let i = 0; i < MAX_INTERRUPTED_ATTEMPTS - 1; i++) {
-      await setup.store.claimRuns(`dead:${i}`, i * 10, 1, 1);
+      await setup.store.runs.claimRuns(`dead:${i}`, i * 10, 1, 1);
     }
     await worker.start();
     await llm.received(1); // the last attempt the cap allows
@@ -214,7 +214,7 @@ describe('run worker', () => {
     await worker.start();
     await llm.received(1);
     await setup.clock.advance(LEASE_MS); // three renewals of a third of the lease each
-    expect(await setup.store.claimRuns('other', setup.clock.now() + 1, LEASE_MS, 1)).toEqual([]);
+    expect(await setup.store.runs.claimRuns('other', setup.clock.now() + 1, LEASE_MS, 1)).toEqual([]);
     expect(await statusOf(run.id)).toBe('running');
   });
 
@@ -224,7 +224,7 @@ describe('run worker', () => {
     await worker.start();
     const call = await llm.received(1);
     // The lease ran out without a renewal (this process was frozen); another owner took the run.
-    const [taken] = await setup.store.claimRuns('other', setup.clock.now() + LEASE_MS + 1, LEASE_MS, 1);
+    const [taken] = await setup.store.runs.claimRuns('other', setup.clock.now() + LEASE_MS + 1, LEASE_MS, 1);
     expect(taken?.id).toBe(run.id);
     call.answer('too late');
     await worker.stop(60_000); // returns once the run's bookkeeping is done; the clock never reaches the grace

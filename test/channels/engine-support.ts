@@ -23,9 +23,10 @@ export function memoryOutbox() {
   return {
     db,
     routes,
-    store: Object.assign(outbox, {
-      getRoute: async (sessionKey: string) => routes.get(sessionKey),
-    }),
+    store: {
+      outbox,
+      sessions: { getRoute: async (sessionKey: string) => routes.get(sessionKey) },
+    },
     /** Enqueues a reply (defaults: session S, enqueued now). */
     enqueue(item: Partial<NewOutboxItem> & { channel: string; text: string }, at = now++) {
       outbox.enqueue({ kind: 'heartbeat', refId: `hb_${at}`, mainSessionKey: 'S', to: null, ...item }, at);

@@ -36,8 +36,8 @@ describe.each(ENGINES)('last route on $name', (engine) => {
     const store = engine.open();
     let now = Date.UTC(2026, 0, 1);
     for (const [channel, to] of FORMS) {
-      await store.setRoute(MAIN, { channel, to }, now++);
-      expect(await store.getRoute(MAIN)).toEqual({ channel, to });
+      await store.sessions.setRoute(MAIN, { channel, to }, now++);
+      expect(await store.sessions.getRoute(MAIN)).toEqual({ channel, to });
     }
   });
 });

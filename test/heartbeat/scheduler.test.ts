@@ -49,8 +49,8 @@ function startScheduler(defaults: Record<string, unknown> = {}): HeartbeatSchedu
   return scheduler;
 }
 
-const heartbeats = () => setup.store.listHeartbeats(MAIN, 50);
-const pending = async () => (await setup.store.pendingEvents(MAIN, 50)).map((e) => e.text);
+const heartbeats = () => setup.store.sessions.listHeartbeats(MAIN, 50);
+const pending = async () => (await setup.store.sessions.pendingEvents(MAIN, 50)).map((e) => e.text);
 /** Waits until `count` heartbeats are recorded; returns them, newest first. */
 const recorded = (count: number) =>
   waitFor(

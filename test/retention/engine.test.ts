@@ -55,9 +55,9 @@ async function oldRuns(count: number): Promise<void> {
     runs.map((r) => ({ kind: 'agent', run: r })),
     () => ({ status: 202, body: '{}' }),
   );
-  await store.claimRuns('w', OLD, 60_000, count);
+  await store.runs.claimRuns('w', OLD, 60_000, count);
   for (const r of runs) {
-    await store.completeRun({
+    await store.runs.completeRun({
       runId: r.id,
       owner: 'w',
       sessionKey: r.sessionKey,
@@ -77,7 +77,7 @@ async function oldRuns(count: number): Promise<void> {
       delivery: { status: 'none', channel: null, to: null, reason: null },
     });
   }
-  const events = await store.pendingEvents(MAIN, count);
+  const events = await store.sessions.pendingEvents(MAIN, count);
   await store.consumeEvents(
     MAIN,
     events.map((e) => e.id),
@@ -132,14 +132,14 @@ describe('RetentionEngine', () => {
       .then(() => order.push('accepted'));
     await Promise.all([pass, wake]);
     expect(order).toEqual(['accepted', 'pass done']);
-    expect((await store.pendingEvents(MAIN, 10)).map((e) => e.id)).toEqual(['evt_new']);
+    expect((await store.sessions.pendingEvents(MAIN, 10)).map((e) => e.id)).toEqual(['evt_new']);
   });
 
   it('leaves a kind kept forever ("0") alone, and never starts with every "0"', async () => {
     await oldRuns(5);
     const engine = new RetentionEngine(store, { ...settings, runsMs: 0 }, log);
     expect(await engine.pass()).toEqual({ runs: 0, events: 5 });
-    expect((await store.listRuns({ limit: 10 }))?.runs).toHaveLength(5);
+    expect((await store.admin.listRuns({ limit: 10 }))?.runs).toHaveLength(5);
     expect(new RetentionEngine(store, { ...settings, everyMs: 0 }, log).enabled).toBe(false);
     expect(new RetentionEngine(store, { ...settings, runsMs: 0, eventsMs: 0 }, log).enabled).toBe(false);
   });
@@ -154,6 +154,6 @@ describe('RetentionEngine', () => {
     engine.start(); // the first pass starts at once
     await engine.stop();
     expect(reported.length).toBeLessThanOrEqual(1);
-    expect((await store.listRuns({ limit: 200 }))?.runs.length).toBeGreaterThanOrEqual(90);
+    expect((await store.admin.listRuns({ limit: 200 }))?.runs.length).toBeGreaterThanOrEqual(90);
   });
 });

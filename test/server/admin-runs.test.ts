@@ -66,7 +66,7 @@ async function agentRun(body: Record<string, unknown> = {}): Promise<string> {
 
 /** Claims the one queued run in the store and records how it ended. */
 async function finish(store: Store, runId: string, over: Partial<RunCompletion> = {}): Promise<void> {
-  const [claimed] = await store.claimRuns('test-owner', Date.now(), 60_000, 1);
+  const [claimed] = await store.runs.claimRuns('test-owner', Date.now(), 60_000, 1);
   expect(claimed?.id).toBe(runId);
   const completion: RunCompletion = {
     runId,
@@ -88,7 +88,7 @@ async function finish(store: Store, runId: string, over: Partial<RunCompletion> 
     delivery: { status: 'none', channel: null, to: null, reason: null },
     ...over,
   };
-  expect(await store.completeRun(completion)).toBe(true);
+  expect(await store.runs.completeRun(completion)).toBe(true);
 }
 
 describe.each(STORES)('on %s', (kind) => {
@@ -195,7 +195,7 @@ describe.each(STORES)('on %s', (kind) => {
       const queued = await post(`/api/runs/${id}/retry`);
       expectError(queued, 409, 'run_not_finished');
       expect(queued.body.error).toContain('queued');
-      await g.gateway.store.claimRuns('holder', Date.now(), 60_000, 1);
+      await g.gateway.store.runs.claimRuns('holder', Date.now(), 60_000, 1);
       const running = await post(`/api/runs/${id}/retry`);
       expectError(running, 409, 'run_not_finished');
       expect(running.body.error).toContain('running');
@@ -230,7 +230,7 @@ describe.each(STORES)('on %s', (kind) => {
         sessionKey: 'hook:job',
         delivery: { status: 'pending', channel: 'telegram', to: '42' },
       });
-      const [claimed] = await g.gateway.store.claimRuns('w', Date.now(), 60_000, 5);
+      const [claimed] = await g.gateway.store.runs.claimRuns('w', Date.now(), 60_000, 5);
       expect(claimed).toMatchObject({
         id: newId,
         message: 'try me',
@@ -239,7 +239,7 @@ describe.each(STORES)('on %s', (kind) => {
         to: '42',
       });
       // A retry of a retry names the run it retries.
-      expect((await g.gateway.store.getStoredRun(newId))?.run.retryOf).toBe(id);
+      expect((await g.gateway.store.admin.getStoredRun(newId))?.run.retryOf).toBe(id);
       // A body (as a browser's fetch may send) is ignored, whatever its type; each retry is a new run.
       const withBody = await readAnswer(
         await fetch(`${g.url}/api/runs/${id}/retry`, {
@@ -292,11 +292,11 @@ describe.each(STORES)('on %s', (kind) => {
       expectError(await post(`/api/runs/${id}/redeliver`), 409, 'delivery_pending');
 
       // The engine fixed the route (last → telegram:42), then the platform refused it.
-      const [item] = await store.deliveryHeads(10);
+      const [item] = await store.outbox.deliveryHeads(10);
       if (!item) throw new Error('no outbox item');
-      await store.resolveDelivery(item.id, { channel: 'telegram', to: '42' }, Date.now());
+      await store.outbox.resolveDelivery(item.id, { channel: 'telegram', to: '42' }, Date.now());
       const failed = { status: 'failed' as const, channel: 'telegram', to: '42', reason: 'chat not found' };
-      await store.finishDelivery(
+      await store.outbox.finishDelivery(
         { ...item, resolved: { channel: 'telegram', to: '42' } },
         failed,
         Date.now(),
@@ -312,7 +312,7 @@ describe.each(STORES)('on %s', (kind) => {
         to: '42',
         reason: null,
       });
-      const [again] = await store.deliveryHeads(10);
+      const [again] = await store.outbox.deliveryHeads(10);
       expect(again).toMatchObject({
         refId: id,
         text: 'the reply',
@@ -395,7 +395,7 @@ describe.each(STORES)('on %s', (kind) => {
 
     it("shows a heartbeat's reply with runId null, and refuses a bad status or limit naming it", async () => {
       const g = await start();
-      await g.gateway.store.recordHeartbeat({
+      await g.gateway.store.sessions.recordHeartbeat({
         id: 'hb_test',
         sessionKey: 'agent:main:main',
         startedAt: Date.now(),

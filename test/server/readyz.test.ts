@@ -118,13 +118,15 @@ describe('GET /readyz on SQLite', () => {
       isRunning: () => running,
       pingTimeoutMs: 200,
       store: {
-        probeCommit: () => Promise.resolve(),
-        ping: () =>
-          hanging
-            ? new Promise(() => {})
-            : failing
-              ? Promise.reject(new Error('disk I/O error'))
-              : Promise.resolve(),
+        admin: {
+          probeCommit: () => Promise.resolve(),
+          ping: () =>
+            hanging
+              ? new Promise(() => {})
+              : failing
+                ? Promise.reject(new Error('disk I/O error'))
+                : Promise.resolve(),
+        },
       },
     });
     const url = await app.listen({ port: 0, host: '127.0.0.1' });

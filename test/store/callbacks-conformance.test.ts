@@ -70,9 +70,9 @@ function completion(run: NewRun, owner: string, over: Partial<RunCompletion> = {
 /** Accepts the run, runs it as `worker` and completes it. */
 async function finished(store: Store, run: NewRun, over: Partial<RunCompletion> = {}): Promise<void> {
   await store.accept([{ kind: 'agent', run }], render);
-  const claimed = await store.claimRuns('worker', T0 + 1000, LEASE, 100);
+  const claimed = await store.runs.claimRuns('worker', T0 + 1000, LEASE, 100);
   expect(claimed.map((c) => c.id)).toContain(run.id);
-  expect(await store.completeRun(completion(run, 'worker', over))).toBe(true);
+  expect(await store.runs.completeRun(completion(run, 'worker', over))).toBe(true);
 }
 
 describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine) => {
@@ -91,14 +91,14 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
     await store.accept([plain, withCallback], render);
     expect((await store.getRun(plain.run.id))?.callback).toEqual({ status: 'none', attempts: 0 });
     expect((await store.getRun(withCallback.run.id))?.callback).toEqual({ status: 'pending', attempts: 0 });
-    expect(await store.claimCallbacks('cb', T0 + 10 * LEASE, LEASE, 10)).toEqual([]);
+    expect(await store.callbacks.claimCallbacks('cb', T0 + 10 * LEASE, LEASE, 10)).toEqual([]);
   });
 
   it('becomes due when the run completes with nothing to deliver, once, with a msg_ webhook id', async () => {
     const { run } = agent();
     await finished(store, run);
-    expect(await store.claimCallbacks('cb', T0 + 4999, LEASE, 10)).toEqual([]);
-    const [item] = await store.claimCallbacks('cb', T0 + 5000, LEASE, 10);
+    expect(await store.callbacks.claimCallbacks('cb', T0 + 4999, LEASE, 10)).toEqual([]);
+    const [item] = await store.callbacks.claimCallbacks('cb', T0 + 5000, LEASE, 10);
     expect(item).toEqual({
       id: expect.stringMatching(/^msg_/),
       runId: run.id,
@@ -109,7 +109,7 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
       body: null,
     } satisfies CallbackItem);
     // Leased: the same owner is not handed it again while the attempt runs.
-    expect(await store.claimCallbacks('cb', T0 + 5001, LEASE, 10)).toEqual([]);
+    expect(await store.callbacks.claimCallbacks('cb', T0 + 5001, LEASE, 10)).toEqual([]);
   });
 
   it('with a delivery to make, becomes due only when the delivery settles', async () => {
@@ -117,26 +117,26 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
     await finished(store, run, {
       delivery: { status: 'pending', channel: 'telegram', to: '42', reason: null },
     });
-    expect(await store.claimCallbacks('cb', T0 + 10_000, LEASE, 10)).toEqual([]);
-    const [delivery] = await store.deliveryHeads(10);
+    expect(await store.callbacks.claimCallbacks('cb', T0 + 10_000, LEASE, 10)).toEqual([]);
+    const [delivery] = await store.outbox.deliveryHeads(10);
     if (!delivery) throw new Error('no delivery enqueued');
-    await store.finishDelivery(
+    await store.outbox.finishDelivery(
       delivery,
       { status: 'failed', channel: 'telegram', to: '42', reason: 'x' },
       T0 + 20_000,
     );
-    const [item] = await store.claimCallbacks('cb', T0 + 20_000, LEASE, 10);
+    const [item] = await store.callbacks.claimCallbacks('cb', T0 + 20_000, LEASE, 10);
     expect(item).toMatchObject({ runId: run.id, armedAt: T0 + 20_000 });
   });
 
   it('a retry records the attempt and body, frees the lease and is due again at its time; finishing shows on RunView', async () => {
     const { run } = agent();
     await finished(store, run);
-    const [item] = await store.claimCallbacks('cb', T0 + 5000, LEASE, 10);
+    const [item] = await store.callbacks.claimCallbacks('cb', T0 + 5000, LEASE, 10);
     if (!item) throw new Error('not due');
     const body = '{"type":"run.finished"}';
     expect(
-      await store.retryCallback(item, 'cb', {
+      await store.callbacks.retryCallback(item, 'cb', {
         attempts: 1,
         body,
         error: 'HTTP 503',
@@ -145,13 +145,13 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
       }),
     ).toBe(true);
     expect((await store.getRun(run.id))?.callback).toEqual({ status: 'pending', attempts: 1 });
-    expect(await store.claimCallbacks('cb', T0 + 10_999, LEASE, 10)).toEqual([]);
-    const [again] = await store.claimCallbacks('cb', T0 + 11_000, LEASE, 10);
+    expect(await store.callbacks.claimCallbacks('cb', T0 + 10_999, LEASE, 10)).toEqual([]);
+    const [again] = await store.callbacks.claimCallbacks('cb', T0 + 11_000, LEASE, 10);
     expect(again).toMatchObject({ id: item.id, attempts: 1, body, nextAttemptAt: T0 + 11_000 });
     if (!again) return;
     // Only the lease holder records a result.
     expect(
-      await store.finishCallback(again, 'someone-else', {
+      await store.callbacks.finishCallback(again, 'someone-else', {
         attempts: 2,
         body,
         error: null,
@@ -160,7 +160,7 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
       }),
     ).toBe(false);
     expect(
-      await store.finishCallback(again, 'cb', {
+      await store.callbacks.finishCallback(again, 'cb', {
         attempts: 2,
         body,
         error: null,
@@ -169,10 +169,10 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
       }),
     ).toBe(true);
     expect((await store.getRun(run.id))?.callback).toEqual({ status: 'delivered', attempts: 2 });
-    expect(await store.claimCallbacks('cb', T0 + 10 * 24 * 3600_000, LEASE, 10)).toEqual([]);
+    expect(await store.callbacks.claimCallbacks('cb', T0 + 10 * 24 * 3600_000, LEASE, 10)).toEqual([]);
     // Ended once: a second finish changes nothing.
     expect(
-      await store.finishCallback(again, 'cb', {
+      await store.callbacks.finishCallback(again, 'cb', {
         attempts: 3,
         body,
         error: 'x',
@@ -186,9 +186,9 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
   it("ends as failed; pruning old finished callbacks keeps the run's outcome", async () => {
     const { run } = agent();
     await finished(store, run);
-    const [item] = await store.claimCallbacks('cb', T0 + 5000, LEASE, 10);
+    const [item] = await store.callbacks.claimCallbacks('cb', T0 + 5000, LEASE, 10);
     if (!item) throw new Error('not due');
-    await store.finishCallback(item, 'cb', {
+    await store.callbacks.finishCallback(item, 'cb', {
       attempts: 1,
       body: '{}',
       error: 'HTTP 404',
@@ -203,9 +203,9 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
   it('hands out due callbacks earliest first, up to the limit', async () => {
     const runs = [agent().run, agent().run, agent().run];
     for (const run of runs) await finished(store, run);
-    const first = await store.claimCallbacks('cb', T0 + 5000, LEASE, 2);
+    const first = await store.callbacks.claimCallbacks('cb', T0 + 5000, LEASE, 2);
     expect(first).toHaveLength(2);
-    const rest = await store.claimCallbacks('cb', T0 + 5000, LEASE, 2);
+    const rest = await store.callbacks.claimCallbacks('cb', T0 + 5000, LEASE, 2);
     expect(rest).toHaveLength(1);
     expect(new Set([...first, ...rest].map((item) => item.runId))).toEqual(
       new Set(runs.map((run) => run.id)),
@@ -216,8 +216,8 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
     it('(one process per file) a lease left by an earlier owner is taken over at once after a restart', async () => {
       const { run } = agent();
       await finished(store, run);
-      expect(await store.claimCallbacks('before-restart', T0 + 5000, LEASE, 10)).toHaveLength(1);
-      expect(await store.claimCallbacks('after-restart', T0 + 5001, LEASE, 10)).toHaveLength(1);
+      expect(await store.callbacks.claimCallbacks('before-restart', T0 + 5000, LEASE, 10)).toHaveLength(1);
+      expect(await store.callbacks.claimCallbacks('after-restart', T0 + 5001, LEASE, 10)).toHaveLength(1);
     });
   }
 
@@ -227,8 +227,8 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
       const runs = Array.from({ length: 6 }, () => agent().run);
       for (const run of runs) await finished(store, run);
       const [a, b] = await Promise.all([
-        store.claimCallbacks('replica-a', T0 + 5000, LEASE, 10),
-        other.claimCallbacks('replica-b', T0 + 5000, LEASE, 10),
+        store.callbacks.claimCallbacks('replica-a', T0 + 5000, LEASE, 10),
+        other.callbacks.claimCallbacks('replica-b', T0 + 5000, LEASE, 10),
       ]);
       const ids = [...(a ?? []), ...(b ?? [])].map((item) => item.runId).sort();
       expect(ids).toEqual(runs.map((run) => run.id).sort());
@@ -238,15 +238,15 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
       const other = engine.open();
       const { run } = agent();
       await finished(store, run);
-      const [held] = await store.claimCallbacks('dead', T0 + 5000, LEASE, 10);
+      const [held] = await store.callbacks.claimCallbacks('dead', T0 + 5000, LEASE, 10);
       expect(held).toBeDefined();
-      expect(await other.claimCallbacks('alive', T0 + 5000 + LEASE - 1, LEASE, 10)).toEqual([]);
-      const [taken] = await other.claimCallbacks('alive', T0 + 5001 + LEASE, LEASE, 10);
+      expect(await other.callbacks.claimCallbacks('alive', T0 + 5000 + LEASE - 1, LEASE, 10)).toEqual([]);
+      const [taken] = await other.callbacks.claimCallbacks('alive', T0 + 5001 + LEASE, LEASE, 10);
       expect(taken).toMatchObject({ runId: run.id, attempts: 0 });
       if (!held || !taken) return;
       // The dead owner's late result is fenced off.
       expect(
-        await store.finishCallback(held, 'dead', {
+        await store.callbacks.finishCallback(held, 'dead', {
           attempts: 1,
           body: '{}',
           error: null,
@@ -255,7 +255,7 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
         }),
       ).toBe(false);
       expect(
-        await other.finishCallback(taken, 'alive', {
+        await other.callbacks.finishCallback(taken, 'alive', {
           attempts: 1,
           body: '{}',
           error: null,

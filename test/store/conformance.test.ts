@@ -264,43 +264,43 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       const hot = Array.from({ length: 30 }, () => agent({ sessionKey: 'hook:hot' }));
       await store.accept(hot, render);
       await store.accept([agent({ sessionKey: 'hook:other' })], render);
-      const first = await store.claimRuns('w1', T0, 60_000, 4);
+      const first = await store.runs.claimRuns('w1', T0, 60_000, 4);
       expect(first.map((r) => r.sessionKey)).toEqual(['hook:hot', 'hook:other']);
       expect(first[0]).toMatchObject({ id: hot[0]?.run.id, attempts: 1, startedAt: T0 });
-      expect(await store.claimRuns('w1', T0, 60_000, 4)).toEqual([]);
-      expect(await store.completeRun(completion(first[0] as NewRun, 'w1'))).toBe(true);
-      const next = await store.claimRuns('w1', T0 + 6000, 60_000, 4);
+      expect(await store.runs.claimRuns('w1', T0, 60_000, 4)).toEqual([]);
+      expect(await store.runs.completeRun(completion(first[0] as NewRun, 'w1'))).toBe(true);
+      const next = await store.runs.claimRuns('w1', T0 + 6000, 60_000, 4);
       expect(next.map((r) => r.id)).toEqual([hot[1]?.run.id]);
     });
 
     it('takes back a run whose lease expired; the old owner can then record nothing', async () => {
       await store.accept([agent({ sessionKey: 'hook:a' })], render);
-      const [held] = await store.claimRuns('w1', 1000, 10, 1);
-      expect(await store.claimRuns('w2', 1005, 10, 1)).toHaveLength(0);
-      const [taken] = await store.claimRuns('w2', 2000, 10, 1);
+      const [held] = await store.runs.claimRuns('w1', 1000, 10, 1);
+      expect(await store.runs.claimRuns('w2', 1005, 10, 1)).toHaveLength(0);
+      const [taken] = await store.runs.claimRuns('w2', 2000, 10, 1);
       expect(taken).toMatchObject({ id: held?.id, attempts: 2 });
-      expect(await store.completeRun(completion(held as NewRun, 'w1'))).toBe(false);
-      expect(await store.completeRun(completion(taken as NewRun, 'w2'))).toBe(true);
+      expect(await store.runs.completeRun(completion(held as NewRun, 'w1'))).toBe(false);
+      expect(await store.runs.completeRun(completion(taken as NewRun, 'w2'))).toBe(true);
     });
 
     it('renewed leases are not taken; a released run is claimable again without counting an attempt', async () => {
       await store.accept([agent()], render);
-      const [held] = await store.claimRuns('w1', 1000, 100, 1);
-      await store.renewLeases('w1', [held?.id as string], 5000);
-      expect(await store.claimRuns('w2', 2000, 100, 1)).toEqual([]);
-      expect(await store.releaseRun(held?.id as string, 'w2')).toBe(false);
-      expect(await store.releaseRun(held?.id as string, 'w1')).toBe(true);
-      expect((await store.claimRuns('w2', 2000, 100, 1))[0]?.attempts).toBe(1);
+      const [held] = await store.runs.claimRuns('w1', 1000, 100, 1);
+      await store.runs.renewLeases('w1', [held?.id as string], 5000);
+      expect(await store.runs.claimRuns('w2', 2000, 100, 1)).toEqual([]);
+      expect(await store.runs.releaseRun(held?.id as string, 'w2')).toBe(false);
+      expect(await store.runs.releaseRun(held?.id as string, 'w1')).toBe(true);
+      expect((await store.runs.claimRuns('w2', 2000, 100, 1))[0]?.attempts).toBe(1);
     });
 
     it('completion records the run, its turn, its summary event and its delivery atomically', async () => {
       const a = agent({ deliver: true, channel: 'telegram', to: '42' });
       await store.accept([a], render);
-      const [run] = await store.claimRuns('w1', T0, 60_000, 1);
+      const [run] = await store.runs.claimRuns('w1', T0, 60_000, 1);
       const done = completion(run as NewRun, 'w1', {
         delivery: { status: 'pending', channel: 'telegram', to: '42', reason: null },
       });
-      expect(await store.completeRun(done)).toBe(true);
+      expect(await store.runs.completeRun(done)).toBe(true);
       expect(await store.getRun(a.run.id)).toMatchObject({
         status: 'succeeded',
         reply: 'done',
@@ -308,10 +308,10 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         finishedAt: new Date(T0 + 5000).toISOString(),
         delivery: { status: 'pending', channel: 'telegram', to: '42' },
       });
-      expect(await store.loadTranscript('hook:ingress', 10)).toEqual(done.transcript);
-      expect(await store.loadTranscript('hook:ingress', 1)).toEqual([done.transcript[1]]);
-      expect((await store.pendingEvents(MAIN, 10)).map((e) => e.text)).toEqual(['Hook CI: done']);
-      const [item] = await store.deliveryHeads(10);
+      expect(await store.sessions.loadTranscript('hook:ingress', 10)).toEqual(done.transcript);
+      expect(await store.sessions.loadTranscript('hook:ingress', 1)).toEqual([done.transcript[1]]);
+      expect((await store.sessions.pendingEvents(MAIN, 10)).map((e) => e.text)).toEqual(['Hook CI: done']);
+      const [item] = await store.outbox.deliveryHeads(10);
       expect(item).toMatchObject({
         kind: 'run',
         refId: a.run.id,
@@ -331,33 +331,33 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         agent({ sessionKey: 'hook:k4' }),
       ];
       await store.accept([...keyed, ...others], render);
-      const claimed = await store.claimRuns('w1', T0, 60_000, 10);
+      const claimed = await store.runs.claimRuns('w1', T0, 60_000, 10);
       expect(claimed.map((r) => r.sessionKey).sort()).toEqual(['hook:k1', 'hook:k2', 'hook:k3', 'hook:k4']);
       const byKey = new Map(claimed.map((r) => [r.sessionKey, r]));
       // In one event-loop turn, so they share a transaction; w2 never held its run.
       const results = await Promise.all([
-        store.completeRun(completion(byKey.get('hook:k1') as NewRun, 'w1')),
-        store.completeRun(
+        store.runs.completeRun(completion(byKey.get('hook:k1') as NewRun, 'w1')),
+        store.runs.completeRun(
           completion(byKey.get('hook:k2') as NewRun, 'w1', {
             delivery: { status: 'pending', channel: 'telegram', to: '42', reason: null },
           }),
         ),
-        store.completeRun(completion(byKey.get('hook:k3') as NewRun, 'w2')),
-        store.completeRun(
+        store.runs.completeRun(completion(byKey.get('hook:k3') as NewRun, 'w2')),
+        store.runs.completeRun(
           completion(byKey.get('hook:k4') as NewRun, 'w1', { status: 'failed', reply: null }),
         ),
       ]);
       expect(results).toEqual([true, true, false, true]);
       expect((await store.getRun(byKey.get('hook:k3')?.id as string))?.status).toBe('running');
       expect((await store.getRun(byKey.get('hook:k4')?.id as string))?.status).toBe('failed');
-      expect(await store.loadTranscript('hook:k1', 10)).toHaveLength(2);
-      expect(await store.loadTranscript('hook:k3', 10)).toEqual([]);
-      expect((await store.pendingEvents(MAIN, 10)).map((e) => e.source).sort()).toEqual(
+      expect(await store.sessions.loadTranscript('hook:k1', 10)).toHaveLength(2);
+      expect(await store.sessions.loadTranscript('hook:k3', 10)).toEqual([]);
+      expect((await store.sessions.pendingEvents(MAIN, 10)).map((e) => e.source).sort()).toEqual(
         [keyed[0], others[0], others[2]].map((a) => `run:${a?.run.id}`).sort(),
       );
-      expect((await store.deliveryHeads(10)).map((i) => i.refId)).toEqual([others[0]?.run.id]);
+      expect((await store.outbox.deliveryHeads(10)).map((i) => i.refId)).toEqual([others[0]?.run.id]);
       // k1's next run moved up; the finished keys have nothing left.
-      const next = await store.claimRuns('w1', T0 + 6000, 60_000, 10);
+      const next = await store.runs.claimRuns('w1', T0 + 6000, 60_000, 10);
       expect(next.map((r) => r.id)).toEqual([keyed[1]?.run.id]);
     });
   });
@@ -366,8 +366,8 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     it("claims the key's next run, fairly and within caps, as claimRuns would", async () => {
       const keyed = [agent({ sessionKey: 'hook:k' }), agent({ sessionKey: 'hook:k' })];
       await store.accept(keyed, render);
-      const [first] = await store.claimRuns('w1', T0, 60_000, 10);
-      const outcome = await store.completeAndClaim(completion(first as NewRun, 'w1'), {
+      const [first] = await store.runs.claimRuns('w1', T0, 60_000, 10);
+      const outcome = await store.runs.completeAndClaim(completion(first as NewRun, 'w1'), {
         now: T0 + 5000,
         leaseMs: 60_000,
         limit: 1,
@@ -377,7 +377,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       expect(outcome.next[0]).toMatchObject({ attempts: 1, startedAt: T0 + 5000 });
       expect((await store.getRun(keyed[1]?.run.id as string))?.status).toBe('running');
       // Nothing left: the next completion claims nothing, and says so.
-      const last = await store.completeAndClaim(completion(outcome.next[0] as NewRun, 'w1'), {
+      const last = await store.runs.completeAndClaim(completion(outcome.next[0] as NewRun, 'w1'), {
         now: T0 + 6000,
         leaseMs: 60_000,
         limit: 1,
@@ -392,12 +392,12 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       ];
       await store.accept(capped, render);
       const caps = (source: string) => (source === 'hook:capped' ? 1 : undefined);
-      const [held] = await store.claimRuns('w1', T0, 60_000, 10, caps);
+      const [held] = await store.runs.claimRuns('w1', T0, 60_000, 10, caps);
       await store.accept([agent({ source: 'hook:free', sessionKey: 'hook:f1' })], render);
-      const [other] = await store.claimRuns('w2', T0, 60_000, 1, caps);
+      const [other] = await store.runs.claimRuns('w2', T0, 60_000, 1, caps);
       expect(other?.source).toBe('hook:free');
       // w2's completion may not take the capped source's second run while w1 runs one.
-      const outcome = await store.completeAndClaim(completion(other as NewRun, 'w2'), {
+      const outcome = await store.runs.completeAndClaim(completion(other as NewRun, 'w2'), {
         now: T0 + 10,
         leaseMs: 60_000,
         limit: 1,
@@ -405,14 +405,14 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       });
       expect(outcome).toEqual({ recorded: true, next: [] });
       // A completion whose lease was lost writes nothing, but its slot is still free.
-      const lost = await store.completeAndClaim(completion(held as NewRun, 'w9'), {
+      const lost = await store.runs.completeAndClaim(completion(held as NewRun, 'w9'), {
         now: T0 + 20,
         leaseMs: 60_000,
         limit: 1,
         caps,
       });
       expect(lost).toEqual({ recorded: false, next: [] });
-      const done = await store.completeAndClaim(completion(held as NewRun, 'w1'), {
+      const done = await store.runs.completeAndClaim(completion(held as NewRun, 'w1'), {
         now: T0 + 30,
         leaseMs: 60_000,
         limit: 1,
@@ -430,17 +430,17 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     it('a free slot goes to the source with the fewest running, so a flood never holds another back', async () => {
       const floodRuns = flood(40);
       await store.accept(floodRuns, render);
-      const busy = await store.claimRuns('w1', T0, 60_000, 4);
+      const busy = await store.runs.claimRuns('w1', T0, 60_000, 4);
       expect(busy.map((r) => r.source)).toEqual(Array(4).fill('hook:flood'));
       const lone = agent({ source: 'hook:other', sessionKey: 'hook:lone' });
       await store.accept([lone], render);
       // All slots busy: nothing until one frees up, then the other hook's run takes it.
-      expect(await store.completeRun(completion(busy[0] as NewRun, 'w1'))).toBe(true);
-      const next = await store.claimRuns('w1', T0 + 1, 60_000, 1);
+      expect(await store.runs.completeRun(completion(busy[0] as NewRun, 'w1'))).toBe(true);
+      const next = await store.runs.claimRuns('w1', T0 + 1, 60_000, 1);
       expect(next.map((r) => r.id)).toEqual([lone.run.id]);
       // With slots for both, they alternate: the fewest running first, the oldest head on a tie.
       await store.accept([agent({ source: 'hook:other', sessionKey: 'hook:lone2' })], render);
-      const both = await store.claimRuns('w2', T0 + 2, 60_000, 4);
+      const both = await store.runs.claimRuns('w2', T0 + 2, 60_000, 4);
       expect(both.map((r) => r.source)).toEqual(['hook:other', 'hook:flood', 'hook:flood', 'hook:flood']);
       expect(both.slice(1).map((r) => r.id)).toEqual(floodRuns.slice(4, 7).map((a) => a.run.id));
     });
@@ -448,15 +448,15 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     it('a capped source runs at most its cap, counted over every owner; an expired lease does not count', async () => {
       const caps = (source: string) => (source === 'hook:flood' ? 2 : undefined);
       await store.accept([...flood(6), agent({ source: 'hook:free', sessionKey: 'hook:free' })], render);
-      const first = await store.claimRuns('w1', T0, 1000, 10, caps);
+      const first = await store.runs.claimRuns('w1', T0, 1000, 10, caps);
       expect(first.map((r) => r.source).sort()).toEqual(['hook:flood', 'hook:flood', 'hook:free']);
-      expect(await store.claimRuns('w2', T0 + 10, 1000, 10, caps)).toEqual([]);
+      expect(await store.runs.claimRuns('w2', T0 + 10, 1000, 10, caps)).toEqual([]);
       const capped = first.filter((r) => r.source === 'hook:flood');
-      expect(await store.completeRun(completion(capped[0] as NewRun, 'w1'))).toBe(true);
-      const after = await store.claimRuns('w2', T0 + 20, 1000, 10, caps);
+      expect(await store.runs.completeRun(completion(capped[0] as NewRun, 'w1'))).toBe(true);
+      const after = await store.runs.claimRuns('w2', T0 + 20, 1000, 10, caps);
       expect(after.map((r) => r.source)).toEqual(['hook:flood']);
       // Every lease expired: those runs are claimable again and no longer count as running.
-      const retaken = await store.claimRuns('w3', T0 + 2000, 1000, 10, caps);
+      const retaken = await store.runs.claimRuns('w3', T0 + 2000, 1000, 10, caps);
       expect(retaken.map((r) => r.source).sort()).toEqual(['hook:flood', 'hook:flood', 'hook:free']);
       expect(retaken.map((r) => r.id)).toContain(capped[1]?.id);
     });
@@ -469,18 +469,18 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       ];
       await store.accept(runs, render);
       for (const [index, expected] of runs.entries()) {
-        const claimed = await store.claimRuns('w1', T0 + index, 60_000, 4);
+        const claimed = await store.runs.claimRuns('w1', T0 + index, 60_000, 4);
         expect(claimed.map((r) => r.id)).toEqual([expected.run.id]);
-        expect(await store.completeRun(completion(claimed[0] as NewRun, 'w1'))).toBe(true);
+        expect(await store.runs.completeRun(completion(claimed[0] as NewRun, 'w1'))).toBe(true);
       }
-      expect(await store.claimRuns('w1', T0 + 9, 60_000, 4)).toEqual([]);
+      expect(await store.runs.claimRuns('w1', T0 + 9, 60_000, 4)).toEqual([]);
     });
 
     it('with a backlog of 2000 heads on one source, a claim still reads only a few of them', async () => {
       await store.accept(flood(2000), render);
       await store.accept([agent({ source: 'hook:other', sessionKey: 'hook:late' })], render);
       const started = performance.now();
-      const claimed = await store.claimRuns('w1', T0, 60_000, 2);
+      const claimed = await store.runs.claimRuns('w1', T0, 60_000, 2);
       const elapsed = performance.now() - started;
       expect(claimed.map((r) => r.source)).toEqual(['hook:flood', 'hook:other']);
       // Generous: scanning the backlog would not fail this on a fast machine, but reading
@@ -492,10 +492,10 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
   describe('sessions and heartbeats', () => {
     it('lists sessions awaiting a heartbeat; a succeeded heartbeat consumes its events and appends its turn', async () => {
       await store.accept([wake('now one'), wake('later', 'agent:b:main', 'next-heartbeat')], render);
-      expect(await store.sessionsAwaitingHeartbeat()).toEqual([MAIN]);
-      const events = await store.pendingEvents(MAIN, 10);
-      await store.setRoute(MAIN, { channel: 'telegram', to: '7' }, T0);
-      await store.recordHeartbeat({
+      expect(await store.sessions.sessionsAwaitingHeartbeat()).toEqual([MAIN]);
+      const events = await store.sessions.pendingEvents(MAIN, 10);
+      await store.sessions.setRoute(MAIN, { channel: 'telegram', to: '7' }, T0);
+      await store.sessions.recordHeartbeat({
         id: 'hb_1',
         sessionKey: MAIN,
         startedAt: T0,
@@ -507,9 +507,11 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         transcript: [{ role: 'assistant', content: 'all good' }],
         delivery: { status: 'pending', channel: 'last', to: null, reason: null },
       });
-      expect(await store.sessionsAwaitingHeartbeat()).toEqual([]);
-      expect(await store.loadTranscript(MAIN, 10)).toEqual([{ role: 'assistant', content: 'all good' }]);
-      expect(await store.listHeartbeats(MAIN, 10)).toEqual([
+      expect(await store.sessions.sessionsAwaitingHeartbeat()).toEqual([]);
+      expect(await store.sessions.loadTranscript(MAIN, 10)).toEqual([
+        { role: 'assistant', content: 'all good' },
+      ]);
+      expect(await store.sessions.listHeartbeats(MAIN, 10)).toEqual([
         {
           id: 'hb_1',
           startedAt: new Date(T0).toISOString(),
@@ -521,9 +523,9 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
           delivery: { status: 'pending', channel: 'last', to: null, reason: null },
         },
       ]);
-      expect(await store.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '7' });
-      expect(await store.getRoute('agent:none:main')).toBeUndefined();
-      expect((await store.deliveryHeads(10))[0]).toMatchObject({ kind: 'heartbeat', refId: 'hb_1' });
+      expect(await store.sessions.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '7' });
+      expect(await store.sessions.getRoute('agent:none:main')).toBeUndefined();
+      expect((await store.outbox.deliveryHeads(10))[0]).toMatchObject({ kind: 'heartbeat', refId: 'hb_1' });
     });
   });
 
@@ -531,8 +533,8 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     async function pendingDelivery(to: string, text: string) {
       const a = agent({ deliver: true, channel: 'telegram', to, sessionKey: `hook:${text}` });
       await store.accept([a], render);
-      const [run] = await store.claimRuns('w1', T0, 60_000, 1);
-      await store.completeRun(
+      const [run] = await store.runs.claimRuns('w1', T0, 60_000, 1);
+      await store.runs.completeRun(
         completion(run as NewRun, 'w1', {
           reply: text,
           delivery: { status: 'pending', channel: 'telegram', to, reason: null },
@@ -544,16 +546,20 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     it('keeps replies to one recipient in order, records parts, retries and finishes', async () => {
       const r1 = await pendingDelivery('9', 'first');
       await pendingDelivery('9', 'second');
-      let heads = await store.deliveryHeads(10);
+      let heads = await store.outbox.deliveryHeads(10);
       expect(heads.map((h) => h.text)).toEqual(['first', 'second']); // routes not fixed yet
       const [first] = heads;
       if (!first) throw new Error('no head');
-      await store.resolveDelivery(first.id, { channel: 'telegram', to: '9' }, T0 + 1);
-      await store.resolveDelivery((heads[1] as typeof first).id, { channel: 'telegram', to: '9' }, T0 + 1);
-      heads = await store.deliveryHeads(10);
+      await store.outbox.resolveDelivery(first.id, { channel: 'telegram', to: '9' }, T0 + 1);
+      await store.outbox.resolveDelivery(
+        (heads[1] as typeof first).id,
+        { channel: 'telegram', to: '9' },
+        T0 + 1,
+      );
+      heads = await store.outbox.deliveryHeads(10);
       expect(heads.map((h) => h.text)).toEqual(['first']); // the second waits behind it
-      await store.markPartsSent(first.id, 2, T0 + 2);
-      await store.retryDelivery(
+      await store.outbox.markPartsSent(first.id, 2, T0 + 2);
+      await store.outbox.retryDelivery(
         { ...first, resolved: { channel: 'telegram', to: '9' } },
         1,
         T0 + 50,
@@ -561,13 +567,13 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         T0 + 3,
       );
       expect((await store.getRun(r1))?.delivery.reason).toBe('attempt 1 failed (boom); retrying');
-      heads = await store.deliveryHeads(10);
+      heads = await store.outbox.deliveryHeads(10);
       expect(heads[0]).toMatchObject({ id: first.id, partsSent: 2, attempts: 1, nextAttemptAt: T0 + 50 });
       const record = { status: 'delivered' as const, channel: 'telegram', to: '9', reason: null };
-      await store.finishDelivery(heads[0] as typeof first, record, T0 + 60);
+      await store.outbox.finishDelivery(heads[0] as typeof first, record, T0 + 60);
       expect((await store.getRun(r1))?.delivery).toEqual(record);
-      expect(await store.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '9' });
-      expect((await store.deliveryHeads(10)).map((h) => h.text)).toEqual(['second']);
+      expect(await store.sessions.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '9' });
+      expect((await store.outbox.deliveryHeads(10)).map((h) => h.text)).toEqual(['second']);
     });
   });
 
@@ -580,22 +586,26 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       await store.accept([a, b, c, wake('not a run')], render);
       expect(await store.counts()).toEqual({ runsQueued: 3, runsRunning: 0, deliveriesPending: 0 });
 
-      const claimed = await store.claimRuns('w1', T0, 60_000, 10); // the heads of k1 and k2
+      const claimed = await store.runs.claimRuns('w1', T0, 60_000, 10); // the heads of k1 and k2
       expect(claimed.map((run) => run.id).sort()).toEqual([a.run.id, c.run.id].sort());
       expect(await store.counts()).toEqual({ runsQueued: 1, runsRunning: 2, deliveriesPending: 0 });
 
-      await store.completeRun(
+      await store.runs.completeRun(
         completion(a.run, 'w1', {
           delivery: { status: 'pending', channel: 'telegram', to: '9', reason: null },
         }),
       );
-      await store.completeRun(completion(c.run, 'w1', { status: 'failed', reply: null, error: 'boom' }));
+      await store.runs.completeRun(completion(c.run, 'w1', { status: 'failed', reply: null, error: 'boom' }));
       expect(await store.counts()).toEqual({ runsQueued: 1, runsRunning: 0, deliveriesPending: 1 });
 
-      const [head] = await store.deliveryHeads(10);
+      const [head] = await store.outbox.deliveryHeads(10);
       if (!head) throw new Error('no delivery head');
       const record = { status: 'failed' as const, channel: 'telegram', to: '9', reason: 'gone' };
-      await store.finishDelivery({ ...head, resolved: { channel: 'telegram', to: '9' } }, record, T0 + 10);
+      await store.outbox.finishDelivery(
+        { ...head, resolved: { channel: 'telegram', to: '9' } },
+        record,
+        T0 + 10,
+      );
       expect(await store.counts()).toEqual({ runsQueued: 1, runsRunning: 0, deliveriesPending: 0 });
     });
   });
@@ -606,9 +616,9 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       const a = agent({ sessionKey: `hook:${nextId('k')}`, ...overrides });
       await store.accept([a], render);
       if (over === null) return a.run;
-      const [claimed] = await store.claimRuns('w1', T0, 60_000, 1);
+      const [claimed] = await store.runs.claimRuns('w1', T0, 60_000, 1);
       expect(claimed?.id).toBe(a.run.id);
-      expect(await store.completeRun(completion(a.run, 'w1', over))).toBe(true);
+      expect(await store.runs.completeRun(completion(a.run, 'w1', over))).toBe(true);
       return a.run;
     }
     const ids = (page: { runs: { runId: string }[] } | undefined) => page?.runs.map((r) => r.runId);
@@ -617,23 +627,23 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       const runs = [];
       for (let i = 0; i < 5; i++) runs.push(await run({ name: `n${i}` }, null));
       const newestFirst = runs.map((r) => r.id).reverse();
-      const all = await store.listRuns({ limit: 50 });
+      const all = await store.admin.listRuns({ limit: 50 });
       expect(ids(all)).toEqual(newestFirst);
       expect(all?.next).toBeNull();
       const { source, name, retryOf, ...view } = all?.runs[0] ?? {};
       expect({ source, name, retryOf }).toEqual({ source: 'hook:agent', name: 'n4', retryOf: null });
       expect(view).toEqual(await store.getRun(runs[4]?.id as string));
 
-      const page1 = await store.listRuns({ limit: 2 });
+      const page1 = await store.admin.listRuns({ limit: 2 });
       expect(ids(page1)).toEqual(newestFirst.slice(0, 2));
       expect(page1?.next).toBe(newestFirst[1]);
-      const page2 = await store.listRuns({ limit: 2, before: page1?.next as string });
+      const page2 = await store.admin.listRuns({ limit: 2, before: page1?.next as string });
       expect(ids(page2)).toEqual(newestFirst.slice(2, 4));
-      const page3 = await store.listRuns({ limit: 2, before: page2?.next as string });
+      const page3 = await store.admin.listRuns({ limit: 2, before: page2?.next as string });
       expect(page3).toMatchObject({ next: null });
       expect(ids(page3)).toEqual(newestFirst.slice(4));
-      expect(await store.listRuns({ limit: 1, before: runs[0]?.id })).toEqual({ runs: [], next: null });
-      expect(await store.listRuns({ limit: 10, before: 'run_nope' })).toBeUndefined();
+      expect(await store.admin.listRuns({ limit: 1, before: runs[0]?.id })).toEqual({ runs: [], next: null });
+      expect(await store.admin.listRuns({ limit: 10, before: 'run_nope' })).toBeUndefined();
     });
 
     it('listRuns: filters by each status and by source, together too', async () => {
@@ -641,9 +651,10 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       const failed = await run({}, { status: 'failed', reply: null, error: 'x' });
       const timedOut = await run({ source: 'hook:github' }, { status: 'timed_out', reply: null, error: 't' });
       const running = await run({ source: 'hook:github' }, null);
-      await store.claimRuns('w1', T0, 60_000, 1);
+      await store.runs.claimRuns('w1', T0, 60_000, 1);
       const queued = await run({ source: 'hook:github' }, null);
-      const list = async (options: Parameters<Store['listRuns']>[0]) => ids(await store.listRuns(options));
+      const list = async (options: Parameters<Store['admin']['listRuns']>[0]) =>
+        ids(await store.admin.listRuns(options));
       expect(await list({ limit: 10, status: 'succeeded' })).toEqual([ok.id]);
       expect(await list({ limit: 10, status: 'failed' })).toEqual([failed.id]);
       expect(await list({ limit: 10, status: 'timed_out' })).toEqual([timedOut.id]);
@@ -652,12 +663,11 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       expect(await list({ limit: 10, source: 'hook:github' })).toEqual([queued.id, running.id, timedOut.id]);
       expect(await list({ limit: 10, source: 'hook:github', status: 'timed_out' })).toEqual([timedOut.id]);
       expect(await list({ limit: 10, source: 'hook:agent', status: 'timed_out' })).toEqual([]);
-      const page = await store.listRuns({ limit: 1, source: 'hook:github' });
+      const page = await store.admin.listRuns({ limit: 1, source: 'hook:github' });
       expect(page?.next).toBe(queued.id);
-      expect(ids(await store.listRuns({ limit: 5, source: 'hook:github', before: queued.id }))).toEqual([
-        running.id,
-        timedOut.id,
-      ]);
+      expect(ids(await store.admin.listRuns({ limit: 5, source: 'hook:github', before: queued.id }))).toEqual(
+        [running.id, timedOut.id],
+      );
     });
 
     it('getStoredRun: the inputs as accepted and the status; a retry committed by accept names its original', async () => {
@@ -672,10 +682,10 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         },
         { status: 'failed', reply: null, error: 'x' },
       );
-      const stored = await store.getStoredRun(original.id);
+      const stored = await store.admin.getStoredRun(original.id);
       expect(stored?.status).toBe('failed');
       expect(stored?.run).toEqual({ ...original, callbackUrl: null, retryOf: null });
-      expect(await store.getStoredRun('run_nope')).toBeUndefined();
+      expect(await store.admin.getStoredRun('run_nope')).toBeUndefined();
 
       const retry = {
         ...(stored?.run as NewRun),
@@ -684,48 +694,48 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         retryOf: original.id,
       };
       expect((await store.accept([{ kind: 'agent', run: retry }], render)).kind).toBe('committed');
-      expect(await store.getStoredRun(retry.id)).toEqual({ run: retry, status: 'queued' });
-      const [newest] = (await store.listRuns({ limit: 1 }))?.runs ?? [];
+      expect(await store.admin.getStoredRun(retry.id)).toEqual({ run: retry, status: 'queued' });
+      const [newest] = (await store.admin.listRuns({ limit: 1 }))?.runs ?? [];
       expect(newest).toMatchObject({ runId: retry.id, retryOf: original.id, status: 'queued' });
     });
 
     it('redeliverRun: not_found, nothing_to_deliver, delivery_pending, then a new outbox item to the fixed route', async () => {
-      expect(await store.redeliverRun('run_nope', T0)).toBe('not_found');
+      expect(await store.admin.redeliverRun('run_nope', T0)).toBe('not_found');
       const queued = await run({ deliver: true, channel: 'telegram', to: '9' }, null);
-      expect(await store.redeliverRun(queued.id, T0)).toBe('nothing_to_deliver'); // no reply yet
-      const [claimed] = await store.claimRuns('w1', T0, 60_000, 1);
-      await store.completeRun(
+      expect(await store.admin.redeliverRun(queued.id, T0)).toBe('nothing_to_deliver'); // no reply yet
+      const [claimed] = await store.runs.claimRuns('w1', T0, 60_000, 1);
+      await store.runs.completeRun(
         completion(claimed as NewRun, 'w1', {
           delivery: { status: 'pending', channel: 'last', to: null, reason: null },
         }),
       );
-      expect(await store.redeliverRun(queued.id, T0)).toBe('delivery_pending');
+      expect(await store.admin.redeliverRun(queued.id, T0)).toBe('delivery_pending');
       const silent = await run({ deliver: false }, {});
-      expect(await store.redeliverRun(silent.id, T0)).toBe('nothing_to_deliver');
+      expect(await store.admin.redeliverRun(silent.id, T0)).toBe('nothing_to_deliver');
       // deliver true, but nothing ever went to the outbox (a heartbeat acknowledgement).
       const ack = await run(
         { deliver: true },
         { delivery: { status: 'skipped', channel: null, to: null, reason: 'ack' } },
       );
-      expect(await store.redeliverRun(ack.id, T0)).toBe('nothing_to_deliver');
+      expect(await store.admin.redeliverRun(ack.id, T0)).toBe('nothing_to_deliver');
 
-      const [first] = await store.deliveryHeads(10);
+      const [first] = await store.outbox.deliveryHeads(10);
       if (!first) throw new Error('no outbox item');
-      await store.resolveDelivery(first.id, { channel: 'telegram', to: '9' }, T0 + 1);
+      await store.outbox.resolveDelivery(first.id, { channel: 'telegram', to: '9' }, T0 + 1);
       const resolved = { ...first, resolved: { channel: 'telegram', to: '9' } };
-      await store.retryDelivery(resolved, 1, T0 + 2, 'timeout', T0 + 1);
+      await store.outbox.retryDelivery(resolved, 1, T0 + 2, 'timeout', T0 + 1);
       const failed = { status: 'failed' as const, channel: 'telegram', to: '9', reason: 'chat not found' };
-      await store.finishDelivery({ ...resolved, attempts: 1 }, failed, T0 + 3);
-      expect(await store.deliveryHeads(10)).toEqual([]);
+      await store.outbox.finishDelivery({ ...resolved, attempts: 1 }, failed, T0 + 3);
+      expect(await store.outbox.deliveryHeads(10)).toEqual([]);
 
-      expect(await store.redeliverRun(queued.id, T0 + 10)).toBe('enqueued');
+      expect(await store.admin.redeliverRun(queued.id, T0 + 10)).toBe('enqueued');
       expect((await store.getRun(queued.id))?.delivery).toEqual({
         status: 'pending',
         channel: 'telegram',
         to: '9',
         reason: null,
       });
-      const [again] = await store.deliveryHeads(10);
+      const [again] = await store.outbox.deliveryHeads(10);
       expect(again).toMatchObject({
         kind: 'run',
         refId: queued.id,
@@ -736,7 +746,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         nextAttemptAt: T0 + 10,
       });
       expect(again?.id).not.toBe(first.id);
-      expect(await store.redeliverRun(queued.id, T0 + 11)).toBe('delivery_pending');
+      expect(await store.admin.redeliverRun(queued.id, T0 + 11)).toBe('delivery_pending');
     });
 
     it('listDeliveries: newest first, status filters (skipped shows as failed), attempts, heartbeat replies', async () => {
@@ -744,17 +754,21 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         { deliver: true, channel: 'telegram', to: '1' },
         { delivery: { status: 'pending', channel: 'telegram', to: '1', reason: null } },
       );
-      const [item] = await store.deliveryHeads(10);
+      const [item] = await store.outbox.deliveryHeads(10);
       if (!item) throw new Error('no outbox item');
-      await store.resolveDelivery(item.id, { channel: 'telegram', to: '1' }, T0 + 1);
+      await store.outbox.resolveDelivery(item.id, { channel: 'telegram', to: '1' }, T0 + 1);
       const record = { status: 'delivered' as const, channel: 'telegram', to: '1', reason: null };
-      await store.finishDelivery({ ...item, resolved: { channel: 'telegram', to: '1' } }, record, T0 + 2);
+      await store.outbox.finishDelivery(
+        { ...item, resolved: { channel: 'telegram', to: '1' } },
+        record,
+        T0 + 2,
+      );
 
       const skipped = await run(
         { deliver: true, channel: 'last' },
         { delivery: { status: 'pending', channel: 'last', to: null, reason: null } },
       );
-      const [unrouted] = await store.deliveryHeads(10);
+      const [unrouted] = await store.outbox.deliveryHeads(10);
       if (!unrouted) throw new Error('no outbox item');
       const noRoute = {
         status: 'skipped' as const,
@@ -762,9 +776,9 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         to: null,
         reason: 'no recipient for last',
       };
-      await store.finishDelivery(unrouted, noRoute, T0 + 3);
+      await store.outbox.finishDelivery(unrouted, noRoute, T0 + 3);
 
-      await store.recordHeartbeat({
+      await store.sessions.recordHeartbeat({
         id: 'hb_admin',
         sessionKey: MAIN,
         startedAt: T0,
@@ -777,7 +791,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         delivery: { status: 'pending', channel: 'last', to: null, reason: null },
       });
 
-      const all = await store.listDeliveries({ limit: 10 });
+      const all = await store.admin.listDeliveries({ limit: 10 });
       expect(all).toEqual([
         {
           id: expect.stringMatching(/^dlv_/),
@@ -817,7 +831,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         },
       ]);
       const list = async (status?: 'pending' | 'delivered' | 'failed', limit = 10) =>
-        (await store.listDeliveries({ status, limit })).map((d) => d.id);
+        (await store.admin.listDeliveries({ status, limit })).map((d) => d.id);
       expect(await list('pending')).toEqual([all[0]?.id]);
       expect(await list('failed')).toEqual([unrouted.id]);
       expect(await list('delivered')).toEqual([item.id]);
@@ -825,9 +839,9 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
 
     it('ping answers while open and fails with StoreUnavailableError once closed', async () => {
-      await expect(store.ping()).resolves.toBeUndefined();
+      await expect(store.admin.ping()).resolves.toBeUndefined();
       await store.close();
-      await expect(store.ping()).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+      await expect(store.admin.ping()).rejects.toMatchObject({ name: 'StoreUnavailableError' });
     });
   });
 
@@ -855,8 +869,8 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         render,
       );
       const [mine, theirs] = await Promise.all([
-        store.claimRuns('r1', T0, 60_000, 10),
-        other.claimRuns('r2', T0, 60_000, 10),
+        store.runs.claimRuns('r1', T0, 60_000, 10),
+        other.runs.claimRuns('r2', T0, 60_000, 10),
       ]);
       const claimed = [...mine, ...theirs];
       expect(new Set(claimed.map((r) => r.id)).size).toBe(claimed.length);
@@ -871,10 +885,10 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         render,
       );
       const claims = await Promise.all([
-        store.claimRuns('r1', T0, 60_000, 10, caps),
-        other.claimRuns('r2', T0, 60_000, 10, caps),
-        store.claimRuns('r3', T0, 60_000, 10, caps),
-        other.claimRuns('r4', T0, 60_000, 10, caps),
+        store.runs.claimRuns('r1', T0, 60_000, 10, caps),
+        other.runs.claimRuns('r2', T0, 60_000, 10, caps),
+        store.runs.claimRuns('r3', T0, 60_000, 10, caps),
+        other.runs.claimRuns('r4', T0, 60_000, 10, caps),
       ]);
       expect(claims.flat()).toHaveLength(3);
     });
@@ -883,9 +897,9 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       const other = engine.open();
       const a = agent();
       await store.accept([a], render);
-      await store.claimRuns('dead-replica', T0, 60_000, 1);
-      expect(await other.claimRuns('r2', T0 + 59_000, 60_000, 1)).toEqual([]);
-      const [taken] = await other.claimRuns('r2', T0 + 60_001, 60_000, 1);
+      await store.runs.claimRuns('dead-replica', T0, 60_000, 1);
+      expect(await other.runs.claimRuns('r2', T0 + 59_000, 60_000, 1)).toEqual([]);
+      const [taken] = await other.runs.claimRuns('r2', T0 + 60_001, 60_000, 1);
       expect(taken).toMatchObject({ id: a.run.id, attempts: 2 });
     });
 
@@ -913,18 +927,20 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     it('one heartbeat lease per main session: taken by one replica until released or expired', async () => {
       const other = engine.open();
       const [mine, theirs] = await Promise.all([
-        store.acquireHeartbeatLease(MAIN, 'r1', T0, T0 + 1000),
-        other.acquireHeartbeatLease(MAIN, 'r2', T0, T0 + 1000),
+        store.sessions.acquireHeartbeatLease(MAIN, 'r1', T0, T0 + 1000),
+        other.sessions.acquireHeartbeatLease(MAIN, 'r2', T0, T0 + 1000),
       ]);
       expect([mine, theirs].sort()).toEqual([false, true]);
       const [holder, holderStore, waiter, waiterStore] = mine
         ? ['r1', store, 'r2', other]
         : ['r2', other, 'r1', store];
-      expect(await waiterStore.acquireHeartbeatLease('agent:b:main', waiter, T0, T0 + 1000)).toBe(true);
-      expect(await waiterStore.acquireHeartbeatLease(MAIN, waiter, T0 + 999, T0 + 2000)).toBe(false);
-      await holderStore.releaseHeartbeatLease(MAIN, holder);
-      expect(await waiterStore.acquireHeartbeatLease(MAIN, waiter, T0 + 999, T0 + 2000)).toBe(true);
-      expect(await holderStore.acquireHeartbeatLease(MAIN, holder, T0 + 2001, T0 + 3000)).toBe(true); // expired
+      expect(await waiterStore.sessions.acquireHeartbeatLease('agent:b:main', waiter, T0, T0 + 1000)).toBe(
+        true,
+      );
+      expect(await waiterStore.sessions.acquireHeartbeatLease(MAIN, waiter, T0 + 999, T0 + 2000)).toBe(false);
+      await holderStore.sessions.releaseHeartbeatLease(MAIN, holder);
+      expect(await waiterStore.sessions.acquireHeartbeatLease(MAIN, waiter, T0 + 999, T0 + 2000)).toBe(true);
+      expect(await holderStore.sessions.acquireHeartbeatLease(MAIN, holder, T0 + 2001, T0 + 3000)).toBe(true); // expired
     });
 
     it('a pending delivery is handed to one replica at a time, and to another when its lease expires', async () => {
@@ -933,20 +949,20 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       const one = engine.open({ clock, deliveryLeaseMs: 1000 });
       const two = engine.open({ clock, deliveryLeaseMs: 1000 });
       await store.accept([agent({ deliver: true, channel: 'telegram', to: '5' })], render);
-      const [run] = await store.claimRuns('w', T0, 60_000, 1);
-      await store.completeRun(
+      const [run] = await store.runs.claimRuns('w', T0, 60_000, 1);
+      await store.runs.completeRun(
         completion(run as NewRun, 'w', {
           delivery: { status: 'pending', channel: 'telegram', to: '5', reason: null },
         }),
       );
-      const [a, b] = await Promise.all([one.deliveryHeads(10), two.deliveryHeads(10)]);
+      const [a, b] = await Promise.all([one.outbox.deliveryHeads(10), two.outbox.deliveryHeads(10)]);
       expect(a.length + b.length).toBe(1);
       const [holder, waiting] = a.length === 1 ? [one, two] : [two, one];
-      expect(await holder.deliveryHeads(10)).toHaveLength(1); // still its own
+      expect(await holder.outbox.deliveryHeads(10)).toHaveLength(1); // still its own
       now += 999;
-      expect(await waiting.deliveryHeads(10)).toEqual([]);
+      expect(await waiting.outbox.deliveryHeads(10)).toEqual([]);
       now += 2;
-      expect(await waiting.deliveryHeads(10)).toHaveLength(1); // the holder died
+      expect(await waiting.outbox.deliveryHeads(10)).toHaveLength(1); // the holder died
     });
   });
 });

@@ -80,7 +80,7 @@ describe.runIf(PG_ENABLED)('PostgreSQL lost while running', () => {
       await relay.cut();
       await expect(store.accept([run('run_during')], render)).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.getRun('run_before')).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(store.claimRuns('w', 1, 1000, 1)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.runs.claimRuns('w', 1, 1000, 1)).rejects.toBeInstanceOf(StoreUnavailableError);
 
       await relay.open(); // the same port again
       const after = await store.accept([run('run_after')], render);

@@ -115,17 +115,17 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
   /** Accepts the runs, runs each as `worker` and completes it. */
   async function finished(run: NewRun, over: Partial<RunCompletion> = {}): Promise<NewRun> {
     await store.accept([{ kind: 'agent', run }], render);
-    const claimed = await store.claimRuns('worker', T0 + 1000, LEASE, 100);
+    const claimed = await store.runs.claimRuns('worker', T0 + 1000, LEASE, 100);
     expect(claimed.map((c) => c.id)).toContain(run.id);
-    expect(await store.completeRun(completion(run, over))).toBe(true);
+    expect(await store.runs.completeRun(completion(run, over))).toBe(true);
     return run;
   }
 
   /** Settles the pending delivery of the first outbox head as `record`. */
   async function settleDelivery(record: DeliveryRecord, at = FINISHED + 10): Promise<void> {
-    const [head] = await store.deliveryHeads(10);
+    const [head] = await store.outbox.deliveryHeads(10);
     if (!head) throw new Error('no delivery head');
-    await store.finishDelivery({ ...head, resolved: { channel: 'telegram', to: '42' } }, record, at);
+    await store.outbox.finishDelivery({ ...head, resolved: { channel: 'telegram', to: '42' } }, record, at);
   }
 
   /** Batches until nothing more; every batch but the last is full. */
@@ -159,9 +159,9 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       });
       await settleDelivery(DELIVERED);
       const called = await finished(agent({ callbackUrl: 'https://ci.example.com/done' }));
-      const [callback] = await store.claimCallbacks('cb', FINISHED, LEASE, 10);
+      const [callback] = await store.callbacks.claimCallbacks('cb', FINISHED, LEASE, 10);
       if (!callback) throw new Error('no callback due');
-      await store.finishCallback(callback, 'cb', {
+      await store.callbacks.finishCallback(callback, 'cb', {
         attempts: 1,
         body: '{}',
         error: null,
@@ -173,11 +173,11 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       expect(await store.pruneBatch('runs', LATER, 100)).toEqual({ deleted: 5, more: false });
       for (const run of all) {
         expect(await store.getRun(run.id)).toBeUndefined();
-        expect(await store.getStoredRun(run.id)).toBeUndefined();
+        expect(await store.admin.getStoredRun(run.id)).toBeUndefined();
       }
-      expect((await store.listRuns({ limit: 50 }))?.runs).toEqual([]);
-      expect(await store.listDeliveries({ limit: 50 })).toEqual([]);
-      expect(await store.redeliverRun(delivered.id, LATER)).toBe('not_found');
+      expect((await store.admin.listRuns({ limit: 50 }))?.runs).toEqual([]);
+      expect(await store.admin.listDeliveries({ limit: 50 })).toEqual([]);
+      expect(await store.admin.redeliverRun(delivered.id, LATER)).toBe('not_found');
       expect(await store.pruneBatch('runs', LATER, 100)).toEqual({ deleted: 0, more: false });
     });
 
@@ -199,10 +199,10 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       );
       const callbackDue = await finished(agent({ callbackUrl: 'https://ci.example.com/b' }));
       const callbackRetrying = await finished(agent({ callbackUrl: 'https://ci.example.com/c' }));
-      const due = await store.claimCallbacks('cb', FINISHED, LEASE, 10);
+      const due = await store.callbacks.claimCallbacks('cb', FINISHED, LEASE, 10);
       const retry = due.find((item) => item.runId === callbackRetrying.id);
       if (!retry) throw new Error('callback not due');
-      await store.retryCallback(retry, 'cb', {
+      await store.callbacks.retryCallback(retry, 'cb', {
         attempts: 1,
         body: '{}',
         error: '503',
@@ -213,15 +213,15 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       const redelivered = await finished(agent({ deliver: true, channel: 'telegram', to: '44' }), {
         delivery: { ...PENDING_DELIVERY, to: '44' },
       });
-      const heads = await store.deliveryHeads(10);
+      const heads = await store.outbox.deliveryHeads(10);
       const head = heads.find((item) => item.refId === redelivered.id);
       if (!head) throw new Error('no delivery head');
-      await store.finishDelivery(
+      await store.outbox.finishDelivery(
         { ...head, resolved: { channel: 'telegram', to: '44' } },
         { ...DELIVERED, to: '44' },
         FINISHED,
       );
-      expect(await store.redeliverRun(redelivered.id, FINISHED + 1)).toBe('enqueued');
+      expect(await store.admin.redeliverRun(redelivered.id, FINISHED + 1)).toBe('enqueued');
 
       const key = nextId('hook:rt');
       const running = agent({ sessionKey: key });
@@ -231,7 +231,7 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
         [running, queuedBehind, queued].map((run) => ({ kind: 'agent', run })),
         render,
       );
-      expect((await store.claimRuns('worker', T0, LEASE, 1)).map((c) => c.id)).toEqual([running.id]);
+      expect((await store.runs.claimRuns('worker', T0, LEASE, 1)).map((c) => c.id)).toEqual([running.id]);
       const kept = [
         running,
         queuedBehind,
@@ -244,9 +244,9 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       ];
       expect(await pruneAll('runs', Number.MAX_SAFE_INTEGER)).toBe(0);
       for (const run of kept) expect(await store.getRun(run.id), run.id).toBeDefined();
-      expect((await store.listRuns({ limit: 50 }))?.runs).toHaveLength(kept.length);
+      expect((await store.admin.listRuns({ limit: 50 }))?.runs).toHaveLength(kept.length);
       expect((await store.getRun(callbackRetrying.id))?.callback).toEqual({ status: 'pending', attempts: 1 });
-      expect((await store.deliveryHeads(10)).map((item) => item.refId).sort()).toEqual(
+      expect((await store.outbox.deliveryHeads(10)).map((item) => item.refId).sort()).toEqual(
         [toDeliver.id, callbackWaiting.id, redelivered.id].sort(),
       );
       expect(await store.counts()).toEqual({ runsQueued: 2, runsRunning: 1, deliveriesPending: 3 });
@@ -267,14 +267,14 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       expect(await store.pruneBatch('runs', LATER, 100)).toEqual({ deleted: 1, more: false });
       expect(await store.getRun(first.id)).toBeUndefined();
 
-      expect((await store.claimRuns('worker', LATER, LEASE, 10)).map((c) => c.id)).toEqual([second.id]);
-      expect(await store.completeRun(completion(second))).toBe(true);
+      expect((await store.runs.claimRuns('worker', LATER, LEASE, 10)).map((c) => c.id)).toEqual([second.id]);
+      expect(await store.runs.completeRun(completion(second))).toBe(true);
       await store.pruneBatch('runs', LATER, 100);
-      expect((await store.claimRuns('worker', LATER, LEASE, 10)).map((c) => c.id)).toEqual([third.id]);
+      expect((await store.runs.claimRuns('worker', LATER, LEASE, 10)).map((c) => c.id)).toEqual([third.id]);
       const fourth = agent({ sessionKey: key });
       await store.accept([{ kind: 'agent', run: fourth }], render);
-      expect(await store.completeRun(completion(third))).toBe(true);
-      expect((await store.claimRuns('worker', LATER, LEASE, 10)).map((c) => c.id)).toEqual([fourth.id]);
+      expect(await store.runs.completeRun(completion(third))).toBe(true);
+      expect((await store.runs.claimRuns('worker', LATER, LEASE, 10)).map((c) => c.id)).toEqual([fourth.id]);
     });
 
     it("keeps idempotency records: a repeat of a pruned run's request replays its answer", async () => {
@@ -282,8 +282,8 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       const claim = { scope: '/hooks/agent', key: 'k-1', bodyHash: 'h', now: T0, ttlMs: 86_400_000 };
       const answer = { status: 202, body: JSON.stringify({ ok: true, runId: run.id }) };
       await store.accept([{ kind: 'agent', run }], () => answer, claim);
-      await store.claimRuns('worker', T0 + 1000, LEASE, 10);
-      await store.completeRun(completion(run));
+      await store.runs.claimRuns('worker', T0 + 1000, LEASE, 10);
+      await store.runs.completeRun(completion(run));
       expect(await store.pruneBatch('runs', LATER, 100)).toEqual({ deleted: 1, more: false });
       const repeat = await store.accept([{ kind: 'agent', run: agent() }], render, {
         ...claim,
@@ -297,8 +297,8 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       await finished(agent({ sessionKey: key }));
       const later = agent({ sessionKey: key });
       await store.accept([{ kind: 'agent', run: later }], render);
-      await store.claimRuns('worker', T0 + 1000, LEASE, 10);
-      await store.completeRun(
+      await store.runs.claimRuns('worker', T0 + 1000, LEASE, 10);
+      await store.runs.completeRun(
         completion(later, {
           finishedAt: LATER + 10,
           transcript: [
@@ -307,9 +307,9 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
           ],
         }),
       );
-      expect(await store.loadTranscript(key, 10)).toHaveLength(4);
+      expect(await store.sessions.loadTranscript(key, 10)).toHaveLength(4);
       expect(await store.pruneBatch('runs', LATER, 100)).toEqual({ deleted: 1, more: false });
-      expect(await store.loadTranscript(key, 10)).toEqual([
+      expect(await store.sessions.loadTranscript(key, 10)).toEqual([
         { role: 'user', content: 'again' },
         { role: 'assistant', content: 'still here' },
       ]);
@@ -320,23 +320,23 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       expect(await store.pruneBatch('runs', LATER, 2)).toEqual({ deleted: 2, more: true });
       expect(await store.pruneBatch('runs', LATER, 2)).toEqual({ deleted: 2, more: true });
       expect(await store.pruneBatch('runs', LATER, 2)).toEqual({ deleted: 1, more: false });
-      expect((await store.listRuns({ limit: 50 }))?.runs).toEqual([]);
+      expect((await store.admin.listRuns({ limit: 50 }))?.runs).toEqual([]);
       // A batch full of transcript entries alone also asks for another.
       const key = nextId('hook:rt');
       for (let i = 0; i < 2; i++) await finished(agent({ sessionKey: key }));
       expect(await store.pruneBatch('runs', LATER, 3)).toEqual({ deleted: 2, more: true });
       expect(await store.pruneBatch('runs', LATER, 3)).toEqual({ deleted: 0, more: false });
-      expect(await store.loadTranscript(key, 10)).toEqual([]);
+      expect(await store.sessions.loadTranscript(key, 10)).toEqual([]);
     });
   });
 
   describe('events and heartbeats', () => {
     it('deletes consumed events older than the horizon and never a pending one, however old', async () => {
       await store.accept([wake('old one'), wake('old two'), wake('never seen', 'agent:other:main')], render);
-      const seen = await store.pendingEvents(MAIN, 10);
+      const seen = await store.sessions.pendingEvents(MAIN, 10);
       expect(await store.consumeEvents(MAIN, [seen[0]?.id as string], T0 + 10)).toBe(1);
       await store.accept([wake('recent')], render);
-      const recent = (await store.pendingEvents(MAIN, 10)).find((e) => e.text === 'recent');
+      const recent = (await store.sessions.pendingEvents(MAIN, 10)).find((e) => e.text === 'recent');
       await store.consumeEvents(MAIN, [recent?.id as string], LATER + 1);
 
       expect(await store.pruneBatch('events', LATER, 100)).toEqual({ deleted: 1, more: false });
@@ -345,17 +345,19 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
         ['recent', 'consumed'],
       ]);
       expect(await pruneAll('events', Number.MAX_SAFE_INTEGER)).toBe(1);
-      expect((await store.pendingEvents(MAIN, 10)).map((e) => e.text)).toEqual(['old two']);
-      expect((await store.pendingEvents('agent:other:main', 10)).map((e) => e.text)).toEqual(['never seen']);
+      expect((await store.sessions.pendingEvents(MAIN, 10)).map((e) => e.text)).toEqual(['old two']);
+      expect((await store.sessions.pendingEvents('agent:other:main', 10)).map((e) => e.text)).toEqual([
+        'never seen',
+      ]);
       // Coalescing still sees the newest pending event.
       const again = await store.accept([wake('old two')], render);
       expect(again.kind === 'committed' && again.committed[0]).toMatchObject({ outcome: 'coalesced' });
     });
 
     it('deletes finished heartbeats with their settled replies; keeps one whose reply is still to go, and the last route', async () => {
-      await store.setRoute(MAIN, { channel: 'telegram', to: '42' }, T0);
-      await store.recordHeartbeat(heartbeat({ status: 'failed', reply: null, error: 'boom' }));
-      await store.recordHeartbeat(
+      await store.sessions.setRoute(MAIN, { channel: 'telegram', to: '42' }, T0);
+      await store.sessions.recordHeartbeat(heartbeat({ status: 'failed', reply: null, error: 'boom' }));
+      await store.sessions.recordHeartbeat(
         heartbeat({ delivery: { status: 'pending', channel: 'last', to: null, reason: null } }),
       );
       await settleDelivery(DELIVERED, T0 + 200);
@@ -363,14 +365,19 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
         reply: 'to send',
         delivery: { status: 'pending', channel: 'last', to: null, reason: null },
       });
-      await store.recordHeartbeat(waiting);
+      await store.sessions.recordHeartbeat(waiting);
       const fresh = heartbeat({ finishedAt: LATER + 5 });
-      await store.recordHeartbeat(fresh);
+      await store.sessions.recordHeartbeat(fresh);
 
       expect(await pruneAll('events', LATER)).toBe(0); // heartbeats are not counted as events
-      expect((await store.listHeartbeats(MAIN, 10)).map((h) => h.id)).toEqual([waiting.id, fresh.id]);
-      expect((await store.listDeliveries({ limit: 10 })).map((d) => d.heartbeatId)).toEqual([waiting.id]);
-      expect(await store.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '42' });
+      expect((await store.sessions.listHeartbeats(MAIN, 10)).map((h) => h.id)).toEqual([
+        waiting.id,
+        fresh.id,
+      ]);
+      expect((await store.admin.listDeliveries({ limit: 10 })).map((d) => d.heartbeatId)).toEqual([
+        waiting.id,
+      ]);
+      expect(await store.sessions.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '42' });
     });
 
     it('works in batches and counts events only', async () => {
@@ -378,7 +385,7 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
         Array.from({ length: 5 }, (_, i) => wake(`e${i}`)),
         render,
       );
-      const events = await store.pendingEvents(MAIN, 10);
+      const events = await store.sessions.pendingEvents(MAIN, 10);
       await store.consumeEvents(
         MAIN,
         events.map((e) => e.id),

@@ -41,12 +41,12 @@ describe('run queue heads', () => {
       render,
     );
     await store.accept([run('hook:other')], render);
-    const first = await store.claimRuns('w1', 1000, 60_000, 4);
+    const first = await store.runs.claimRuns('w1', 1000, 60_000, 4);
     expect(first.map((r) => r.sessionKey)).toEqual(['hook:hot', 'hook:other']);
-    expect(await store.claimRuns('w1', 1000, 60_000, 4)).toEqual([]); // both heads are running
+    expect(await store.runs.claimRuns('w1', 1000, 60_000, 4)).toEqual([]); // both heads are running
 
     const hotHead = first[0] as (typeof first)[number];
-    const done = await store.completeRun({
+    const done = await store.runs.completeRun({
       runId: hotHead.id,
       owner: 'w1',
       sessionKey: 'hook:hot',
@@ -66,16 +66,16 @@ describe('run queue heads', () => {
       delivery: { status: 'none', channel: null, to: null, reason: null },
     });
     expect(done).toBe(true);
-    const next = await store.claimRuns('w1', 3000, 60_000, 4);
+    const next = await store.runs.claimRuns('w1', 3000, 60_000, 4);
     expect(next.map((r) => r.message)).toEqual([`m${Number(hotHead.message.slice(1)) + 1}`]);
   });
 
   it('takes back a run whose lease expired', async () => {
     store = new SqliteStore({ path: join(tempDir(), 'q.db') });
     await store.accept([run('hook:a')], render);
-    expect(await store.claimRuns('w1', 1000, 10, 1)).toHaveLength(1);
-    expect(await store.claimRuns('w2', 1005, 10, 1)).toHaveLength(0);
-    const reclaimed = await store.claimRuns('w2', 2000, 10, 1);
+    expect(await store.runs.claimRuns('w1', 1000, 10, 1)).toHaveLength(1);
+    expect(await store.runs.claimRuns('w2', 1005, 10, 1)).toHaveLength(0);
+    const reclaimed = await store.runs.claimRuns('w2', 2000, 10, 1);
     expect(reclaimed).toHaveLength(1);
     expect(reclaimed[0]?.attempts).toBe(2);
   });

@@ -21,46 +21,32 @@
 
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { RunCaps } from '../fair-share.js';
 import { iso, type RunRow, toRunView } from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
   type Action,
-  type CallbackAttempt,
-  type CallbackItem,
-  type ClaimedRun,
-  type ClaimRequest,
+  type AdminStore,
+  type CallbackOutboxStore,
   type Committed,
-  type CompletionOutcome,
-  type DeliveryRecord,
-  type DeliveryRoute,
-  type DeliveryView,
+  type DeliveryOutboxStore,
   type EventView,
-  type HeartbeatRecord,
-  type HeartbeatView,
   type IdempotencyClaim,
-  type ListDeliveriesOptions,
   type ListEventsOptions,
-  type ListRunsOptions,
   type NewEvent,
   type NewRun,
-  type OutboxItem,
-  type PendingEvent,
   type PruneBatch,
   type PruneKind,
-  type RedeliverResult,
-  type RunCompletion,
-  type RunPage,
+  type RunQueueStore,
   type RunView,
+  type SessionStore,
   type Store,
   type StoreCounts,
   type StoredAnswer,
-  type StoredRun,
   StoreUnavailableError,
-  type TranscriptEntry,
 } from '../types.js';
 import { PgAdmin } from './admin.js';
+import { afterReady } from './after-ready.js';
 import { insertCallbacksInTx, PgCallbacks, pruneCallbacksInTx } from './callbacks.js';
 import { createPool, inTransaction, type PoolSettings, read, type Tx } from './db.js';
 import { PgLockoutLedger } from './lockout-ledger.js';
@@ -150,11 +136,14 @@ export class PgStore implements Store {
    */
   private readonly accepts: GroupCommit<PendingAccept, AcceptResult>;
   private closed = false;
-  private readonly sessions: PgSessions;
+  // Each part waits for the schema before its first query (after-ready.ts).
+  readonly sessions: SessionStore;
+  readonly runs: RunQueueStore;
+  readonly outbox: DeliveryOutboxStore;
+  readonly callbacks: CallbackOutboxStore;
+  readonly admin: AdminStore;
+  /** The run queue itself, for close (its group commit drains). */
   private readonly runQueue: PgRunQueue;
-  private readonly outbox: PgOutbox;
-  private readonly callbacks: PgCallbacks;
-  private readonly admin: PgAdmin;
   private readonly retention: PgRetention;
   private readonly listener: WorkListener;
   readonly lockouts: PgLockoutLedger;
@@ -175,16 +164,20 @@ export class PgStore implements Store {
     );
     this.listener = new WorkListener(options.url);
     this.lockouts = new PgLockoutLedger(this.pool, this.listener, this.ready);
-    this.sessions = new PgSessions(this.pool);
+    this.sessions = afterReady(this.ready, new PgSessions(this.pool));
     this.runQueue = new PgRunQueue(this.pool);
-    this.callbacks = new PgCallbacks(this.pool);
-    this.admin = new PgAdmin(this.pool);
+    this.runs = afterReady(this.ready, this.runQueue);
+    this.callbacks = afterReady(this.ready, new PgCallbacks(this.pool));
+    this.admin = afterReady(this.ready, new PgAdmin(this.pool));
     this.retention = new PgRetention(this.pool);
-    this.outbox = new PgOutbox(this.pool, {
-      owner: `pg_${randomUUID()}`,
-      leaseMs: options.deliveryLeaseMs ?? 60_000,
-      clock: options.clock ?? Date.now,
-    });
+    this.outbox = afterReady(
+      this.ready,
+      new PgOutbox(this.pool, {
+        owner: `pg_${randomUUID()}`,
+        leaseMs: options.deliveryLeaseMs ?? 60_000,
+        clock: options.clock ?? Date.now,
+      }),
+    );
   }
 
   private async start(url: string): Promise<void> {
@@ -448,151 +441,6 @@ export class PgStore implements Store {
   async pruneBatch(kind: PruneKind, olderThan: number, limit: number): Promise<PruneBatch> {
     await this.ready;
     return this.retention.pruneBatch(kind, olderThan, limit);
-  }
-
-  // --- operators' API (delegated) ---------------------------------------------------
-  async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
-    await this.ready;
-    return this.admin.listRuns(options);
-  }
-  async getStoredRun(runId: string): Promise<StoredRun | undefined> {
-    await this.ready;
-    return this.admin.getStoredRun(runId);
-  }
-  async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
-    await this.ready;
-    return this.admin.redeliverRun(runId, now);
-  }
-  async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {
-    await this.ready;
-    return this.admin.listDeliveries(options);
-  }
-  async ping(): Promise<void> {
-    await this.ready;
-    return this.admin.ping();
-  }
-  async probeCommit(now: number): Promise<void> {
-    await this.ready;
-    return this.admin.probeCommit(now);
-  }
-
-  // --- completion callbacks (delegated) ---------------------------------------------
-  async claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]> {
-    await this.ready;
-    return this.callbacks.claimCallbacks(owner, now, leaseMs, limit);
-  }
-  async retryCallback(
-    item: CallbackItem,
-    owner: string,
-    attempt: CallbackAttempt & { nextAttemptAt: number },
-  ): Promise<boolean> {
-    await this.ready;
-    return this.callbacks.retryCallback(item, owner, attempt);
-  }
-  async finishCallback(
-    item: CallbackItem,
-    owner: string,
-    attempt: CallbackAttempt & { status: 'delivered' | 'failed' },
-  ): Promise<boolean> {
-    await this.ready;
-    return this.callbacks.finishCallback(item, owner, attempt);
-  }
-
-  // --- run queue (delegated) -------------------------------------------------
-  async claimRuns(
-    owner: string,
-    now: number,
-    leaseMs: number,
-    limit: number,
-    caps?: RunCaps,
-  ): Promise<ClaimedRun[]> {
-    await this.ready;
-    return this.runQueue.claimRuns(owner, now, leaseMs, limit, caps);
-  }
-  async renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
-    await this.ready;
-    return this.runQueue.renewLeases(owner, runIds, until);
-  }
-  async releaseRun(runId: string, owner: string): Promise<boolean> {
-    await this.ready;
-    return this.runQueue.releaseRun(runId, owner);
-  }
-  async requeueOrphans(): Promise<string[]> {
-    await this.ready;
-    return this.runQueue.requeueOrphans();
-  }
-  async completeRun(completion: RunCompletion): Promise<boolean> {
-    await this.ready;
-    return this.runQueue.completeRun(completion);
-  }
-  async completeAndClaim(completion: RunCompletion, claim: ClaimRequest): Promise<CompletionOutcome> {
-    await this.ready;
-    return this.runQueue.completeAndClaim(completion, claim);
-  }
-
-  // --- delivery outbox (delegated) ----------------------------------------------
-  async deliveryHeads(limit: number): Promise<OutboxItem[]> {
-    await this.ready;
-    return this.outbox.deliveryHeads(limit);
-  }
-  async resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void> {
-    await this.ready;
-    return this.outbox.resolveDelivery(id, route, now);
-  }
-  async markPartsSent(id: string, partsSent: number, now: number): Promise<void> {
-    await this.ready;
-    return this.outbox.markPartsSent(id, partsSent, now);
-  }
-  async retryDelivery(item: OutboxItem, attempts: number, nextAttemptAt: number, error: string, now: number) {
-    await this.ready;
-    return this.outbox.retryDelivery(item, attempts, nextAttemptAt, error, now);
-  }
-  async finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void> {
-    await this.ready;
-    return this.outbox.finishDelivery(item, record, now);
-  }
-
-  // --- sessions (delegated) ----------------------------------------------------
-  async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
-    await this.ready;
-    return this.sessions.loadTranscript(sessionKey, limit);
-  }
-  async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
-    await this.ready;
-    return this.sessions.pendingEvents(sessionKey, limit);
-  }
-  async sessionsAwaitingHeartbeat(): Promise<string[]> {
-    await this.ready;
-    return this.sessions.sessionsAwaitingHeartbeat();
-  }
-  async recordHeartbeat(record: HeartbeatRecord): Promise<void> {
-    await this.ready;
-    return this.sessions.recordHeartbeat(record);
-  }
-  async listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
-    await this.ready;
-    return this.sessions.listHeartbeats(sessionKey, limit);
-  }
-  async acquireHeartbeatLease(
-    sessionKey: string,
-    owner: string,
-    now: number,
-    until: number,
-  ): Promise<boolean> {
-    await this.ready;
-    return this.sessions.acquireHeartbeatLease(sessionKey, owner, now, until);
-  }
-  async releaseHeartbeatLease(sessionKey: string, owner: string): Promise<void> {
-    await this.ready;
-    return this.sessions.releaseHeartbeatLease(sessionKey, owner);
-  }
-  async getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
-    await this.ready;
-    return this.sessions.getRoute(mainSessionKey);
-  }
-  async setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
-    await this.ready;
-    return this.sessions.setRoute(mainSessionKey, route, now);
   }
 
   watchWork(listener: () => void): () => void {

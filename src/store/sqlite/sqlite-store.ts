@@ -22,42 +22,22 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
-import type { RunCaps } from '../fair-share.js';
 import { iso, type RunRow, toRunView } from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
   type Action,
-  type CallbackAttempt,
-  type CallbackItem,
-  type ClaimedRun,
-  type ClaimRequest,
   type Committed,
-  type CompletionOutcome,
-  type DeliveryRecord,
-  type DeliveryRoute,
-  type DeliveryView,
   type EventView,
-  type HeartbeatRecord,
-  type HeartbeatView,
   type IdempotencyClaim,
-  type ListDeliveriesOptions,
   type ListEventsOptions,
-  type ListRunsOptions,
-  type OutboxItem,
-  type PendingEvent,
   type PruneBatch,
   type PruneKind,
-  type RedeliverResult,
-  type RunCompletion,
-  type RunPage,
   type RunView,
   type Store,
   type StoreCounts,
   type StoredAnswer,
-  type StoredRun,
   StoreUnavailableError,
-  type TranscriptEntry,
 } from '../types.js';
 import { SqliteAdmin } from './admin.js';
 import { SqliteCallbacks } from './callbacks.js';
@@ -110,11 +90,11 @@ export class SqliteStore implements Store {
    * holds an uncommitted event.
    */
   private readonly newestPending = new Map<string, { id: string; text: string } | undefined>();
-  private readonly sessions: SqliteSessions;
-  private readonly runQueue: SqliteRunQueue;
-  private readonly outbox: SqliteOutbox;
-  private readonly callbacks: SqliteCallbacks;
-  private readonly admin: SqliteAdmin;
+  readonly sessions: SqliteSessions;
+  readonly runs: SqliteRunQueue;
+  readonly outbox: SqliteOutbox;
+  readonly callbacks: SqliteCallbacks;
+  readonly admin: SqliteAdmin;
   private readonly retention: SqliteRetention;
 
   constructor(options: SqliteStoreOptions) {
@@ -203,7 +183,7 @@ export class SqliteStore implements Store {
     );
     this.outbox = outbox;
     this.sessions = sessions;
-    this.runQueue = new SqliteRunQueue(
+    this.runs = new SqliteRunQueue(
       db,
       (sessionKey, entry, runId, ts) => sessions.appendTranscript(sessionKey, entry, runId, ts),
       (event) => sessions.insertEvent(event),
@@ -353,113 +333,6 @@ export class SqliteStore implements Store {
     return counts;
   }
 
-  // --- run queue (delegated) -------------------------------------------------
-  claimRuns(
-    owner: string,
-    now: number,
-    leaseMs: number,
-    limit: number,
-    caps?: RunCaps,
-  ): Promise<ClaimedRun[]> {
-    return this.runQueue.claimRuns(owner, now, leaseMs, limit, caps);
-  }
-  renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void> {
-    return this.runQueue.renewLeases(owner, runIds, until);
-  }
-  releaseRun(runId: string, owner: string): Promise<boolean> {
-    return this.runQueue.releaseRun(runId, owner);
-  }
-  requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]> {
-    return this.runQueue.requeueOrphans(isOwnerAlive);
-  }
-  completeRun(completion: RunCompletion): Promise<boolean> {
-    return this.runQueue.completeRun(completion);
-  }
-  completeAndClaim(completion: RunCompletion, claim: ClaimRequest): Promise<CompletionOutcome> {
-    return this.runQueue.completeAndClaim(completion, claim);
-  }
-
-  // --- delivery outbox (delegated) ----------------------------------------------
-  deliveryHeads(limit: number): Promise<OutboxItem[]> {
-    return this.outbox.deliveryHeads(limit);
-  }
-  resolveDelivery(id: string, route: DeliveryRoute, now: number): Promise<void> {
-    return this.outbox.resolveDelivery(id, route, now);
-  }
-  markPartsSent(id: string, partsSent: number, now: number): Promise<void> {
-    return this.outbox.markPartsSent(id, partsSent, now);
-  }
-  retryDelivery(item: OutboxItem, attempts: number, nextAttemptAt: number, error: string, now: number) {
-    return this.outbox.retryDelivery(item, attempts, nextAttemptAt, error, now);
-  }
-  finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void> {
-    return this.outbox.finishDelivery(item, record, now);
-  }
-
-  // --- operators' API (delegated) ---------------------------------------------------
-  listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
-    return this.admin.listRuns(options);
-  }
-  getStoredRun(runId: string): Promise<StoredRun | undefined> {
-    return this.admin.getStoredRun(runId);
-  }
-  redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
-    return this.admin.redeliverRun(runId, now);
-  }
-  listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {
-    return this.admin.listDeliveries(options);
-  }
-  ping(): Promise<void> {
-    return this.admin.ping();
-  }
-  probeCommit(now: number): Promise<void> {
-    return this.admin.probeCommit(now);
-  }
-
-  // --- completion callbacks (delegated) ---------------------------------------------
-  claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]> {
-    return this.callbacks.claimCallbacks(owner, now, leaseMs, limit);
-  }
-  retryCallback(item: CallbackItem, owner: string, attempt: CallbackAttempt & { nextAttemptAt: number }) {
-    return this.callbacks.retryCallback(item, owner, attempt);
-  }
-  finishCallback(
-    item: CallbackItem,
-    owner: string,
-    attempt: CallbackAttempt & { status: 'delivered' | 'failed' },
-  ): Promise<boolean> {
-    return this.callbacks.finishCallback(item, owner, attempt);
-  }
-
-  // --- sessions (delegated) ----------------------------------------------------
-  loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
-    return this.sessions.loadTranscript(sessionKey, limit);
-  }
-  pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
-    return this.sessions.pendingEvents(sessionKey, limit);
-  }
-  sessionsAwaitingHeartbeat(): Promise<string[]> {
-    return this.sessions.sessionsAwaitingHeartbeat();
-  }
-  recordHeartbeat(record: HeartbeatRecord): Promise<void> {
-    return this.sessions.recordHeartbeat(record);
-  }
-  listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {
-    return this.sessions.listHeartbeats(sessionKey, limit);
-  }
-  acquireHeartbeatLease(): Promise<boolean> {
-    return this.sessions.acquireHeartbeatLease();
-  }
-  releaseHeartbeatLease(): Promise<void> {
-    return this.sessions.releaseHeartbeatLease();
-  }
-  getRoute(mainSessionKey: string): Promise<DeliveryRoute | undefined> {
-    return this.sessions.getRoute(mainSessionKey);
-  }
-  setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
-    return this.sessions.setRoute(mainSessionKey, route, now);
-  }
-
   async pruneIdempotency(olderThan: number): Promise<number> {
     // Finished callbacks are kept a week for inspection, like PostgreSQL's finished outbox rows.
     this.callbacks.prune(olderThan - FINISHED_CALLBACK_EXTRA_MS);
@@ -472,7 +345,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     await this.accepts.drain();
-    await this.runQueue.drain();
+    await this.runs.drain();
     if (this.db.open) this.db.close();
     // Only once the database is closed (and checkpointed) may the next gateway open it.
     this.writerLock.release();
