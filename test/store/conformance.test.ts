@@ -244,6 +244,23 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       expect(a.kind).toBe('committed');
       expect(b).toEqual({ kind: 'replay', answer: (a as { answer: StoredAnswer }).answer });
     });
+
+    it('a key used before, several times in one batch: each use is judged against its first answer', async () => {
+      const first = await store.accept([agent()], render, claim('k4', 'h'));
+      const answer = (first as { answer: StoredAnswer }).answer;
+      const results = await Promise.all([
+        store.accept([agent()], render, claim('k4', 'other')),
+        store.accept([agent()], render, claim('k4', 'h')),
+        store.accept([wake('k4 wake')], render, claim('k4', 'h')),
+        store.accept([agent()], render, claim('k5', 'h')),
+        store.accept([agent()], render, claim('k5', 'other')),
+      ]);
+      expect(results.map((r) => r.kind)).toEqual(['conflict', 'replay', 'replay', 'committed', 'conflict']);
+      expect(results[1]).toEqual({ kind: 'replay', answer });
+      expect(results[2]).toEqual({ kind: 'replay', answer });
+      // Replays did no work: no event for the replayed wake.
+      expect((await store.listEvents(MAIN, { limit: 10 }))?.map((e) => e.text)).not.toContain('k4 wake');
+    });
   });
 
   describe('listEvents paging', () => {

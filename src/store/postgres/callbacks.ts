@@ -12,13 +12,13 @@ import type pg from 'pg';
 import { uuidv7 } from '../../util/ids.js';
 import { type CallbackRow, toCallbackItem } from '../rows.js';
 import type { CallbackAttempt, CallbackItem, CallbackOutboxStore, NewRun } from '../types.js';
-import { inTransaction, read, type Tx } from './db.js';
+import { inTransaction, type Pipeline, read, type Tx } from './db.js';
 
-/** For use inside the accept transaction: each run's callback, waiting for its result. */
-export async function insertCallbacksInTx(tx: Tx, runs: readonly NewRun[]): Promise<void> {
+/** Queued in the accept's pipelined transaction: each run's callback, waiting for its result. */
+export function insertCallbacksInTx(tx: Pipeline, runs: readonly NewRun[]): void {
   const withCallback = runs.filter((run) => run.callbackUrl);
   if (withCallback.length === 0) return;
-  await tx.query(
+  tx.send(
     `WITH c AS (
        INSERT INTO callbacks (id, run_id, url, created_at, updated_at)
        SELECT id, run_id, url, at, at FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[])

@@ -1,8 +1,15 @@
 /**
- * The connection pool and the one transaction helper every PostgreSQL write
- * goes through. Any failure of a transaction (the database gone, a constraint,
- * a timeout) rolls it back and surfaces as StoreUnavailableError, so callers
- * see the same error shape as on SQLite and nothing is half-written.
+ * The connection pool and the transaction helpers every PostgreSQL write goes
+ * through. Any failure of a transaction (the database gone, a constraint, a
+ * timeout) rolls it back and surfaces as StoreUnavailableError, so callers see
+ * the same error shape as on SQLite and nothing is half-written.
+ *
+ * The pool's connections pipeline: statements queued on a connection before the
+ * answers of the earlier ones are back go out at once (node-postgres `pipeline`),
+ * each with its own Sync, executed by the server one after another as if sent
+ * one at a time. Code that awaits each statement behaves exactly as without;
+ * `inPipelinedTransaction` uses it to pay one round trip for several statements
+ * (docs/postgres.md, Group commit).
  */
 import pg from 'pg';
 import { StoreUnavailableError } from '../types.js';
@@ -30,6 +37,7 @@ export function createPool(settings: PoolSettings): pg.Pool {
     idleTimeoutMillis: 30_000,
     types,
     application_name: 'agentgate',
+    pipeline: true,
   });
   // An idle connection that dies (the server restarted) is dropped and replaced
   // on next use; without a listener the error would crash the process.
@@ -43,7 +51,20 @@ export function createPool(settings: PoolSettings): pg.Pool {
 export type Tx = pg.PoolClient;
 
 /** Runs `work` in one transaction; rolls back and throws StoreUnavailableError on any failure. */
-export async function inTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+export function inTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return inTransactionWith(pool, async (client) => {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  });
+}
+
+/** A pooled connection for `transaction`; on any failure, ROLLBACK and the error mapped. */
+async function inTransactionWith<T>(
+  pool: pg.Pool,
+  transaction: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -52,10 +73,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<
   }
   let broken = false;
   try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
+    return await transaction(client);
   } catch (error) {
     try {
       await client.query('ROLLBACK');
@@ -69,6 +87,69 @@ export async function inTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<
   } finally {
     client.release(broken);
   }
+}
+
+/**
+ * A transaction whose statements are sent without waiting for each answer:
+ * `send` queues a statement, `flush` waits for everything sent so far. BEGIN
+ * leaves with the first statements and COMMIT with the last, so a transaction
+ * whose writes need no answer in between costs one round trip.
+ */
+export class Pipeline {
+  private sent: Promise<unknown>[] = [];
+
+  constructor(private readonly client: pg.PoolClient) {}
+
+  send<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    const result = this.client.query<R>(text, values);
+    result.catch(() => {}); // reported by flush, in the order sent
+    this.sent.push(result);
+    return result;
+  }
+
+  /**
+   * Waits for every statement sent so far; throws the first one's failure (in
+   * an aborted transaction the later ones only fail because of it).
+   */
+  async flush(): Promise<void> {
+    const sent = this.sent;
+    this.sent = [];
+    for (const outcome of await Promise.allSettled(sent)) {
+      if (outcome.status === 'rejected') throw outcome.reason;
+    }
+  }
+}
+
+/**
+ * Runs `work` in one pipelined transaction (see Pipeline). BEGIN is sent
+ * without waiting for its answer: it fails only when the connection does, and
+ * then so does everything queued behind it. A COMMIT in a transaction that a
+ * failed statement aborted answers ROLLBACK instead of an error, so the
+ * statements' own failures are checked first, and the COMMIT's tag too.
+ */
+export async function inPipelinedTransaction<T>(
+  pool: pg.Pool,
+  work: (tx: Pipeline) => Promise<T>,
+): Promise<T> {
+  return inTransactionWith(pool, async (client) => {
+    const tx = new Pipeline(client);
+    tx.send('BEGIN');
+    let result: T;
+    try {
+      result = await work(tx);
+    } catch (error) {
+      await tx.flush().catch(() => {}); // nothing of the transaction left in flight
+      throw error;
+    }
+    const commit = tx.send('COMMIT');
+    await tx.flush();
+    if ((await commit).command !== 'COMMIT')
+      throw new StoreUnavailableError(new Error('the transaction was rolled back at commit'));
+    return result;
+  });
 }
 
 /** A read on any pooled connection; failures become StoreUnavailableError. */

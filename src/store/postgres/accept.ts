@@ -1,0 +1,273 @@
+/**
+ * The accept transaction of a group-committed batch on PostgreSQL, pipelined
+ * (db.ts): its statements go out in at most two round trips, however many
+ * accepts, keys and sessions the batch holds (docs/postgres.md, Group commit).
+ *
+ * 1. Only when the batch has idempotency keys or wakes: BEGIN, each key's claim,
+ *    the wake sessions' advisory locks, and then — a statement of its own, so
+ *    its snapshot sees every wake committed before the locks were granted — the
+ *    newest pending event of each session. One round trip; the coalescing and
+ *    the answers are decided from what it returns.
+ * 2. The writes, then COMMIT: the keys' answers, the events, the run keys'
+ *    advisory locks with the batch's one NOTIFY, the runs with their heads, the
+ *    callbacks. One round trip. A batch of agent hooks without idempotency keys
+ *    needs nothing back before its writes, so BEGIN goes with them: one round
+ *    trip in all.
+ *
+ * Idempotency holds across replicas through the (scope, key) primary key: an
+ * accept first inserts its key with ON CONFLICT DO NOTHING; a second replica
+ * sending the same key at the same moment blocks on that row until the first
+ * commits, then reads and replays its answer (the same runId).
+ */
+import type {
+  AcceptResult,
+  Action,
+  Committed,
+  IdempotencyClaim,
+  NewEvent,
+  NewRun,
+  StoredAnswer,
+} from '../types.js';
+import { insertCallbacksInTx } from './callbacks.js';
+import type { Pipeline } from './db.js';
+import { WORK_CHANNEL } from './work-listener.js';
+
+export interface PendingAccept {
+  actions: Action[];
+  render: (committed: Committed[]) => StoredAnswer;
+  idempotency: IdempotencyClaim | undefined;
+}
+
+type Newest = Map<string, { id: string; text: string }>;
+
+/** Takes a key, or renews one whose record expired; returns a row only when it took it. */
+const CLAIM_KEY = `
+  WITH expired AS (
+    DELETE FROM idempotency WHERE scope = $1 AND key = $2 AND created_at <= $5 RETURNING 1)
+  INSERT INTO idempotency (scope, key, body_hash, status, body, created_at)
+  VALUES ($1, $2, $3, 0, '', $4)
+  ON CONFLICT (scope, key) DO UPDATE SET body_hash = excluded.body_hash, created_at = excluded.created_at
+    WHERE idempotency.created_at <= $5
+  RETURNING 1`;
+
+/** The records of keys used before (read after their claims found them taken). */
+const EARLIER_ANSWERS = `
+  SELECT i.scope, i.key, i.body_hash, i.status, i.body
+    FROM unnest($1::text[], $2::text[]) AS u(scope, key)
+    JOIN idempotency i ON i.scope = u.scope AND i.key = u.key`;
+
+/** Session keys' advisory locks, in sorted order (no deadlock between replicas). */
+const LOCK_KEYS = 'SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest($1::text[]) AS k';
+
+/** The same, and the batch's one NOTIFY, sent to every replica's listener at commit. */
+const LOCK_KEYS_AND_NOTIFY = `
+  SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))), pg_notify('${WORK_CHANNEL}', '')
+    FROM unnest($1::text[]) AS k`;
+
+/**
+ * LATERAL … LIMIT 1 reads one index entry per session; DISTINCT ON would read
+ * every pending event of the session (no skip scan), which grows with the backlog.
+ */
+const NEWEST_PENDING = `
+  SELECT k AS session_key, e.id, e.text FROM unnest($1::text[]) AS k,
+    LATERAL (SELECT id, text FROM events WHERE session_key = k AND status = 'pending'
+              ORDER BY seq DESC LIMIT 1) AS e`;
+
+const SET_ANSWERS = `
+  UPDATE idempotency i SET status = u.status, body = u.body
+    FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS u(scope, key, status, body)
+   WHERE i.scope = u.scope AND i.key = u.key`;
+
+const INSERT_EVENTS = `
+  INSERT INTO events (id, session_key, ts, text, source, wake_mode)
+  SELECT id, session_key, ts, text, source, wake_mode
+    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[])
+         WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, n)
+   ORDER BY n`;
+
+const INSERT_RUNS = `
+  INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
+                    timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
+                    delivery_status, delivery_channel, delivery_to, retry_of)
+  SELECT id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds, wake_mode,
+         deliver, channel, recipient, allow_unsafe, source, created_at, delivery_status, delivery_channel, delivery_to,
+         retry_of
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                       $8::text[], $9::float8[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::bool[],
+                       $15::text[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::text[])
+         WITH ORDINALITY AS t(id, agent_id, session_key, main_session_key, name, message, model, thinking,
+                    timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
+                    delivery_status, delivery_channel, delivery_to, retry_of, n)
+   ORDER BY n
+  RETURNING session_key, seq, source`;
+
+/** Inserts the runs, and makes each its key's head when the key has none (heads only move on completion). */
+const INSERT_RUNS_AND_HEADS = `
+  WITH inserted AS (${INSERT_RUNS})
+  INSERT INTO run_heads (session_key, seq, source)
+  SELECT DISTINCT ON (session_key) session_key, seq, source FROM inserted ORDER BY session_key, seq
+  ON CONFLICT (session_key) DO NOTHING`;
+
+function runColumns(runs: readonly NewRun[]): unknown[][] {
+  const pick = <T>(f: (run: NewRun) => T) => runs.map(f);
+  return [
+    pick((r) => r.id),
+    pick((r) => r.agentId),
+    pick((r) => r.sessionKey),
+    pick((r) => r.mainSessionKey),
+    pick((r) => r.name),
+    pick((r) => r.message),
+    pick((r) => r.model),
+    pick((r) => r.thinking),
+    pick((r) => r.timeoutSeconds),
+    pick((r) => r.wakeMode),
+    pick((r) => r.deliver),
+    pick((r) => r.channel),
+    pick((r) => r.to),
+    pick((r) => r.allowUnsafeExternalContent),
+    pick((r) => r.source),
+    pick((r) => r.createdAt),
+    pick((r) => (r.deliver ? 'pending' : 'none')),
+    pick((r) => (r.deliver ? r.channel : null)),
+    pick((r) => (r.deliver ? r.to : null)),
+    pick((r) => r.retryOf ?? null),
+  ];
+}
+
+const sortedUnique = (keys: Iterable<string>) => [...new Set(keys)].sort();
+
+export async function acceptBatch(tx: Pipeline, batch: readonly PendingAccept[]): Promise<AcceptResult[]> {
+  // 1. Idempotency keys, in order; a key used twice in one batch replays its first use.
+  const firstUse = new Map<string, number>();
+  const repeats = new Map<number, number>();
+  const claims: { index: number; claim: IdempotencyClaim; taken: Promise<{ rowCount: number | null }> }[] =
+    [];
+  for (const [index, { idempotency: claim }] of batch.entries()) {
+    if (!claim) continue;
+    const id = `${claim.scope}\u0000${claim.key}`;
+    const of = firstUse.get(id);
+    if (of !== undefined) {
+      repeats.set(index, of);
+      continue;
+    }
+    firstUse.set(id, index);
+    const values = [claim.scope, claim.key, claim.bodyHash, claim.now, claim.now - claim.ttlMs];
+    claims.push({ index, claim, taken: tx.send(CLAIM_KEY, values) });
+  }
+  // 2. Wakes: one lock and one read per session for the whole batch. The sessions of
+  // accepts that turn out to be replays are read too: harmless, and it saves a round trip.
+  const wakeKeys = sortedUnique(
+    batch.flatMap((item, i) =>
+      repeats.has(i) ? [] : item.actions.flatMap((a) => (a.kind === 'wake' ? [a.event.sessionKey] : [])),
+    ),
+  );
+  let newestRead: Promise<{ rows: { session_key: string; id: string; text: string }[] }> | undefined;
+  if (wakeKeys.length > 0) {
+    tx.send(LOCK_KEYS, [wakeKeys]);
+    newestRead = tx.send(NEWEST_PENDING, [wakeKeys]);
+  }
+  const results: (AcceptResult | undefined)[] = batch.map(() => undefined);
+  const newest: Newest = new Map();
+  if (claims.length > 0 || newestRead) {
+    await tx.flush();
+    for (const row of (await newestRead)?.rows ?? []) newest.set(row.session_key, row);
+    await replayEarlierUses(tx, claims, repeats, batch, results);
+  }
+
+  // 3. Coalescing and the answers.
+  const events: NewEvent[] = [];
+  const runs: NewRun[] = [];
+  const answered: { claim: IdempotencyClaim; answer: StoredAnswer }[] = [];
+  for (const [i, item] of batch.entries()) {
+    if (results[i] !== undefined || repeats.has(i)) continue;
+    const committed = item.actions.map((action): Committed => {
+      if (action.kind === 'agent') {
+        runs.push(action.run);
+        return { kind: 'agent', runId: action.run.id };
+      }
+      const { event } = action;
+      const last = newest.get(event.sessionKey);
+      if (last && last.text === event.text) return { kind: 'wake', eventId: last.id, outcome: 'coalesced' };
+      events.push(event);
+      newest.set(event.sessionKey, { id: event.id, text: event.text });
+      return { kind: 'wake', eventId: event.id, outcome: 'queued' };
+    });
+    const answer = item.render(committed);
+    results[i] = { kind: 'committed', committed, answer };
+    if (item.idempotency) answered.push({ claim: item.idempotency, answer });
+  }
+  for (const [index, of] of repeats) {
+    if (results[index] !== undefined) continue; // its key was used before this batch
+    const first = results[of] as AcceptResult;
+    const same = batch[index]?.idempotency?.bodyHash === batch[of]?.idempotency?.bodyHash;
+    results[index] =
+      same && first.kind !== 'conflict' ? { kind: 'replay', answer: first.answer } : { kind: 'conflict' };
+  }
+
+  // 4. The writes: a statement each, whatever the batch size, sent with the COMMIT.
+  if (answered.length > 0) {
+    tx.send(SET_ANSWERS, [
+      answered.map((a) => a.claim.scope),
+      answered.map((a) => a.claim.key),
+      answered.map((a) => a.answer.status),
+      answered.map((a) => a.answer.body),
+    ]);
+  }
+  if (events.length > 0) {
+    tx.send(INSERT_EVENTS, [
+      events.map((e) => e.id),
+      events.map((e) => e.sessionKey),
+      events.map((e) => e.ts),
+      events.map((e) => e.text),
+      events.map((e) => e.source),
+      events.map((e) => e.wakeMode),
+    ]);
+  }
+  if (runs.length > 0) {
+    // The keys' locks order this insert against completions (which move the heads), and
+    // the one NOTIFY of the batch reaches every replica's listener at commit.
+    tx.send(LOCK_KEYS_AND_NOTIFY, [sortedUnique(runs.map((r) => r.sessionKey))]);
+    tx.send(INSERT_RUNS_AND_HEADS, runColumns(runs));
+    insertCallbacksInTx(tx, runs);
+  }
+  return results as AcceptResult[];
+}
+
+/**
+ * The accepts whose key was taken before this batch, and their repeats within
+ * it: each answers what the key's first use answered, or a conflict.
+ */
+async function replayEarlierUses(
+  tx: Pipeline,
+  claims: readonly { index: number; claim: IdempotencyClaim; taken: Promise<{ rowCount: number | null }> }[],
+  repeats: ReadonlyMap<number, number>,
+  batch: readonly PendingAccept[],
+  results: (AcceptResult | undefined)[],
+): Promise<void> {
+  const refused: { index: number; claim: IdempotencyClaim }[] = [];
+  for (const one of claims) if ((await one.taken).rowCount !== 1) refused.push(one);
+  if (refused.length === 0) return;
+  const read = tx.send<{ scope: string; key: string; body_hash: string; status: number; body: string }>(
+    EARLIER_ANSWERS,
+    [refused.map((r) => r.claim.scope), refused.map((r) => r.claim.key)],
+  );
+  await tx.flush();
+  const earlier = new Map((await read).rows.map((row) => [`${row.scope}\u0000${row.key}`, row]));
+  const answer = (index: number, row: { body_hash: string; status: number; body: string }) => {
+    results[index] =
+      row.body_hash === batch[index]?.idempotency?.bodyHash
+        ? { kind: 'replay', answer: { status: row.status, body: row.body } }
+        : { kind: 'conflict' };
+  };
+  const rowOf = new Map<number, { body_hash: string; status: number; body: string }>();
+  for (const { index, claim } of refused) {
+    const row = earlier.get(`${claim.scope}\u0000${claim.key}`);
+    if (!row) throw new Error('idempotency record vanished during its claim');
+    rowOf.set(index, row);
+    answer(index, row);
+  }
+  for (const [index, of] of repeats) {
+    const row = rowOf.get(of);
+    if (row) answer(index, row);
+  }
+}
