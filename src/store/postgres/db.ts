@@ -53,9 +53,16 @@ export type Tx = pg.PoolClient;
 /** Runs `work` in one transaction; rolls back and throws StoreUnavailableError on any failure. */
 export function inTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   return inTransactionWith(pool, async (client) => {
-    await client.query('BEGIN');
+    // Not waited for: it leaves with the work's first statement (the connection pipelines).
+    // It fails only when the connection does, and then so does that statement.
+    const begun = client.query('BEGIN');
+    begun.catch(() => {});
     const result = await work(client);
-    await client.query('COMMIT');
+    await begun;
+    const commit = await client.query('COMMIT');
+    // A failed statement the work caught aborted the transaction: COMMIT then rolls back.
+    if (commit.command !== 'COMMIT')
+      throw new StoreUnavailableError(new Error('the transaction was rolled back at commit'));
     return result;
   });
 }

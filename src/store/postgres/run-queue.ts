@@ -89,17 +89,20 @@ const RUNNING_BY_SOURCE = `
   SELECT source, COUNT(*)::int AS n FROM runs WHERE status = 'running' AND lease_until >= $1 GROUP BY source`;
 
 /**
- * The oldest $1 heads of every source, from run_heads alone (an index-only scan
- * per source): a head is its key's oldest unfinished run, so a hot key with
- * thousands queued costs one row, and a flooded source costs $1 rows, not its
- * backlog. The few heads found are then checked against runs by primary key
- * (CLAIMABLE); joining in one statement let the planner merge-join through the
- * whole backlog instead.
+ * The oldest heads of every source, from run_heads alone (an index-only scan
+ * per source): $1 plus the runs running now (at $2), since a source's heads
+ * that are not claimable are running ones. A head is its key's oldest
+ * unfinished run, so a hot key with thousands queued costs one row, and a
+ * flooded source costs that many rows, not its backlog. The few heads found
+ * are then checked against runs by primary key (CLAIMABLE); joining in one
+ * statement let the planner merge-join through the whole backlog instead.
  */
 const HEADS = `
-  ${HEAD_SOURCES_CTE}
+  ${HEAD_SOURCES_CTE},
+  busy(n) AS (SELECT COUNT(*)::int FROM runs WHERE status = 'running' AND lease_until >= $2)
   SELECT c.seq FROM sources CROSS JOIN LATERAL (
-    SELECT h.seq FROM run_heads h WHERE h.source = sources.source ORDER BY h.seq LIMIT $1) c
+    SELECT h.seq FROM run_heads h WHERE h.source = sources.source ORDER BY h.seq
+     LIMIT $1::int + (SELECT n FROM busy)) c
    WHERE sources.source IS NOT NULL`;
 
 /**
@@ -177,11 +180,12 @@ async function claimInTx(tx: Tx, owner: string, request: ClaimRequest): Promise<
   const { now, leaseMs, limit } = request;
   const caps = request.caps ?? noCaps;
   await lockCappedSources(tx, caps);
-  const counted = await tx.query<{ source: string; n: number }>(RUNNING_BY_SOURCE, [now]);
+  // Both at once (the connection pipelines): HEADS counts the running runs itself.
+  const [counted, oldest] = await Promise.all([
+    tx.query<{ source: string; n: number }>(RUNNING_BY_SOURCE, [now]),
+    tx.query<{ seq: number }>(HEADS, [limit, now]),
+  ]);
   const running = new Map(counted.rows.map((row) => [row.source, row.n]));
-  // A source's heads that are not claimable are running ones: at most `running` in all.
-  const busy = [...running.values()].reduce((sum, n) => sum + n, 0);
-  const oldest = await tx.query<{ seq: number }>(HEADS, [limit + busy]);
   const found = await tx.query<{ seq: number; source: string }>(CLAIMABLE, [
     oldest.rows.map((row) => row.seq),
     now,
@@ -311,13 +315,17 @@ export class PgRunQueue implements RunQueueStore {
     // The keys' locks order this against an accept of the same key on another replica, so
     // no run is left headless. A statement of its own: the next one's snapshot then sees
     // every run of these keys committed before the locks were granted.
+    // The rest goes out at once (the pool's connections pipeline): the server still runs
+    // them one by one in this order, and one round trip brings every answer back.
     const keys = [...writes.headKeys].sort();
-    await tx.query(LOCK_KEYS, [keys]);
-    const moved = await tx.query<{ n: number }>(MOVE_HEADS, [keys]);
-    await appendTranscriptRowsInTx(tx, writes.transcript);
-    await insertEventsInTx(tx, writes.events);
-    await enqueueDeliveriesInTx(tx, writes.deliveries);
-    await armCallbacksInTx(tx, writes.callbacksDue);
+    const [, moved] = await Promise.all([
+      tx.query(LOCK_KEYS, [keys]),
+      tx.query<{ n: number }>(MOVE_HEADS, [keys]),
+      appendTranscriptRowsInTx(tx, writes.transcript),
+      insertEventsInTx(tx, writes.events),
+      enqueueDeliveriesInTx(tx, writes.deliveries),
+      armCallbacksInTx(tx, writes.callbacksDue),
+    ]);
     return { recorded, moved: moved.rows[0]?.n ?? 0 };
   }
 }
