@@ -32,10 +32,9 @@ export class SqliteSessions implements SessionStore {
       appendTranscript: db.prepare(
         'INSERT INTO transcripts (session_key, role, content, run_id, ts) VALUES (?, ?, ?, ?, ?)',
       ),
-      transcript: db.prepare<[string, number], TranscriptEntry>(
-        `SELECT role, content FROM (
-           SELECT seq, role, content FROM transcripts WHERE session_key = ? ORDER BY seq DESC LIMIT ?
-         ) ORDER BY seq`,
+      // Newest first straight off the index; reversed in JS (no sort step in SQLite).
+      newestTurns: db.prepare<[string, number], TranscriptEntry>(
+        'SELECT role, content FROM transcripts WHERE session_key = ? ORDER BY seq DESC LIMIT ?',
       ),
       insertEvent: db.prepare(
         'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES (?, ?, ?, ?, ?, ?)',
@@ -82,7 +81,7 @@ export class SqliteSessions implements SessionStore {
   }
 
   async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
-    return this.s.transcript.all(sessionKey, limit);
+    return this.s.newestTurns.all(sessionKey, limit).reverse();
   }
 
   async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
