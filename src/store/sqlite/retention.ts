@@ -6,9 +6,9 @@
  *
  * The file stops growing under steady load without VACUUM: with SQLite's
  * default auto_vacuum (NONE), the pages a delete frees go on the freelist and
- * the next inserts reuse them. The WAL is bounded by the store's checkpoint
- * settings (sqlite-store.ts): a checkpoint every 10,000 pages, and the file
- * truncated back to `journal_size_limit` after one.
+ * the next inserts reuse them. The WAL is bounded by the store's checkpointer
+ * thread (wal-checkpointer.ts): it starts the WAL over once it holds 4096
+ * pages, and the file is truncated back to `journal_size_limit` when it does.
  */
 import type Database from 'better-sqlite3';
 import {

@@ -63,6 +63,9 @@ export class WalCheckpointer {
 
   /** Lets a checkpoint in progress finish, closes the thread's connection, waits for its exit. */
   async stop(): Promise<void> {
+    // Waited for, it must keep the process alive: else a process whose last work is this
+    // wait (a gateway closing its store after a failed start) exits before it ends.
+    this.worker.ref();
     this.worker.postMessage('stop');
     await this.exited;
   }
