@@ -6,11 +6,9 @@
  *
  * Every `intervalMs`: a PASSIVE checkpoint copies what has been committed into
  * the database file without taking the write lock, so the gateway's commits go
- * on meanwhile. Once the WAL holds `restartPages` frames, a RESTART follows: it
- * takes the write lock just long enough to copy the few frames committed since
- * the PASSIVE one, so the gateway's next commit writes the WAL from its start
- * again. If the lock or a reader is not free within `busyTimeoutMs`, it gives
- * up and tries again next time (docs/operating.md, "Size on SQLite").
+ * on meanwhile. Once the WAL holds `restartPages` frames it gets the WAL started
+ * over (`startOver` below). A failed checkpoint loses nothing: the frames stay in
+ * the WAL for the next one (docs/operating.md, "The WAL on SQLite").
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -41,29 +39,42 @@ db.pragma(`synchronous = ${options.synchronous}`);
 const checkpoint = (mode: 'PASSIVE' | 'RESTART') =>
   (db.pragma(`wal_checkpoint(${mode})`) as CheckpointResult[])[0] as CheckpointResult;
 
-/** At most this many PASSIVE passes to catch up before a RESTART... */
-const CATCH_UP_PASSES = 4;
-/** ...stopping at one this short: what it left for RESTART is as little. */
-const CAUGHT_UP_MS = 5;
+/** How long the thread keeps copying while waiting for a commit to start the WAL over... */
+const CATCH_UP_MS = 250;
+/** ...and how long it sleeps between those passes, not to spin a core. */
+const PASS_PAUSE_MS = 1;
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 let timer: NodeJS.Timeout | undefined;
 function tick(): void {
   try {
-    if (checkpoint('PASSIVE').log >= options.restartPages) {
-      // RESTART holds the write lock while it copies: first let PASSIVE ones copy all
-      // but what the gateway commits meanwhile, so the lock is held for a moment only.
-      for (let i = 0; i < CATCH_UP_PASSES; i++) {
-        const started = performance.now();
-        checkpoint('PASSIVE');
-        if (performance.now() - started < CAUGHT_UP_MS) break;
-      }
-      checkpoint('RESTART');
-    }
+    const passive = checkpoint('PASSIVE');
+    if (passive.log >= options.restartPages) startOver(passive);
   } catch (error) {
     // SQLITE_BUSY and the like: nothing was lost, the next tick tries again.
     port?.postMessage({ kind: 'error', message: (error as Error).message });
   }
   timer = setTimeout(tick, options.intervalMs);
+}
+
+/**
+ * The gateway's next commit starts the WAL over by itself when it finds every frame
+ * already copied: SQLite does that without a lock of ours. Between two group commits
+ * the WAL is still for a few milliseconds, so short PASSIVE passes catch up there,
+ * and no commit waits. Only if none managed within CATCH_UP_MS does a RESTART
+ * checkpoint force it — it holds the write lock while it copies and fsyncs, which
+ * the gateway's commit then waits out (a few ms).
+ */
+function startOver(first: CheckpointResult): void {
+  let last = first;
+  const deadline = performance.now() + CATCH_UP_MS;
+  while (performance.now() < deadline) {
+    Atomics.wait(pause, 0, 0, PASS_PAUSE_MS);
+    const next = checkpoint('PASSIVE');
+    if (next.log < last.log) return; // fewer frames than before: the WAL started over
+    last = next;
+  }
+  checkpoint('RESTART');
 }
 
 port.on('message', (message: unknown) => {
