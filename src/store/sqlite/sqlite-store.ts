@@ -75,8 +75,10 @@ interface EventRow {
   status: EventView['status'];
 }
 
-/** WAL size (pages, 16 MiB) at which the checkpointer thread starts the WAL over; see the header comment. */
-const RESTART_PAGES = 4096;
+/** WAL size (pages, 8 MiB) at which the checkpointer thread gets the WAL started over; see the header comment. */
+const RESTART_PAGES = 2048;
+/** A WAL file that grew past this while waiting to start over is cut back to it when it does. */
+const WAL_FILE_LIMIT_BYTES = 32 * 1024 * 1024;
 /** WAL size (pages, ~80 MiB) at which the gateway's own commit checkpoints: only if the thread cannot. */
 const SAFETY_NET_PAGES = 20_000;
 /** Finished callback rows live this long past the idempotency window (24 h): a week in all. */
@@ -116,8 +118,7 @@ export class SqliteStore implements Store {
       opened.pragma(`synchronous = ${synchronous}`);
       opened.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 2000}`);
       opened.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
-      // A WAL that once grew past the restart size is cut back when it starts over.
-      opened.pragma(`journal_size_limit = ${RESTART_PAGES * 4096 * 2}`);
+      opened.pragma(`journal_size_limit = ${WAL_FILE_LIMIT_BYTES}`);
       opened.pragma('mmap_size = 268435456');
       this.db = opened;
       this.migrate();

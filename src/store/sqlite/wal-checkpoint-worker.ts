@@ -40,7 +40,7 @@ const checkpoint = (mode: 'PASSIVE' | 'RESTART') =>
   (db.pragma(`wal_checkpoint(${mode})`) as CheckpointResult[])[0] as CheckpointResult;
 
 /** How long the thread keeps copying while waiting for a commit to start the WAL over... */
-const CATCH_UP_MS = 250;
+const CATCH_UP_MS = 150;
 /** ...and how long it sleeps between those passes, not to spin a core. */
 const PASS_PAUSE_MS = 1;
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -61,7 +61,7 @@ function tick(): void {
  * The gateway's next commit starts the WAL over by itself when it finds every frame
  * already copied: SQLite does that without a lock of ours. Between two group commits
  * the WAL is still for a few milliseconds, so short PASSIVE passes catch up there,
- * and no commit waits. Only if none managed within CATCH_UP_MS does a RESTART
+ * and no commit waits. Only if none managed within CATCH_UP_MS did a RESTART
  * checkpoint force it — it holds the write lock while it copies and fsyncs, which
  * the gateway's commit then waits out (a few ms).
  */
