@@ -13,7 +13,7 @@ import type { Action, Committed } from '../../src/store/types.js';
 import { tempDir } from '../helpers/gateway.js';
 
 const MIB = 1024 * 1024;
-/** The store starts the WAL over at 16 MiB; this leaves room for what a tick's catch-up adds. */
+/** The store gets the WAL started over from 8 MiB on and cuts its file back to 32 MiB (docs/operating.md). */
 const WAL_BOUND = 32 * MIB;
 const TEXT = 'x'.repeat(1000);
 
@@ -45,7 +45,7 @@ describe('the WAL checkpointer thread', () => {
     let accepted = 0;
     let largestWal = 0;
     // ~128 MB of events, 64 requests' worth at a time every few ms: about the pace of
-    // the gateway under wrk (~25 MB/s), four times the WAL's old size and eight its restart size.
+    // the gateway under wrk (~25 MB/s), three times the old WAL size, sixteen times the restart size.
     const until = Date.now() + 20_000;
     while (accepted < 120_000 && Date.now() < until) {
       const batch = Array.from({ length: 64 }, () => store.accept(wakes(1), render));

@@ -4,7 +4,7 @@
  * autocheckpoint, inside the COMMIT that crosses the threshold) it stalled every
  * request in flight for 40–100 ms every ~40 MB of WAL. Here a worker thread with
  * a connection of its own does it (wal-checkpoint-worker.ts) while the gateway
- * goes on committing; see docs/operating.md, "Size on SQLite".
+ * goes on committing; see docs/operating.md, "The WAL on SQLite".
  *
  * The gateway's connection keeps an autocheckpoint at a larger size as a safety
  * net only: should this thread die or be kept from resetting the WAL, the WAL
