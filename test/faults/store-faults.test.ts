@@ -127,8 +127,9 @@ describe('a store that cannot write', () => {
     'when the disk is full: 503 unavailable, nothing half-written, recovery once freed',
     async () => {
       const dir = mountpoint();
-      // Room for the WAL to reach its checkpoint size (10,000 pages, ~40 MiB) once the
-      // filler is gone: on a smaller disk, freeing the filler is not enough space to recover.
+      // Room for the WAL to reach the gateway's own checkpoint size (20,000 pages, ~80 MiB,
+      // should the checkpointer thread fall behind) once the filler is gone: on a smaller
+      // disk, freeing the filler is not enough space to recover.
       mountTmpfs(dir, 128 * 1024 * 1024);
       cleanups.push(() => unmount(dir));
       const gateway = await startOn(dir);

@@ -6,9 +6,9 @@
  *
  * The file stops growing under steady load without VACUUM: with SQLite's
  * default auto_vacuum (NONE), the pages a delete frees go on the freelist and
- * the next inserts reuse them. The WAL is bounded by the store's checkpoint
- * settings (sqlite-store.ts): a checkpoint every 10,000 pages, and the file
- * truncated back to `journal_size_limit` after one.
+ * the next inserts reuse them. The WAL is bounded by the store's checkpointer
+ * thread (wal-checkpointer.ts): it gets the WAL started over once it holds
+ * 2048 pages, and a longer file is truncated back to `journal_size_limit` then.
  */
 import type Database from 'better-sqlite3';
 import {

@@ -10,9 +10,11 @@
  * event-loop turn are committed together in one transaction, and so are run
  * completions; one commit per request or per run was where the time went.
  *
- * WAL checkpoints run every `CHECKPOINT_PAGES` pages instead of SQLite's 1000:
- * pages rewritten many times between checkpoints (index tails, the last table
- * pages) are then copied once, and the fsyncs a checkpoint does are rarer.
+ * WAL checkpoints run on a thread of their own (wal-checkpointer.ts), not in the
+ * COMMIT of whichever request crossed the threshold: copying ~40 MB of WAL there
+ * stalled every request in flight. The WAL starts over once it holds
+ * `RESTART_PAGES`; the gateway's connection checkpoints by itself only past
+ * `SAFETY_NET_PAGES`, should the thread be unable to.
  *
  * One writer: an open store holds the file's writer lock (writer-lock.ts), so a
  * second gateway on the same file refuses to start, and the files and
@@ -48,6 +50,7 @@ import { SqliteRetention } from './retention.js';
 import { SqliteRoutes } from './routes.js';
 import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 import { WriterLock } from './writer-lock.js';
 
 export interface SqliteStoreOptions {
@@ -72,14 +75,19 @@ interface EventRow {
   status: EventView['status'];
 }
 
-/** WAL size (pages) that triggers a checkpoint; see the header comment. */
-const CHECKPOINT_PAGES = 10_000;
+/** WAL size (pages, 8 MiB) at which the checkpointer thread gets the WAL started over; see the header comment. */
+const RESTART_PAGES = 2048;
+/** A WAL file that grew past this while waiting to start over is cut back to it when it does. */
+const WAL_FILE_LIMIT_BYTES = 32 * 1024 * 1024;
+/** WAL size (pages, ~80 MiB) at which the gateway's own commit checkpoints: only if the thread cannot. */
+const SAFETY_NET_PAGES = 20_000;
 /** Finished callback rows live this long past the idempotency window (24 h): a week in all. */
 const FINISHED_CALLBACK_EXTRA_MS = 6 * 24 * 3600_000;
 
 export class SqliteStore implements Store {
   private readonly writerLock: WriterLock;
   private readonly db: Database.Database;
+  private readonly checkpointer: WalCheckpointer;
   private readonly statements;
   /** Accepts arriving in the same event-loop turn commit together. */
   private readonly accepts: GroupCommit<PendingAccept, AcceptResult>;
@@ -102,14 +110,15 @@ export class SqliteStore implements Store {
     // Before the database is touched: a second gateway must not even migrate it.
     this.writerLock = WriterLock.take(options.path);
     let opened: Database.Database | undefined;
+    const synchronous = options.synchronous === 'full' ? 'FULL' : 'NORMAL';
     try {
       createPrivateFile(options.path); // 0600, and so are the -wal and -shm SQLite makes from it
       opened = new Database(options.path);
       opened.pragma('journal_mode = WAL');
-      opened.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      opened.pragma(`synchronous = ${synchronous}`);
       opened.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 2000}`);
-      opened.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
-      opened.pragma(`journal_size_limit = ${CHECKPOINT_PAGES * 4096 * 2}`);
+      opened.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
+      opened.pragma(`journal_size_limit = ${WAL_FILE_LIMIT_BYTES}`);
       opened.pragma('mmap_size = 268435456');
       this.db = opened;
       this.migrate();
@@ -119,6 +128,8 @@ export class SqliteStore implements Store {
       throw error;
     }
 
+    // After the migrations: the thread's connection finds the database in WAL mode.
+    this.checkpointer = new WalCheckpointer({ path: options.path, synchronous, restartPages: RESTART_PAGES });
     const db = this.db;
     this.statements = {
       findIdempotency: db.prepare<
@@ -346,6 +357,8 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.accepts.drain();
     await this.runs.drain();
+    // First, so the gateway's connection is the last one and its close checkpoints the rest.
+    await this.checkpointer.stop();
     if (this.db.open) this.db.close();
     // Only once the database is closed (and checkpointed) may the next gateway open it.
     this.writerLock.release();

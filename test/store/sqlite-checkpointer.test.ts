@@ -1,0 +1,100 @@
+/**
+ * The SQLite store's WAL checkpointer thread (src/store/sqlite/wal-checkpointer.ts):
+ * under sustained writes at the pace of a loaded gateway the WAL stays bounded with
+ * nothing lost, and the thread and its connection go away with the store.
+ */
+import { existsSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { WalCheckpointer } from '../../src/store/sqlite/wal-checkpointer.js';
+import type { Action, Committed } from '../../src/store/types.js';
+import { tempDir } from '../helpers/gateway.js';
+
+const MIB = 1024 * 1024;
+/** The store gets the WAL started over from 8 MiB on and cuts its file back to 32 MiB (docs/operating.md). */
+const WAL_BOUND = 32 * MIB;
+const TEXT = 'x'.repeat(1000);
+
+let dir: string;
+let path: string;
+
+beforeEach(() => {
+  dir = tempDir('agentgate-walcheck-');
+  path = join(dir, 'agentgate.db');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+let counter = 0;
+function wakes(n: number): Action[] {
+  return Array.from({ length: n }, () => {
+    counter += 1;
+    // Texts differ, so nothing coalesces: every wake is a row.
+    const text = `${counter} ${TEXT}`;
+    const event = { id: `evt_${counter}`, sessionKey: 'agent:main:main', text, source: 'hook:wake', ts: 1 };
+    return { kind: 'wake', event: { ...event, wakeMode: 'now' } } satisfies Action;
+  });
+}
+const render = (committed: Committed[]) => ({ status: 200, body: JSON.stringify(committed) });
+const walSize = () => (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0);
+
+describe('the WAL checkpointer thread', () => {
+  it('keeps the WAL bounded under sustained writes, and loses nothing', async () => {
+    const store = new SqliteStore({ path });
+    let accepted = 0;
+    let largestWal = 0;
+    // ~128 MB of events, 64 requests' worth at a time every few ms: about the pace of
+    // the gateway under wrk (~25 MB/s), three times the old WAL size, sixteen times the restart size.
+    const until = Date.now() + 20_000;
+    while (accepted < 120_000 && Date.now() < until) {
+      const batch = Array.from({ length: 64 }, () => store.accept(wakes(1), render));
+      await Promise.all(batch);
+      accepted += batch.length;
+      if (accepted % 1280 === 0) largestWal = Math.max(largestWal, walSize());
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    expect(accepted).toBe(120_000);
+    expect(largestWal).toBeGreaterThan(1 * MIB); // it was measured while in use
+    expect(largestWal).toBeLessThanOrEqual(WAL_BOUND);
+    await store.close();
+
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare('SELECT COUNT(*) AS n FROM events').get()).toEqual({ n: 120_000 });
+    raw.close();
+  }, 60_000);
+
+  it('stops with the store: the thread exits and the store closes the last connection', async () => {
+    const store = new SqliteStore({ path });
+    await Promise.all(Array.from({ length: 200 }, () => store.accept(wakes(1), render)));
+    await store.close();
+    // SQLite removes the WAL when the last connection to the file closes: the thread's was closed first.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    // And the file is free for the next store at once.
+    const next = new SqliteStore({ path });
+    await next.close();
+  });
+
+  it('closes its connection and exits when stopped', async () => {
+    const raw = new Database(path);
+    raw.pragma('journal_mode = WAL');
+    raw.exec('CREATE TABLE t (x TEXT)');
+    const checkpointer = new WalCheckpointer({
+      path,
+      synchronous: 'NORMAL',
+      intervalMs: 10,
+      restartPages: 64,
+    });
+    expect(checkpointer.threadId).toBeGreaterThan(0);
+    raw.pragma('wal_autocheckpoint = 0');
+    const insert = raw.prepare('INSERT INTO t (x) VALUES (?)');
+    for (let i = 0; i < 2000; i++) insert.run(TEXT);
+    // The rows reach the database file with no checkpoint of this connection's.
+    await expect.poll(() => statSync(path).size, { timeout: 5000 }).toBeGreaterThan(2000 * 1000);
+    await checkpointer.stop();
+    expect(checkpointer.threadId).toBe(-1); // the thread has exited
+    expect(checkpointer.lastError).toBeUndefined();
+    raw.close();
+    expect(existsSync(`${path}-wal`)).toBe(false); // ours was the last connection
+  });
+});
