@@ -32,6 +32,7 @@ else
     test/smoke.test.ts
     test/store/conformance.test.ts      # the store contract, SQLite and PostgreSQL
     test/store/sqlite-store.test.ts     # better-sqlite3 itself: file, WAL, reopen
+    test/store/sqlite-checkpointer.test.ts # better-sqlite3 on a worker thread
     test/ingress/success.test.ts        # hooks over real HTTP
     test/ingress/body-limits.test.ts    # raw sockets: 413s, deadlines, chunked bodies
     test/ingress/http-parser-errors.test.ts # Node's own HTTP parser (llhttp) refusals
