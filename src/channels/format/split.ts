@@ -113,10 +113,10 @@ function cutText(block: TextBlock, measure: Measure, limit: number): Block[] {
     gap: 'line',
   });
   const alone = (atom: Run[]) => measure([build([atom], true)]) <= limit;
-  const atoms = splitRuns(block.runs, /(?<=\n)/).flatMap((line) =>
+  const atoms = splitRuns(block.runs, LINES).flatMap((line) =>
     alone(line)
       ? [line]
-      : splitRuns(line, /(?<=\s)/).flatMap((word) => (alone(word) ? [word] : characters(word))),
+      : splitRuns(line, WORDS).flatMap((word) => (alone(word) ? [word] : characters(word))),
   );
   return pack(
     atoms,
@@ -127,15 +127,32 @@ function cutText(block: TextBlock, measure: Measure, limit: number): Block[] {
   ).flat();
 }
 
-/** Runs cut where `at` matches in their text, grouped into pieces (a line, a word). */
-function splitRuns(runs: Run[], at: RegExp): Run[][] {
+/** Where pieces may end: after a newline (lines), after any whitespace (words). */
+interface Boundary {
+  /** Cuts a run's text after each boundary character. */
+  split: RegExp;
+  /** Whether a text ends on a boundary character. */
+  endsOn: RegExp;
+}
+const LINES: Boundary = { split: /(?<=\n)/, endsOn: /\n$/ };
+const WORDS: Boundary = { split: /(?<=\s)/, endsOn: /\s$/ };
+
+/**
+ * Runs grouped into pieces (lines, words) that end on a boundary character —
+ * inside a run's text and where one run ends on it and the next begins (a
+ * space closing a plain run before a link, say). A code span is never cut.
+ */
+function splitRuns(runs: Run[], boundary: Boundary): Run[][] {
   const pieces: Run[][] = [[]];
+  let atBoundary = false;
   for (const run of runs) {
-    const parts = run.marks.code ? [run.text] : run.text.split(at);
-    parts.forEach((text, i) => {
-      if (i > 0) pieces.push([]);
-      if (text !== '') (pieces.at(-1) as Run[]).push({ text, marks: run.marks });
-    });
+    const parts = run.marks.code ? [run.text] : run.text.split(boundary.split);
+    for (const text of parts) {
+      if (text === '') continue;
+      if (atBoundary) pieces.push([]);
+      (pieces.at(-1) as Run[]).push({ text, marks: run.marks });
+      atBoundary = boundary.endsOn.test(text);
+    }
   }
   return pieces.filter((piece) => piece.length > 0);
 }
