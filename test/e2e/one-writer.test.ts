@@ -1,7 +1,8 @@
 /**
- * One writer per SQLite file and private file modes (CONTRACT §13), through the
- * real CLI: a second `agentgate run` on a database file a running gateway uses
- * exits 1 before listening, naming the file; `status` and `doctor` still work
+ * One writer per SQLite file and private file modes (docs/operating.md, "The
+ * SQLite file: one writer, file modes"), through the real CLI: a second
+ * `agentgate run` on a database file a running gateway uses exits 1 before
+ * listening, naming the file; `status` and `doctor` still work
  * beside the running one; the lock dies with its process (`kill -9`), so the
  * next `run` starts; under umask 000 the gateway creates its state folder 0700
  * and the database, its -wal, -shm and lock files 0600, and leaves the modes of

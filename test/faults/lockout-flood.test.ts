@@ -4,7 +4,7 @@
  * 10,000 other addresses — IPv4 and IPv6, each in its own /64 — fail once
  * each. Client addresses come from X-Forwarded-For behind a trusted loopback proxy.
  * On one process (SQLite), and on two replicas sharing PostgreSQL with every
- * request sent to the other replica than the one before (issue 18, point 5).
+ * request sent to the other replica than the one before (docs/authentication.md).
  */
 import { rmSync } from 'node:fs';
 import { Agent } from 'node:http';

@@ -30,6 +30,7 @@ import type {
 } from '../types.js';
 import { insertCallbacksInTx } from './callbacks.js';
 import type { Pipeline } from './db.js';
+import { eventColumns, INSERT_EVENTS } from './sessions.js';
 import { WORK_CHANNEL } from './work-listener.js';
 
 export interface PendingAccept {
@@ -77,13 +78,6 @@ const SET_ANSWERS = `
   UPDATE idempotency i SET status = u.status, body = u.body
     FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS u(scope, key, status, body)
    WHERE i.scope = u.scope AND i.key = u.key`;
-
-const INSERT_EVENTS = `
-  INSERT INTO events (id, session_key, ts, text, source, wake_mode)
-  SELECT id, session_key, ts, text, source, wake_mode
-    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[])
-         WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, n)
-   ORDER BY n`;
 
 const INSERT_RUNS = `
   INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
@@ -214,14 +208,7 @@ export async function acceptBatch(tx: Pipeline, batch: readonly PendingAccept[])
     ]);
   }
   if (events.length > 0) {
-    tx.send(INSERT_EVENTS, [
-      events.map((e) => e.id),
-      events.map((e) => e.sessionKey),
-      events.map((e) => e.ts),
-      events.map((e) => e.text),
-      events.map((e) => e.source),
-      events.map((e) => e.wakeMode),
-    ]);
+    tx.send(INSERT_EVENTS, eventColumns(events));
   }
   if (runs.length > 0) {
     // The keys' locks order this insert against completions (which move the heads), and

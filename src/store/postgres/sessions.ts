@@ -54,24 +54,29 @@ export async function appendTranscriptRowsInTx(tx: Tx, rows: readonly Transcript
   );
 }
 
+/** Inserts events, in order, in one statement; its values are `eventColumns`. */
+export const INSERT_EVENTS = `
+  INSERT INTO events (id, session_key, ts, text, source, wake_mode)
+  SELECT id, session_key, ts, text, source, wake_mode
+    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[])
+         WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, n)
+   ORDER BY n`;
+
+export function eventColumns(events: readonly NewEvent[]): unknown[][] {
+  return [
+    events.map((e) => e.id),
+    events.map((e) => e.sessionKey),
+    events.map((e) => e.ts),
+    events.map((e) => e.text),
+    events.map((e) => e.source),
+    events.map((e) => e.wakeMode),
+  ];
+}
+
 /** Events, in order, in one statement. */
 export async function insertEventsInTx(tx: Tx, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await tx.query(
-    `INSERT INTO events (id, session_key, ts, text, source, wake_mode)
-     SELECT id, session_key, ts, text, source, wake_mode
-       FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[])
-            WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, n)
-      ORDER BY n`,
-    [
-      events.map((e) => e.id),
-      events.map((e) => e.sessionKey),
-      events.map((e) => e.ts),
-      events.map((e) => e.text),
-      events.map((e) => e.source),
-      events.map((e) => e.wakeMode),
-    ],
-  );
+  await tx.query(INSERT_EVENTS, eventColumns(events));
 }
 
 export async function consumeEventsInTx(
