@@ -15,7 +15,7 @@
  * `neutraliseMarkers`). A mapping's `allowUnsafeExternalContent` skips all of
  * this (`guardExternalContent`).
  */
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../util/random-pool.js';
 import { findLookalikes } from './lookalikes.js';
 
 export const UNTRUSTED_START_MARKER = 'EXTERNAL_UNTRUSTED_CONTENT';
@@ -32,7 +32,7 @@ export interface UntrustedWrapOptions {
 
 /** Wraps `content` in the safety boundary, with a fresh random id. */
 export function wrapUntrusted(content: string, options: UntrustedWrapOptions): string {
-  const id = randomBytes(8).toString('hex');
+  const id = randomHex(8);
   const source = attribute(options.source);
   const kind = options.kind === undefined ? undefined : attribute(options.kind);
   const what = kind ? `external content (${kind}) from ${source}` : `external content from ${source}`;

@@ -6,23 +6,10 @@
  * its right edge instead of touching a random page per insert — which halves
  * the cost of an insert compared with random UUIDs.
  */
-import { randomFillSync } from 'node:crypto';
+import { pooledRandomBytes } from './random-pool.js';
 
-const POOL_SIZE = 8 * 512;
-const pool = Buffer.alloc(POOL_SIZE);
-let poolOffset = POOL_SIZE;
 let lastMs = 0;
 let sequence = 0;
-
-function randomBytes8(): Buffer {
-  if (poolOffset >= POOL_SIZE) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  const bytes = pool.subarray(poolOffset, poolOffset + 8);
-  poolOffset += 8;
-  return bytes;
-}
 
 const hex = (value: number, length: number) => value.toString(16).padStart(length, '0');
 
@@ -35,7 +22,7 @@ export function uuidv7(now: number = Date.now()): string {
     lastMs += 1;
     sequence = 0;
   }
-  const random = randomBytes8();
+  const random = pooledRandomBytes(8);
   const msHex = hex(lastMs, 12);
   const variant = (((random[0] as number) & 0x3f) | 0x80).toString(16);
   return (

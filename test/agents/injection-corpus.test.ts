@@ -30,7 +30,7 @@ import { waitFor } from '../helpers/wait.js';
 
 vi.mock('node:crypto', async (importOriginal) => ({
   ...(await importOriginal<typeof import('node:crypto')>()),
-  randomBytes: (size: number) => Buffer.alloc(size, 0xab),
+  randomFillSync: (buffer: Buffer) => buffer.fill(0xab),
 }));
 
 const { wrapUntrusted, neutraliseMarkers } = await import('../../src/agents/safety.js');

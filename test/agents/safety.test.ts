@@ -250,7 +250,7 @@ describe('wrapUntrusted: content cannot close the boundary', () => {
     vi.resetModules();
     vi.doMock('node:crypto', async (importOriginal) => ({
       ...(await importOriginal<typeof import('node:crypto')>()),
-      randomBytes: (size: number) => Buffer.alloc(size, 0xab),
+      randomFillSync: (buffer: Buffer) => buffer.fill(0xab),
     }));
     try {
       const safety = await import('../../src/agents/safety.js');
