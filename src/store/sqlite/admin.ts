@@ -34,6 +34,7 @@ import {
   type StoredRun,
   StoreUnavailableError,
 } from '../types.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 import { type QueuedRow, toClaimedRun } from './run-queue.js';
 
 const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
@@ -62,7 +63,7 @@ export function runListSql(status: RunStatus | undefined, bySource: boolean): st
   const where = ['seq < ?'];
   if (status !== undefined) where.push(statusTerm(status));
   if (bySource) where.push('source = ?');
-  return `SELECT ${RUN_LIST_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`;
+  return `SELECT ${RUN_LIST_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 
 /** The delivery list's query: one parameter, the row limit. */
@@ -76,7 +77,7 @@ export function deliveryListSql(status: DeliveryView['status'] | undefined): str
       : statuses.length === 1
         ? `WHERE status = '${statuses[0]}'`
         : `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
-  return `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT ?`;
+  return `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 
 export class SqliteAdmin implements AdminStore {

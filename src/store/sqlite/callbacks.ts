@@ -11,6 +11,7 @@
 import type Database from 'better-sqlite3';
 import { type CallbackRow, toCallbackItem } from '../rows.js';
 import type { CallbackAttempt, CallbackItem, CallbackOutboxStore } from '../types.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 
 export class SqliteCallbacks implements CallbackOutboxStore {
   private readonly s;
@@ -36,7 +37,7 @@ export class SqliteCallbacks implements CallbackOutboxStore {
           WHERE seq IN (SELECT seq FROM callbacks INDEXED BY callbacks_due
                          WHERE status = 'pending' AND next_attempt_at <= ?
                            AND (lease_owner IS NULL OR lease_owner <> ? OR lease_until < ?)
-                         ORDER BY next_attempt_at, seq LIMIT ?)
+                         ORDER BY next_attempt_at, seq LIMIT ${BOUND_LIMIT})
         RETURNING id, run_id, url, attempts, armed_at, next_attempt_at, body`,
       ),
       retry: db.prepare(

@@ -8,6 +8,7 @@ import type Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
 import type { DeliveryOutboxStore, DeliveryRecord, DeliveryRoute, OutboxItem } from '../types.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 
 export type { NewOutboxItem };
 
@@ -34,7 +35,7 @@ export class SqliteOutbox implements DeliveryOutboxStore {
               SELECT MIN(seq) FROM deliveries
                WHERE status = 'pending' AND next_attempt_at >= 0 AND resolved_channel IS NOT NULL
                GROUP BY resolved_channel, resolved_to))
-          ORDER BY d.seq LIMIT ?`,
+          ORDER BY d.seq LIMIT ${BOUND_LIMIT}`,
       ),
       resolve: db.prepare(
         'UPDATE deliveries SET resolved_channel = ?, resolved_to = ?, updated_at = ? WHERE id = ?',

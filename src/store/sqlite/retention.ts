@@ -20,23 +20,30 @@ import {
   SETTLED_DELIVERY,
 } from '../retention-rules.js';
 import type { PruneBatch, PruneKind } from '../types.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 
 type Keyed = { seq: number; id: string };
 
 export class SqliteRetention {
   private readonly s;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    /** Told after a batch deleted transcript entries (sessions cache the newest ones). */
+    private readonly onTranscriptsPruned: () => void = () => {},
+  ) {
     this.s = {
-      runs: db.prepare<[number, number], Keyed>(prunableRunsSql('?', '?')),
+      runs: db.prepare<[number, number], Keyed>(prunableRunsSql('?', BOUND_LIMIT)),
       runDeliveries: db.prepare(
         `DELETE FROM deliveries WHERE ref_id = ? AND kind = 'run' AND ${SETTLED_DELIVERY}`,
       ),
       runCallback: db.prepare(`DELETE FROM callbacks WHERE run_id = ? AND ${SETTLED_CALLBACK}`),
       run: db.prepare('DELETE FROM runs WHERE seq = ?'),
-      transcripts: db.prepare(`DELETE FROM transcripts WHERE seq IN (${prunableTranscriptSql('?', '?')})`),
-      events: db.prepare(`DELETE FROM events WHERE seq IN (${prunableEventsSql('?', '?')})`),
-      heartbeats: db.prepare<[number, number], Keyed>(prunableHeartbeatsSql('?', '?')),
+      transcripts: db.prepare(
+        `DELETE FROM transcripts WHERE seq IN (${prunableTranscriptSql('?', BOUND_LIMIT)})`,
+      ),
+      events: db.prepare(`DELETE FROM events WHERE seq IN (${prunableEventsSql('?', BOUND_LIMIT)})`),
+      heartbeats: db.prepare<[number, number], Keyed>(prunableHeartbeatsSql('?', BOUND_LIMIT)),
       heartbeatDeliveries: db.prepare(
         `DELETE FROM deliveries WHERE ref_id = ? AND kind = 'heartbeat' AND ${SETTLED_DELIVERY}`,
       ),
@@ -45,12 +52,17 @@ export class SqliteRetention {
   }
 
   async pruneBatch(kind: PruneKind, olderThan: number, limit: number): Promise<PruneBatch> {
-    const batch = kind === 'runs' ? this.runsBatch : this.eventsBatch;
-    return this.db.transaction(batch).immediate(olderThan, limit);
+    if (kind === 'events') return this.db.transaction(this.eventsBatch).immediate(olderThan, limit);
+    const { batch, transcripts } = this.db.transaction(this.runsBatch).immediate(olderThan, limit);
+    if (transcripts > 0) this.onTranscriptsPruned();
+    return batch;
   }
 
   /** Finished runs with their outbox rows and callback, and transcript entries, each up to `limit`. */
-  private readonly runsBatch = (olderThan: number, limit: number): PruneBatch => {
+  private readonly runsBatch = (
+    olderThan: number,
+    limit: number,
+  ): { batch: PruneBatch; transcripts: number } => {
     const runs = this.s.runs.all(olderThan, limit);
     for (const run of runs) {
       this.s.runDeliveries.run(run.id);
@@ -58,7 +70,10 @@ export class SqliteRetention {
       this.s.run.run(run.seq);
     }
     const transcripts = this.s.transcripts.run(olderThan, limit).changes;
-    return { deleted: runs.length, more: runs.length === limit || transcripts === limit };
+    return {
+      batch: { deleted: runs.length, more: runs.length === limit || transcripts === limit },
+      transcripts,
+    };
   };
 
   /** Consumed events, and finished heartbeats with their outbox rows, each up to `limit`. */

@@ -19,6 +19,7 @@ import {
   type TranscriptEntry,
   type WakeMode,
 } from '../types.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 import type { NewOutboxItem } from './outbox.js';
 
 export interface QueuedRow {
@@ -108,7 +109,7 @@ export class SqliteRunQueue implements RunQueueStore {
         .prepare<[string, number, number], number>(
           `SELECT r.seq FROM run_heads h JOIN runs r ON r.seq = h.seq
             WHERE h.source = ? AND (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < ?))
-            ORDER BY h.seq LIMIT ?`,
+            ORDER BY h.seq LIMIT ${BOUND_LIMIT}`,
         )
         .pluck(),
       dropHead: db.prepare('DELETE FROM run_heads WHERE session_key = ?'),

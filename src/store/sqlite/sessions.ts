@@ -14,11 +14,14 @@ import type {
   TranscriptEntry,
   WakeMode,
 } from '../types.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 import type { NewOutboxItem } from './outbox.js';
 import type { SqliteRoutes } from './routes.js';
+import { TranscriptCache, type TranscriptRow } from './transcript-cache.js';
 
 export class SqliteSessions implements SessionStore {
   private readonly s;
+  private readonly transcripts: TranscriptCache;
 
   constructor(
     private readonly db: Database.Database,
@@ -33,8 +36,8 @@ export class SqliteSessions implements SessionStore {
         'INSERT INTO transcripts (session_key, role, content, run_id, ts) VALUES (?, ?, ?, ?, ?)',
       ),
       // Newest first straight off the index; reversed in JS (no sort step in SQLite).
-      newestTurns: db.prepare<[string, number], TranscriptEntry>(
-        'SELECT role, content FROM transcripts WHERE session_key = ? ORDER BY seq DESC LIMIT ?',
+      newestTurns: db.prepare<[string, number, number], TranscriptRow>(
+        `SELECT seq, role, content FROM transcripts WHERE session_key = ? AND seq > ? ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`,
       ),
       insertEvent: db.prepare(
         'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES (?, ?, ?, ?, ?, ?)',
@@ -44,7 +47,7 @@ export class SqliteSessions implements SessionStore {
         { id: string; ts: number; text: string; source: string; wake_mode: WakeMode }
       >(
         `SELECT id, ts, text, source, wake_mode FROM events
-          WHERE session_key = ? AND status = 'pending' ORDER BY seq LIMIT ?`,
+          WHERE session_key = ? AND status = 'pending' ORDER BY seq LIMIT ${BOUND_LIMIT}`,
       ),
       awaiting: db.prepare<[], { session_key: string }>(
         `SELECT DISTINCT session_key FROM events WHERE status = 'pending' AND wake_mode = 'now'`,
@@ -58,9 +61,12 @@ export class SqliteSessions implements SessionStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       heartbeats: db.prepare<[string, number], HeartbeatRow>(
-        `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
+        `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = ? ORDER BY seq DESC LIMIT ${BOUND_LIMIT}) ORDER BY seq`,
       ),
     };
+    this.transcripts = new TranscriptCache((sessionKey, afterSeq, limit) =>
+      this.s.newestTurns.all(sessionKey, afterSeq, limit),
+    );
   }
 
   /** For use inside a caller's transaction. */
@@ -81,7 +87,12 @@ export class SqliteSessions implements SessionStore {
   }
 
   async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
-    return this.s.newestTurns.all(sessionKey, limit).reverse();
+    return this.transcripts.load(sessionKey, limit);
+  }
+
+  /** Retention deleted transcript rows: what is cached may hold some of them. */
+  forgetCachedTranscripts(): void {
+    this.transcripts.clear();
   }
 
   async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {

@@ -42,6 +42,7 @@ import {
   StoreUnavailableError,
 } from '../types.js';
 import { SqliteAdmin } from './admin.js';
+import { BOUND_LIMIT } from './bound-limit.js';
 import { SqliteCallbacks } from './callbacks.js';
 import { MIGRATIONS } from './migrations.js';
 import { type NewOutboxItem, SqliteOutbox } from './outbox.js';
@@ -170,13 +171,12 @@ export class SqliteStore implements Store {
         'SELECT seq FROM events WHERE id = ? AND session_key = ?',
       ),
       listEvents: db.prepare<[string, number, number], EventRow>(
-        'SELECT seq, id, ts, text, source, status FROM events WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?',
+        `SELECT seq, id, ts, text, source, status FROM events WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ${BOUND_LIMIT}`,
       ),
     };
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
     this.admin = new SqliteAdmin(db);
-    this.retention = new SqliteRetention(db);
     const callbacks = new SqliteCallbacks(db);
     this.callbacks = callbacks;
     const settleRun = (runId: string, now: number) => callbacks.arm(runId, now);
@@ -194,6 +194,7 @@ export class SqliteStore implements Store {
     );
     this.outbox = outbox;
     this.sessions = sessions;
+    this.retention = new SqliteRetention(db, () => sessions.forgetCachedTranscripts());
     this.runs = new SqliteRunQueue(
       db,
       (sessionKey, entry, runId, ts) => sessions.appendTranscript(sessionKey, entry, runId, ts),
