@@ -34,7 +34,7 @@ export function prunableRunsSql(horizon: string, limit: string): string {
      AND r.callback_status <> 'pending'
      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.ref_id = r.id AND d.kind = 'run' AND d.status = 'pending')
      AND NOT EXISTS (SELECT 1 FROM callbacks c WHERE c.run_id = r.id AND c.status IN ('waiting', 'pending'))
-     AND NOT EXISTS (SELECT 1 FROM run_heads h WHERE h.seq = r.seq)
+     AND NOT EXISTS (SELECT 1 FROM run_heads h WHERE h.session_key = r.session_key AND h.seq = r.seq)
    ORDER BY r.finished_at LIMIT ${limit}`;
 }
 

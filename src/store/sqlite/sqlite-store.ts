@@ -141,7 +141,8 @@ export class SqliteStore implements Store {
         'INSERT OR REPLACE INTO idempotency (scope, key, body_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       pruneIdempotency: db.prepare('DELETE FROM idempotency WHERE created_at <= ?'),
-      // Each condition is its partial index's own (runs_active, deliveries_due): counted from the index.
+      // Each condition is its partial index's own (runs_active_by_session, which holds the status,
+      // and deliveries_due): counted from the index.
       activeRuns: db.prepare<[], { status: 'queued' | 'running'; n: number }>(
         `SELECT status, COUNT(*) AS n FROM runs WHERE status IN ('queued', 'running') GROUP BY status`,
       ),
