@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type TranscriptRow, TranscriptCache } from '../../src/store/sqlite/transcript-cache.js';
+import { TranscriptCache, type TranscriptRow } from '../../src/store/sqlite/transcript-cache.js';
 
 /** A transcript table in memory, read as the SQLite statement reads it; counts rows read. */
 function table() {

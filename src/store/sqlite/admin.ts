@@ -36,6 +36,7 @@ import {
   StoreUnavailableError,
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
+import { lowDiskRoom } from './disk-room.js';
 import { type QueuedRow, toClaimedRun } from './run-queue.js';
 
 const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
@@ -90,7 +91,11 @@ export class SqliteAdmin implements AdminStore {
   /** One prepared statement per filter combination, made on first use. */
   private readonly listStatements = new Map<string, Database.Statement<unknown[], unknown>>();
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    /** The database file, whose disk the readiness probe checks for room. */
+    private readonly path = ':memory:',
+  ) {
     this.s = {
       runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE id = ?'),
       storedRun: db.prepare<
@@ -206,6 +211,8 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async probeCommit(now: number): Promise<void> {
+    const low = lowDiskRoom(this.path);
+    if (low !== undefined) throw new StoreUnavailableError(new Error(low));
     try {
       // Its own implicit transaction: the commit appends to the WAL, which needs disk space.
       this.s.probeCommit.run(PROBE_SCOPE, PROBE_KEY, now);

@@ -177,7 +177,7 @@ export class SqliteStore implements Store {
     };
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
-    this.admin = new SqliteAdmin(db);
+    this.admin = new SqliteAdmin(db, options.path);
     const callbacks = new SqliteCallbacks(db);
     this.callbacks = callbacks;
     const settleRun = (runId: string, now: number) => callbacks.arm(runId, now);
