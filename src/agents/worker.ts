@@ -14,7 +14,13 @@ import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import { isHeartbeatAck } from '../heartbeat/ack.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import type { ClaimedRun, DeliveryRecord, RunCompletion, Store } from '../store/types.js';
+import {
+  type ClaimedRun,
+  type DeliveryRecord,
+  type RunCompletion,
+  type Store,
+  StoreUnavailableError,
+} from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
 import type { ModelRouter } from './models.js';
@@ -32,6 +38,15 @@ const SUMMARY_MAX_CHARS = 4000;
  * it is failed instead of being run again.
  */
 export const MAX_INTERRUPTED_ATTEMPTS = 3;
+
+/**
+ * How often a finished run's result is offered to a store that refuses it
+ * (StoreUnavailableError: busy past its timeout, a full disk, PostgreSQL
+ * unreachable), with the wait before each retry: about 20 s in all, within the
+ * run's lease, which the worker keeps renewing while the run is in its hands
+ * (README, "Crashes and stops").
+ */
+export const COMPLETION_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000];
 
 export interface WorkerDeps {
   store: Store;
@@ -231,7 +246,7 @@ export class RunWorker {
     error: string | null,
     userTurn: string | null,
   ): Promise<ClaimedRun[] | undefined> {
-    const { store, log, owner } = this.deps;
+    const { log, owner } = this.deps;
     const delivery = initialDelivery(run, status, reply);
     const finishedAt = this.clock.now();
     const completion: RunCompletion = {
@@ -259,15 +274,7 @@ export class RunWorker {
       },
       delivery,
     };
-    // The freed slot is filled in the same transaction, unless the worker is stopping.
-    const { recorded, next } = this.stopping
-      ? { recorded: await store.runs.completeRun(completion), next: undefined }
-      : await store.runs.completeAndClaim(completion, {
-          now: finishedAt,
-          leaseMs: this.leaseMs,
-          limit: 1,
-          caps: this.deps.runCaps,
-        });
+    const { recorded, next } = await this.commitCompletion(completion);
     if (!recorded) {
       log.warn({ runId: run.id }, 'run finished after its lease was lost; result discarded');
       return next;
@@ -279,6 +286,38 @@ export class RunWorker {
     if (run.wakeMode === 'now') this.deps.requestHeartbeat(run.mainSessionKey);
     if (delivery.status === 'pending') this.deps.notifyDelivery();
     return next;
+  }
+
+  /**
+   * Records a finished run, the freed slot filled in the same transaction unless
+   * the worker is stopping. A store that refuses it is asked again
+   * (COMPLETION_RETRY_DELAYS_MS): the result exists only in memory, and dropping
+   * it would leave the run leased until its lease ran out — holding back its
+   * session key's next runs that long — and then call the model a second time.
+   */
+  private async commitCompletion(
+    completion: RunCompletion,
+  ): Promise<{ recorded: boolean; next: ClaimedRun[] | undefined }> {
+    const { store, log } = this.deps;
+    for (let retry = 0; ; retry++) {
+      try {
+        if (this.stopping) return { recorded: await store.runs.completeRun(completion), next: undefined };
+        return await store.runs.completeAndClaim(completion, {
+          now: this.clock.now(),
+          leaseMs: this.leaseMs,
+          limit: 1,
+          caps: this.deps.runCaps,
+        });
+      } catch (error) {
+        const delay = COMPLETION_RETRY_DELAYS_MS[retry];
+        if (!(error instanceof StoreUnavailableError) || delay === undefined) throw error;
+        log.warn(
+          { err: error, runId: completion.runId, retryInMs: delay },
+          'recording the run failed; retrying',
+        );
+        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, delay));
+      }
+    }
   }
 
   private async handBack(runs: readonly ClaimedRun[]): Promise<void> {

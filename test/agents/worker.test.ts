@@ -4,7 +4,13 @@
  * manual clock, so timeouts, the stop grace and leases take no real time.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_INTERRUPTED_ATTEMPTS, RunWorker, type WorkerDeps } from '../../src/agents/worker.js';
+import {
+  COMPLETION_RETRY_DELAYS_MS,
+  MAX_INTERRUPTED_ATTEMPTS,
+  RunWorker,
+  type WorkerDeps,
+} from '../../src/agents/worker.js';
+import { StoreUnavailableError } from '../../src/store/types.js';
 import { HeldProvider, NO_RETRY, queueRun, type Rig, rig, silentLog } from '../helpers/agent-rig.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -111,6 +117,53 @@ describe('run worker', () => {
     expect(llm.maxInFlight).toBe(1);
     // Each turn saw the ones before it: the transcript is the session's, in order.
     expect(llm.calls[2]?.body.messages.map((m) => m.content)).toEqual(['m0', 'r0', 'm1', 'r1', 'm2']);
+  });
+
+  it('retries recording a result the store refused: the model is called once, the key goes on at once', async () => {
+    startWorker(4);
+    const first = await queueRun(setup.store, { sessionKey: 'hook:refused', message: 'm0' });
+    const second = await queueRun(setup.store, { sessionKey: 'hook:refused', message: 'm1' });
+    const runs = setup.store.runs;
+    const completeAndClaim = runs.completeAndClaim.bind(runs);
+    let refusals = 2;
+    runs.completeAndClaim = async (completion, claim) => {
+      if (refusals-- > 0) throw new StoreUnavailableError(new Error('database is locked'));
+      return completeAndClaim(completion, claim);
+    };
+    await worker.start();
+    (await llm.received(1)).answer('r0');
+    await waitFor(() => refusals === 1 || undefined, 'the first refusal');
+    expect(await statusOf(first.id)).toBe('running');
+    await setup.clock.advance(COMPLETION_RETRY_DELAYS_MS[0] as number);
+    await waitFor(() => refusals === 0 || undefined, 'the second refusal');
+    await setup.clock.advance(COMPLETION_RETRY_DELAYS_MS[1] as number);
+    await settled(first.id, 'succeeded');
+    // The key's next run starts from the completion's own claim, not after a lease ran out.
+    const call = await llm.received(2);
+    expect(call.text).toBe('m1');
+    call.answer('r1');
+    await settled(second.id, 'succeeded');
+    expect(llm.calls.map((c) => c.text)).toEqual(['m0', 'm1']);
+    expect((await setup.store.getRun(first.id))?.reply).toBe('r0');
+  });
+
+  it('gives up recording after the last retry, leaving the run to its lease', async () => {
+    startWorker(1);
+    const run = await queueRun(setup.store);
+    const runs = setup.store.runs;
+    let refusals = 0;
+    runs.completeAndClaim = async () => {
+      refusals++;
+      throw new StoreUnavailableError(new Error('disk I/O error'));
+    };
+    await worker.start();
+    (await llm.received(1)).answer('lost');
+    for (const [retry, delay] of COMPLETION_RETRY_DELAYS_MS.entries()) {
+      await waitFor(() => refusals > retry || undefined, `refusal ${retry + 1}`);
+      await setup.clock.advance(delay);
+    }
+    await waitFor(() => refusals === COMPLETION_RETRY_DELAYS_MS.length + 1 || undefined, 'the last refusal');
+    expect(await statusOf(run.id)).toBe('running');
   });
 
   it('times a run out after its timeoutSeconds on the clock, aborting the provider call', async () => {
