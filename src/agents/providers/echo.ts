@@ -24,6 +24,7 @@ export function createEchoProvider(name: string): ModelProvider {
  * is nothing to act on, which is exactly when a real agent should answer HEARTBEAT_OK.
  */
 function isIdleHeartbeat(content: string): boolean {
+  if (!content.includes(HEARTBEAT_MARKER)) return false; // most turns: no split needed
   const lines = content.split(/\r?\n/);
   return lines.some((line) => line.trim() === HEARTBEAT_MARKER) && !lines.some((l) => l.startsWith('- '));
 }
