@@ -11,6 +11,7 @@
  * `inPipelinedTransaction` uses it to pay one round trip for several statements
  * (docs/postgres.md, Group commit).
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { StoreUnavailableError } from '../types.js';
 
@@ -96,6 +97,28 @@ async function inTransactionWith<T>(
   }
 }
 
+const names = new Map<string, string>();
+
+/**
+ * A statement by name, prepared once per connection: the server then neither
+ * parses it again nor, once its generic plan is as good, plans it again —
+ * most of what a small statement costs it (docs/postgres.md, PgBouncer). The
+ * name is derived from the text: the store's own statements, a bounded set.
+ */
+function prepared(text: string, values: unknown[] | undefined): pg.QueryConfig {
+  let name = names.get(text);
+  if (!name) {
+    name = `ag_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    names.set(text, name);
+  }
+  return { name, text, values };
+}
+
+interface Corkable {
+  cork: () => void;
+  uncork: () => void;
+}
+
 /**
  * A transaction whose statements are sent without waiting for each answer:
  * `send` queues a statement, `flush` waits for everything sent so far. BEGIN
@@ -104,6 +127,7 @@ async function inTransactionWith<T>(
  */
 export class Pipeline {
   private sent: Promise<unknown>[] = [];
+  private corked = false;
 
   constructor(private readonly client: pg.PoolClient) {}
 
@@ -111,10 +135,30 @@ export class Pipeline {
     text: string,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>> {
-    const result = this.client.query<R>(text, values);
+    this.cork();
+    const result = this.client.query<R>(prepared(text, values));
     result.catch(() => {}); // reported by flush, in the order sent
     this.sent.push(result);
     return result;
+  }
+
+  /**
+   * Statements sent in the same tick leave in one write (one syscall each way
+   * instead of one per statement): the socket is corked at the first and
+   * uncorked on the next tick, so nothing can wait on a corked statement.
+   */
+  private cork(): void {
+    if (this.corked) return;
+    const stream = (this.client as unknown as { connection?: { stream?: Partial<Corkable> } }).connection
+      ?.stream;
+    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return;
+    const { cork, uncork } = stream as Corkable;
+    this.corked = true;
+    cork.call(stream);
+    process.nextTick(() => {
+      this.corked = false;
+      uncork.call(stream);
+    });
   }
 
   /**
@@ -166,7 +210,7 @@ export async function read<R extends pg.QueryResultRow>(
   values: unknown[],
 ): Promise<R[]> {
   try {
-    return (await pool.query<R>(text, values)).rows;
+    return (await pool.query<R>(prepared(text, values))).rows;
   } catch (error) {
     throw new StoreUnavailableError(error);
   }

@@ -5,7 +5,6 @@
  */
 import type pg from 'pg';
 import { type HeartbeatRow, toHeartbeatView } from '../rows.js';
-import type { TranscriptRow } from '../rules/completion.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -35,25 +34,6 @@ export async function appendTranscriptInTx(
   );
 }
 
-/** Transcript rows of several sessions, in order, in one statement. */
-export async function appendTranscriptRowsInTx(tx: Tx, rows: readonly TranscriptRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await tx.query(
-    `INSERT INTO transcripts (session_key, role, content, run_id, ts)
-     SELECT session_key, role, content, run_id, ts
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[])
-            WITH ORDINALITY AS t(session_key, role, content, run_id, ts, n)
-      ORDER BY n`,
-    [
-      rows.map((r) => r.sessionKey),
-      rows.map((r) => r.role),
-      rows.map((r) => r.content),
-      rows.map((r) => r.runId),
-      rows.map((r) => r.ts),
-    ],
-  );
-}
-
 /** Inserts events, in order, in one statement; its values are `eventColumns`. */
 export const INSERT_EVENTS = `
   INSERT INTO events (id, session_key, ts, text, source, wake_mode)
@@ -71,12 +51,6 @@ export function eventColumns(events: readonly NewEvent[]): unknown[][] {
     events.map((e) => e.source),
     events.map((e) => e.wakeMode),
   ];
-}
-
-/** Events, in order, in one statement. */
-export async function insertEventsInTx(tx: Tx, events: readonly NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await tx.query(INSERT_EVENTS, eventColumns(events));
 }
 
 export async function consumeEventsInTx(
