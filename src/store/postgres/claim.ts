@@ -101,12 +101,16 @@ const CLAIMABLE_HEADS = `
      AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
      FOR UPDATE SKIP LOCKED`;
 
-/** Leases the picked heads; the status check is repeated under the row locks. */
+/**
+ * Leases the picked heads; the status check is repeated under the row locks.
+ * The columns are named (a prepared statement: db.ts).
+ */
 const LEASE = `
   UPDATE runs SET status = 'running', lease_owner = $1, lease_until = $3,
                   started_at = COALESCE(started_at, $2), attempts = attempts + 1
    WHERE seq = ANY($4::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
-  RETURNING *`;
+  RETURNING id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds,
+            wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at, started_at, attempts, seq`;
 
 type Counted = pg.QueryResult<{ source: string; n: number }>;
 

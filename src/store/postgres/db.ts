@@ -100,10 +100,11 @@ async function inTransactionWith<T>(
 const names = new Map<string, string>();
 
 /**
- * A statement by name, prepared once per connection: the server then neither
- * parses it again nor, once its generic plan is as good, plans it again —
- * most of what a small statement costs it (docs/postgres.md, PgBouncer). The
- * name is derived from the text: the store's own statements, a bounded set.
+ * A statement by name, prepared once per connection: the server does not parse
+ * it again (docs/postgres.md, PgBouncer). The name is derived from the text: the
+ * store's own statements, a bounded set. A prepared statement must name its
+ * result columns (no `*`): one whose columns change under it (another
+ * replica's migration adding one) fails until it is prepared again.
  */
 function prepared(text: string, values: unknown[] | undefined): pg.QueryConfig {
   let name = names.get(text);
@@ -163,7 +164,7 @@ export class Pipeline {
 
   /**
    * BEGIN, and generic plans for the transaction's statements: they are the
-   * store's own, each prepared once (see \`prepared\`), and their values are
+   * store's own, each prepared once (see `prepared`), and their values are
    * arrays and keys that index scans serve whatever they hold; PostgreSQL's
    * own choice kept planning each one again on every execution, since a
    * custom plan knows the length of an array and so always looks cheaper.
@@ -220,6 +221,19 @@ export async function inPipelinedTransaction<T>(
 
 /** A read on any pooled connection; failures become StoreUnavailableError. */
 export async function read<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  text: string,
+  values: unknown[],
+): Promise<R[]> {
+  try {
+    return (await pool.query<R>(text, values)).rows;
+  } catch (error) {
+    throw new StoreUnavailableError(error);
+  }
+}
+
+/** The same as `read`, as a prepared statement (see `prepared`): for the reads every run makes. */
+export async function readPrepared<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   text: string,
   values: unknown[],

@@ -15,7 +15,7 @@ import type {
   TranscriptEntry,
   WakeMode,
 } from '../types.js';
-import { inTransaction, read, type Tx } from './db.js';
+import { inTransaction, read, readPrepared, type Tx } from './db.js';
 import { enqueueDeliveryInTx } from './outbox.js';
 
 export async function appendTranscriptInTx(
@@ -86,7 +86,7 @@ export class PgSessions implements SessionStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
-    return read<TranscriptEntry>(
+    return readPrepared<TranscriptEntry>(
       this.pool,
       `SELECT role, content FROM (
          SELECT seq, role, content FROM transcripts WHERE session_key = $1 ORDER BY seq DESC LIMIT $2
@@ -96,7 +96,13 @@ export class PgSessions implements SessionStore {
   }
 
   async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
-    const rows = await read<{ id: string; ts: number; text: string; source: string; wake_mode: WakeMode }>(
+    const rows = await readPrepared<{
+      id: string;
+      ts: number;
+      text: string;
+      source: string;
+      wake_mode: WakeMode;
+    }>(
       this.pool,
       `SELECT id, ts, text, source, wake_mode FROM events
         WHERE session_key = $1 AND status = 'pending' ORDER BY seq LIMIT $2`,
