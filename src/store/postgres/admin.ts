@@ -33,8 +33,8 @@ import {
   type StoredRun,
   StoreUnavailableError,
 } from '../types.js';
+import { type QueuedRow, toClaimedRun } from './claim.js';
 import { inTransaction, read } from './db.js';
-import { type QueuedRow, toClaimedRun } from './run-queue.js';
 
 const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
 const NEWEST = Number.MAX_SAFE_INTEGER;

@@ -43,20 +43,6 @@ export async function armCallbackInTx(tx: Tx, runId: string, now: number): Promi
   );
 }
 
-/** Several runs' results are final: their waiting callbacks become due, each at its own time. */
-export async function armCallbacksInTx(
-  tx: Tx,
-  runs: readonly { runId: string; now: number }[],
-): Promise<void> {
-  if (runs.length === 0) return;
-  await tx.query(
-    `UPDATE callbacks c SET status = 'pending', armed_at = u.now, next_attempt_at = u.now, updated_at = u.now
-       FROM unnest($1::text[], $2::int8[]) AS u(run_id, now)
-      WHERE c.run_id = u.run_id AND c.status = 'waiting'`,
-    [runs.map((r) => r.runId), runs.map((r) => r.now)],
-  );
-}
-
 export class PgCallbacks implements CallbackOutboxStore {
   constructor(private readonly pool: pg.Pool) {}
 

@@ -11,6 +11,7 @@
  * `inPipelinedTransaction` uses it to pay one round trip for several statements
  * (docs/postgres.md, Group commit).
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { StoreUnavailableError } from '../types.js';
 
@@ -96,6 +97,29 @@ async function inTransactionWith<T>(
   }
 }
 
+const names = new Map<string, string>();
+
+/**
+ * A statement by name, prepared once per connection: the server does not parse
+ * it again (docs/postgres.md, PgBouncer). The name is derived from the text: the
+ * store's own statements, a bounded set. A prepared statement must name its
+ * result columns (no `*`): one whose columns change under it (another
+ * replica's migration adding one) fails until it is prepared again.
+ */
+function prepared(text: string, values: unknown[] | undefined): pg.QueryConfig {
+  let name = names.get(text);
+  if (!name) {
+    name = `ag_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    names.set(text, name);
+  }
+  return { name, text, values };
+}
+
+interface Corkable {
+  cork: () => void;
+  uncork: () => void;
+}
+
 /**
  * A transaction whose statements are sent without waiting for each answer:
  * `send` queues a statement, `flush` waits for everything sent so far. BEGIN
@@ -104,6 +128,7 @@ async function inTransactionWith<T>(
  */
 export class Pipeline {
   private sent: Promise<unknown>[] = [];
+  private corked = false;
 
   constructor(private readonly client: pg.PoolClient) {}
 
@@ -111,10 +136,45 @@ export class Pipeline {
     text: string,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>> {
-    const result = this.client.query<R>(text, values);
+    this.cork();
+    const result = this.client.query<R>(prepared(text, values));
     result.catch(() => {}); // reported by flush, in the order sent
     this.sent.push(result);
     return result;
+  }
+
+  /**
+   * Statements sent in the same tick leave in one write (one syscall each way
+   * instead of one per statement): the socket is corked at the first and
+   * uncorked on the next tick, so nothing can wait on a corked statement.
+   */
+  private cork(): void {
+    if (this.corked) return;
+    const stream = (this.client as unknown as { connection?: { stream?: Partial<Corkable> } }).connection
+      ?.stream;
+    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return;
+    const { cork, uncork } = stream as Corkable;
+    this.corked = true;
+    cork.call(stream);
+    process.nextTick(() => {
+      this.corked = false;
+      uncork.call(stream);
+    });
+  }
+
+  /**
+   * BEGIN, and generic plans for the transaction's statements: they are the
+   * store's own, each prepared once (see `prepared`), and their values are
+   * arrays and keys that index scans serve whatever they hold; PostgreSQL's
+   * own choice kept planning each one again on every execution, since a
+   * custom plan knows the length of an array and so always looks cheaper.
+   * One simple-protocol message, both statements.
+   */
+  begin(): void {
+    this.cork();
+    const result = this.client.query('BEGIN; SET LOCAL plan_cache_mode = force_generic_plan');
+    result.catch(() => {});
+    this.sent.push(result);
   }
 
   /**
@@ -143,7 +203,7 @@ export async function inPipelinedTransaction<T>(
 ): Promise<T> {
   return inTransactionWith(pool, async (client) => {
     const tx = new Pipeline(client);
-    tx.send('BEGIN');
+    tx.begin();
     let result: T;
     try {
       result = await work(tx);
@@ -167,6 +227,19 @@ export async function read<R extends pg.QueryResultRow>(
 ): Promise<R[]> {
   try {
     return (await pool.query<R>(text, values)).rows;
+  } catch (error) {
+    throw new StoreUnavailableError(error);
+  }
+}
+
+/** The same as `read`, as a prepared statement (see `prepared`): for the reads every run makes. */
+export async function readPrepared<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  text: string,
+  values: unknown[],
+): Promise<R[]> {
+  try {
+    return (await pool.query<R>(prepared(text, values))).rows;
   } catch (error) {
     throw new StoreUnavailableError(error);
   }

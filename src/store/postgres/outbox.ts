@@ -24,32 +24,6 @@ export async function enqueueDeliveryInTx(tx: Tx, item: NewOutboxItem, now: numb
   );
 }
 
-/** Replies of several runs, in order, in one statement. */
-export async function enqueueDeliveriesInTx(
-  tx: Tx,
-  items: readonly { item: NewOutboxItem; now: number }[],
-): Promise<void> {
-  if (items.length === 0) return;
-  await tx.query(
-    `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at,
-                             created_at, updated_at)
-     SELECT id, kind, ref_id, main_session_key, channel, recipient, text, now, now, now
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int8[])
-            WITH ORDINALITY AS t(id, kind, ref_id, main_session_key, channel, recipient, text, now, n)
-      ORDER BY n`,
-    [
-      items.map(({ now }) => `dlv_${uuidv7(now)}`),
-      items.map(({ item }) => item.kind),
-      items.map(({ item }) => item.refId),
-      items.map(({ item }) => item.mainSessionKey),
-      items.map(({ item }) => item.channel),
-      items.map(({ item }) => item.to),
-      items.map(({ item }) => item.text),
-      items.map(({ now }) => now),
-    ],
-  );
-}
-
 export interface PgOutboxOptions {
   owner: string;
   leaseMs: number;

@@ -5,7 +5,6 @@
  */
 import type pg from 'pg';
 import { type HeartbeatRow, toHeartbeatView } from '../rows.js';
-import type { TranscriptRow } from '../rules/completion.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -16,7 +15,7 @@ import type {
   TranscriptEntry,
   WakeMode,
 } from '../types.js';
-import { inTransaction, read, type Tx } from './db.js';
+import { inTransaction, read, readPrepared, type Tx } from './db.js';
 import { enqueueDeliveryInTx } from './outbox.js';
 
 export async function appendTranscriptInTx(
@@ -32,25 +31,6 @@ export async function appendTranscriptInTx(
      SELECT $1, role, content, $4, $5 FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(role, content, n)
       ORDER BY n`,
     [sessionKey, entries.map((e) => e.role), entries.map((e) => e.content), runId, ts],
-  );
-}
-
-/** Transcript rows of several sessions, in order, in one statement. */
-export async function appendTranscriptRowsInTx(tx: Tx, rows: readonly TranscriptRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await tx.query(
-    `INSERT INTO transcripts (session_key, role, content, run_id, ts)
-     SELECT session_key, role, content, run_id, ts
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[])
-            WITH ORDINALITY AS t(session_key, role, content, run_id, ts, n)
-      ORDER BY n`,
-    [
-      rows.map((r) => r.sessionKey),
-      rows.map((r) => r.role),
-      rows.map((r) => r.content),
-      rows.map((r) => r.runId),
-      rows.map((r) => r.ts),
-    ],
   );
 }
 
@@ -71,12 +51,6 @@ export function eventColumns(events: readonly NewEvent[]): unknown[][] {
     events.map((e) => e.source),
     events.map((e) => e.wakeMode),
   ];
-}
-
-/** Events, in order, in one statement. */
-export async function insertEventsInTx(tx: Tx, events: readonly NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await tx.query(INSERT_EVENTS, eventColumns(events));
 }
 
 export async function consumeEventsInTx(
@@ -112,7 +86,7 @@ export class PgSessions implements SessionStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
-    return read<TranscriptEntry>(
+    return readPrepared<TranscriptEntry>(
       this.pool,
       `SELECT role, content FROM (
          SELECT seq, role, content FROM transcripts WHERE session_key = $1 ORDER BY seq DESC LIMIT $2
@@ -122,7 +96,13 @@ export class PgSessions implements SessionStore {
   }
 
   async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
-    const rows = await read<{ id: string; ts: number; text: string; source: string; wake_mode: WakeMode }>(
+    const rows = await readPrepared<{
+      id: string;
+      ts: number;
+      text: string;
+      source: string;
+      wake_mode: WakeMode;
+    }>(
       this.pool,
       `SELECT id, ts, text, source, wake_mode FROM events
         WHERE session_key = $1 AND status = 'pending' ORDER BY seq LIMIT $2`,
