@@ -220,26 +220,26 @@ export async function inPipelinedTransaction<T>(
 }
 
 /** A read on any pooled connection; failures become StoreUnavailableError. */
-export async function read<R extends pg.QueryResultRow>(
+export function read<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   text: string,
   values: unknown[],
 ): Promise<R[]> {
-  try {
-    return (await pool.query<R>(text, values)).rows;
-  } catch (error) {
-    throw new StoreUnavailableError(error);
-  }
+  return rowsOf<R>(pool, { text, values });
 }
 
 /** The same as `read`, as a prepared statement (see `prepared`): for the reads every run makes. */
-export async function readPrepared<R extends pg.QueryResultRow>(
+export function readPrepared<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   text: string,
   values: unknown[],
 ): Promise<R[]> {
+  return rowsOf<R>(pool, prepared(text, values));
+}
+
+async function rowsOf<R extends pg.QueryResultRow>(pool: pg.Pool, query: pg.QueryConfig): Promise<R[]> {
   try {
-    return (await pool.query<R>(prepared(text, values))).rows;
+    return (await pool.query<R>(query)).rows;
   } catch (error) {
     throw new StoreUnavailableError(error);
   }
