@@ -19,16 +19,17 @@
 // Bodies are ~1 KB with `deliver: false` and `wakeMode: "next-heartbeat"`, and
 // heartbeats are off (`every: "0"`), so runs add no heartbeat or delivery work.
 //
-// The peer, once a round (bench/peer.mjs): K no-op jobs added in one `add_jobs` call,
-// then one graphile-worker process with concurrency --concurrency and the settings of
-// graphile-worker's performance page drains them; jobs/s from the first job run to
-// the last. K is the PostgreSQL gateway's distinct-key backlog of the same round
+// The peer, once a round per setting (bench/peer.mjs): K no-op jobs added in one
+// `add_jobs` call, then one graphile-worker process with concurrency --concurrency
+// drains them — as it comes (`defaults`: no local queue, one completion per job) and
+// with the settings of graphile-worker's performance page (`tuned`: a local queue of
+// 500, batched completions); jobs/s from the first job run to the last. K is the PostgreSQL gateway's distinct-key backlog of the same round
 // (--peer-jobs fixes it). graphile-worker runs under Node 24 and lives in a cache
 // directory outside the repository (installed at bench time).
 //
 //   node bench/drain.mjs [--rounds 3] [--accept-seconds 4] [--warmup 1] [--connections 64]
 //                        [--threads 1] [--concurrency 64] [--engines sqlite,postgres]
-//                        [--keys distinct,one] [--peer on|off] [--peer-jobs K] [--peer-settings tuned|defaults]
+//                        [--keys distinct,one] [--peer on|off] [--peer-jobs K] [--peer-settings both|tuned|defaults]
 //                        [--gateway-dir <checkout>]... [--pg-url <admin url>]
 //                        [--drain-timeout 300] [--cpu-prof <dir>] [--json <file>]
 //   npm run bench -- --drain-only [the same options]
@@ -65,8 +66,8 @@ const { values } = parseArgs({
     keys: { type: 'string', default: 'distinct,one' },
     peer: { type: 'string', default: 'on' },
     'peer-jobs': { type: 'string' },
-    // tuned: graphile-worker's performance-page settings; defaults: as it comes.
-    'peer-settings': { type: 'string', default: 'tuned' },
+    // tuned: graphile-worker's performance-page settings; defaults: as it comes; both: each, every round.
+    'peer-settings': { type: 'string', default: 'both' },
     'gateway-dir': { type: 'string', multiple: true },
     'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     'drain-timeout': { type: 'string', default: '300' },
@@ -313,7 +314,12 @@ async function measureGateway(g, engine, keys, profileDir) {
   }
 }
 
-async function measurePeer(jobs) {
+const PEER_SETTINGS = values['peer-settings'] === 'both' ? ['defaults', 'tuned'] : [values['peer-settings']];
+for (const setting of PEER_SETTINGS)
+  if (setting !== 'defaults' && setting !== 'tuned') throw new Error(`--peer-settings: unknown ${setting}`);
+const PEER_LABEL = { defaults: 'as it comes', tuned: 'tuned' };
+
+async function measurePeer(jobs, setting) {
   const database = pgDatabase(PG_URL, `agentgate_peer_${randomBytes(4).toString('hex')}`);
   await database.create();
   try {
@@ -322,18 +328,18 @@ async function measurePeer(jobs) {
       url: database.url,
       jobs,
       concurrency: CONCURRENCY,
-      settings: values['peer-settings'] === 'defaults' ? { $preset: 'defaults' } : {},
+      settings: setting === 'defaults' ? { $preset: 'defaults' } : {},
       timeoutMs: DRAIN_TIMEOUT_MS,
     });
-    return { ...result, othersCpu: othersCpu() };
+    return { ...result, setting, othersCpu: othersCpu() };
   } finally {
     await database.drop().catch((error) => log(`dropping ${database.url}: ${error.message}`));
   }
 }
 
-// samples[gatewayIndex][`${engine}/${keys}`] = [per round]; peerSamples = [per round]
+// samples[gatewayIndex][`${engine}/${keys}`] = [per round]; peerSamples[setting] = [per round]
 const samples = gateways.map(() => ({}));
-const peerSamples = [];
+const peerSamples = Object.fromEntries(PEER_SETTINGS.map((setting) => [setting, []]));
 const profiles = [];
 let exitCode = 0;
 try {
@@ -362,9 +368,13 @@ try {
     if (peer) {
       const backlog = samples[0]['postgres/distinct']?.at(-1)?.backlog;
       const jobs = Number(values['peer-jobs'] ?? backlog ?? 20000);
-      const sample = await measurePeer(jobs);
-      peerSamples.push(sample);
-      summary.push(`graphile-worker: ${sample.perSecond.toFixed(0)} jobs/s (${jobs} jobs)`);
+      for (const setting of PEER_SETTINGS) {
+        const sample = await measurePeer(jobs, setting);
+        peerSamples[setting].push(sample);
+        summary.push(
+          `graphile-worker ${PEER_LABEL[setting]}: ${sample.perSecond.toFixed(0)} jobs/s (${jobs} jobs)`,
+        );
+      }
     }
     log(`round ${round}/${ROUNDS}: ${summary.join('; ')}`);
   }
@@ -395,7 +405,7 @@ function report() {
       `machine: ${cpu.length} × ${cpu[0]?.model.trim()}, Node ${process.version}; wrk ${wrkVersion()}, ${THREADS} thread(s), ${CONNECTIONS} connections`,
       `${ROUNDS} interleaved rounds; accept: ${WARMUP} s warm-up + ${ACCEPT_SECONDS} s of /hooks/agent with the worker held; execute: the backlog drained by ${CONCURRENCY} worker slots (echo model, deliver false, next-heartbeat, heartbeats off)`,
       peer
-        ? `peer: graphile-worker ${peer.workerVersion} under Node ${peer.nodeVersion}, concurrency ${CONCURRENCY}, settings ${JSON.stringify(peerSamples[0]?.settings ?? {})}`
+        ? `peer: graphile-worker ${peer.workerVersion} under Node ${peer.nodeVersion}, concurrency ${CONCURRENCY}; ${PEER_SETTINGS.map((setting) => `${PEER_LABEL[setting]}: ${JSON.stringify(peerSamples[setting][0]?.settings ?? {})}`).join('; ')}`
         : 'peer: not run',
       '',
       '| case | accept req/s median (min–max) | backlog runs | execute runs/s median (min–max) | executed/accepted median (min–max) | gateway CPU µs per run (execute) | CPU µs per request (accept) | others % (accept / execute) |',
@@ -417,10 +427,11 @@ function report() {
       );
     }
   });
-  if (peerSamples.length) {
-    const p = stat(peerSamples.map((s) => s.perSecond));
+  for (const [setting, list] of Object.entries(peerSamples)) {
+    if (list.length === 0) continue;
+    const p = stat(list.map((s) => s.perSecond));
     lines.push(
-      `| graphile-worker, no-op jobs (peer) | add_jobs ${stat(peerSamples.map((s) => s.addPerSecond)).text}/s | ${stat(peerSamples.map((s) => s.jobs)).text} | ${p.text} (${p.span}) | — | ${stat(peerSamples.map((s) => s.cpuUsPerJob)).text} | — | — / ${stat(peerSamples.map((s) => s.othersCpu)).text} |`,
+      `| graphile-worker ${PEER_LABEL[setting]}, no-op jobs (peer) | add_jobs ${stat(list.map((s) => s.addPerSecond)).text}/s | ${stat(list.map((s) => s.jobs)).text} | ${p.text} (${p.span}) | — | ${stat(list.map((s) => s.cpuUsPerJob)).text} | — | — / ${stat(list.map((s) => s.othersCpu)).text} |`,
     );
   }
   console.log(lines.join('\n'));
@@ -428,12 +439,15 @@ function report() {
   console.log(
     '\n(others %: the share of the machine other processes used in the window; on PostgreSQL it includes the database server.)',
   );
-  if (peerSamples.length) {
-    console.log('\nPostgreSQL gateway execute rate ÷ graphile-worker jobs/s, per round (same round):');
+  for (const [setting, peerList] of Object.entries(peerSamples)) {
+    if (peerList.length === 0) continue;
+    console.log(
+      `\nPostgreSQL gateway execute rate ÷ graphile-worker ${PEER_LABEL[setting]} jobs/s, per round (same round):`,
+    );
     gateways.forEach((g, index) => {
       for (const keys of KEYS) {
         const list = samples[index][`postgres/${keys}`] ?? [];
-        const ratios = list.map((s, i) => s.execute.rps / peerSamples[i].perSecond);
+        const ratios = list.map((s, i) => s.execute.rps / peerList[i].perSecond);
         if (ratios.length === 0) continue;
         const r = stat(ratios, 3);
         console.log(
@@ -462,16 +476,17 @@ function report() {
       );
     if (s['sqlite/one'])
       line('SQLite one key, runs/s', stat(s['sqlite/one'].map((x) => x.execute.rps)).median, 5000, '/s');
-    if (s['postgres/distinct'] && peerSamples.length)
-      line(
-        'PostgreSQL distinct keys ÷ graphile-worker',
-        stat(
-          s['postgres/distinct'].map((x, i) => x.execute.rps / peerSamples[i].perSecond),
-          2,
-        ).median,
-        1,
-        '×',
-      );
+    for (const [setting, peerList] of Object.entries(peerSamples))
+      if (s['postgres/distinct'] && peerList.length)
+        line(
+          `PostgreSQL distinct keys ÷ graphile-worker ${PEER_LABEL[setting]}`,
+          stat(
+            s['postgres/distinct'].map((x, i) => x.execute.rps / peerList[i].perSecond),
+            2,
+          ).median,
+          1,
+          '×',
+        );
   });
 
   console.log('\nchecks:');
@@ -489,10 +504,10 @@ function report() {
       }
     }
   }
-  for (const p of peerSamples)
+  for (const p of Object.values(peerSamples).flat())
     if (p.ran !== p.jobs) {
       exitCode = 1;
-      console.log(`  FAIL graphile-worker ran ${p.ran} of ${p.jobs} jobs`);
+      console.log(`  FAIL graphile-worker ${PEER_LABEL[p.setting]} ran ${p.ran} of ${p.jobs} jobs`);
     }
 
   for (const { label, dir } of profiles) {

@@ -9,6 +9,7 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic } from '../fakes/anthropic.js';
 import { startFakeDiscord } from '../fakes/discord.js';
@@ -429,8 +430,17 @@ describe('agentgate doctor', () => {
         const gateway = await startCli(['--config', path], isolated);
         running.push(gateway);
         const after = verdicts((await runCli(['doctor', '--config', path], isolated)).stdout);
+        // The verdict also depends on the server's autovacuum (warned about when off).
+        const admin = new pg.Client({ connectionString: db.url });
+        await admin.connect();
+        const { rows } = await admin.query<{ on: boolean }>(
+          "SELECT current_setting('autovacuum') = 'on' AND current_setting('track_counts') = 'on' AS on",
+        );
+        await admin.end();
         expect(after.get('store')?.line).toMatch(
-          /^ok\s+store\s+postgres .*: opens, schema version \d+ \(current\)$/,
+          rows[0]?.on
+            ? /^ok\s+store\s+postgres .*: opens, schema version \d+ \(current\)$/
+            : /^warn\s+store\s+postgres .*: opens, schema version \d+ \(current\); the server runs with autovacuum( and track_counts)? off, .*claims slow down over time: turn it on/,
         );
         await gateway.kill('SIGTERM');
 

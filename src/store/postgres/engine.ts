@@ -82,12 +82,44 @@ async function checkDatabase(url: string, timeoutMs: number): Promise<EngineChec
     const { rows } = await client.query<{ version: number | null }>(
       'SELECT MAX(version) AS version FROM schema_migrations',
     );
-    return versionVerdict(where, rows[0]?.version ?? 0, MIGRATIONS.length);
+    const verdict = versionVerdict(where, rows[0]?.version ?? 0, MIGRATIONS.length);
+    return verdict.level === 'fail' ? verdict : withVacuumVerdict(verdict, await vacuumSettings(client));
   } catch (error) {
     return { level: 'fail', message: `${where}: ${scrub(error, url)}` };
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/** The server settings autovacuum needs: both must be on for it to run at all. */
+async function vacuumSettings(client: pg.Client): Promise<{ autovacuum: string; trackCounts: string }> {
+  const { rows } = await client.query<{ autovacuum: string; track_counts: string }>(
+    "SELECT current_setting('autovacuum') AS autovacuum, current_setting('track_counts') AS track_counts",
+  );
+  return { autovacuum: rows[0]?.autovacuum ?? 'on', trackCounts: rows[0]?.track_counts ?? 'on' };
+}
+
+/**
+ * A server without autovacuum keeps every dead row version of the run queue's
+ * busy rows (a run's row changes twice, its key's head once): the indexes its
+ * claims read grow with every run, so claims slow down the longer the gateway
+ * is busy (docs/postgres.md, "Dead rows and VACUUM"). Worth a warning, not a failure.
+ */
+export function withVacuumVerdict(
+  verdict: EngineCheck,
+  settings: { autovacuum: string; trackCounts: string },
+): EngineCheck {
+  const off = [
+    settings.autovacuum === 'off' ? 'autovacuum' : null,
+    settings.trackCounts === 'off' ? 'track_counts' : null,
+  ].filter((name): name is string => name !== null);
+  if (off.length === 0) return verdict;
+  return {
+    level: 'warn',
+    message:
+      `${verdict.message}; the server runs with ${off.join(' and ')} off, so the run queue's dead rows ` +
+      'are never vacuumed and its claims slow down over time: turn it on (docs/postgres.md, "Dead rows and VACUUM")',
+  };
 }
 
 /** The driver's message without the URL or its password (pg may quote either). */
