@@ -10,17 +10,18 @@
  * The body is fixed at the first attempt and stored with it, so every retry
  * carries the same bytes (only the timestamp and signature change).
  */
-import { type Clock, systemClock } from '../channels/clock.js';
+
 import { hostOf } from '../http/outbound.js';
+import { signedHeaders, signingKey } from '../http/webhook-signature.js';
 import type { Logger } from '../log.js';
 import type { CallbackItem, Store } from '../store/types.js';
+import { type TimerClock as Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
 import { ScanLoop } from '../util/scan-loop.js';
 import type { SelfEndpoint } from './address-guard.js';
 import { callbackBody } from './body.js';
 import { givesUp, retryDelayMs } from './schedule.js';
 import { type CallbackResult, type Resolver, sendCallback } from './send.js';
-import { signedHeaders, signingKey } from './signature.js';
 
 export type CallbackOutcome = 'delivered' | 'failed';
 

@@ -26,8 +26,8 @@ import type {
   OutboxItem,
   SessionStore,
 } from '../store/types.js';
+import { type TimerClock as Clock, systemClock } from '../util/clock.js';
 import { ScanLoop } from '../util/scan-loop.js';
-import { type Clock, systemClock } from './clock.js';
 import { splitMessage } from './split.js';
 import { type ChannelAdapter, DeliveryError, type OutboundPart } from './types.js';
 

@@ -4,8 +4,8 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { callbackConfigProblems } from '../callbacks/config-check.js';
 import { resolveStore } from '../store/engines/registry.js';
+import { callbackConfigProblems } from './callback-rules.js';
 import { isInside } from './paths.js';
 import { mainSessionKeyOf, type ResolvedAgent, type ResolvedConfig } from './resolved.js';
 import type { RawConfig } from './schema.js';

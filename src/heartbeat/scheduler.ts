@@ -8,6 +8,7 @@
  * goes to the session's last route.
  */
 
+import { HEARTBEAT_MARKER, HEARTBEAT_OK, isHeartbeatAck } from '../agents/heartbeat-protocol.js';
 import type { ModelRouter } from '../agents/models.js';
 import { newOwnerId } from '../agents/owner.js';
 import { wrapUntrusted } from '../agents/safety.js';
@@ -20,8 +21,6 @@ import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
 import { uuidv7 } from '../util/ids.js';
-import { isHeartbeatAck } from './ack.js';
-import { HEARTBEAT_MARKER, HEARTBEAT_OK } from './protocol.js';
 
 export const COALESCE_MS = 250;
 const MAX_EVENTS = 200;

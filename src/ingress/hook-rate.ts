@@ -9,8 +9,9 @@
  * database round trip on every hook request). They outlive config reloads, so a
  * reload does not hand out a fresh minute's worth.
  */
+
+import type { HookTarget } from '../hook-model/targets.js';
 import { HttpError } from '../http/errors.js';
-import type { HookTarget } from './targets.js';
 
 interface Bucket {
   tokens: number;

@@ -13,6 +13,10 @@ import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { clientAddress, guardHook, refuseAuthFailure, tokenGuard } from '../auth/guards.js';
 import { presentedHookToken, type TokenMatcher, tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
+import { renderAnswer } from '../hook-model/actions.js';
+import { parseJsonObject } from '../hook-model/payload.js';
+import { HookPolicy } from '../hook-model/policy.js';
+import type { HookTarget } from '../hook-model/targets.js';
 import { HttpError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { SignatureRejected } from '../mappings/mapped-target.js';
@@ -21,15 +25,11 @@ import type { TransformLimits } from '../mappings/transforms.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { Action, Committed, RunView, Store, StoredAnswer } from '../store/types.js';
 import { logAccepted } from './accepted-log.js';
-import { renderAnswer } from './actions.js';
 import { BODY_TIMEOUT_MS, payloadTooLarge, readBody } from './body.js';
 import { HookRateLimiter, takeHookRate } from './hook-rate.js';
 import { idempotencyClaim } from './idempotency.js';
-import { parseJsonObject } from './payload.js';
-import { HookPolicy } from './policy.js';
 import { RunCompletions } from './run-completions.js';
 import { registerRunStatusRoute } from './run-status-route.js';
-import type { HookTarget } from './targets.js';
 import { runIdsOf, waitAnswer } from './wait-answer.js';
 
 export interface IngressDeps {

@@ -5,9 +5,9 @@
  * in the session `hook:gmail:<id>`, its text wrapped as untrusted email.
  */
 import { z } from 'zod';
-import { agentAction } from '../ingress/actions.js';
-import { validatePayload } from '../ingress/payload.js';
-import type { HookTarget } from '../ingress/targets.js';
+import { agentAction } from '../hook-model/actions.js';
+import { validatePayload } from '../hook-model/payload.js';
+import type { HookTarget } from '../hook-model/targets.js';
 import { FOR_EACH_LIMIT } from './mapped-target.js';
 
 /** Room for a batch of messages with bodies (each cut to `hooks.gmail.maxBytes` by the receiver). */

@@ -7,10 +7,10 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MappingConfig } from '../config/schema.js';
+import { type ActionContext, agentAction, wakeAction } from '../hook-model/actions.js';
+import { agentRequestSchema, validatePayload, wakeRequestSchema } from '../hook-model/payload.js';
+import type { HookRequest, HookTarget } from '../hook-model/targets.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
-import { type ActionContext, agentAction, wakeAction } from '../ingress/actions.js';
-import { agentRequestSchema, validatePayload, wakeRequestSchema } from '../ingress/payload.js';
-import type { HookRequest, HookTarget } from '../ingress/targets.js';
 import type { Logger } from '../log.js';
 import type { Action } from '../store/types.js';
 import { verifySignature } from './signatures.js';

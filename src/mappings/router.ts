@@ -6,7 +6,7 @@
  * candidate that accepts the payload wins.
  */
 import type { ResolvedConfig } from '../config/resolved.js';
-import { builtInTargets, type HookTarget } from '../ingress/targets.js';
+import { builtInTargets, type HookTarget } from '../hook-model/targets.js';
 import type { Logger } from '../log.js';
 import { gmailPreset } from './gmail-preset.js';
 import { mappedTarget } from './mapped-target.js';

@@ -8,7 +8,7 @@
  * (a validation step per request on the hot path; their body is parsed by the
  * ingress itself, any Content-Type), and they are two wildcard routes. Their
  * operations are generated from the zod schemas the ingress validates bodies
- * with (ingress/payload.ts) and the answers below, and laid into the document
+ * with (hook-model/payload.ts) and the answers below, and laid into the document
  * in place of the wildcard routes.
  *
  * @fastify/swagger only adds onRoute/onReady hooks: nothing runs per request.
@@ -18,7 +18,7 @@ import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { OpenAPIV3 } from 'openapi-types';
 import { type ZodType, z } from 'zod';
-import { agentRequestSchema, wakeRequestSchema } from '../ingress/payload.js';
+import { agentRequestSchema, wakeRequestSchema } from '../hook-model/payload.js';
 import { ErrorAnswer, RunView } from './admin-schemas.js';
 
 export interface OpenApiOptions {

@@ -11,6 +11,9 @@ export interface Clock {
   setInterval(fn: () => void, ms: number): () => void;
 }
 
+/** The part of a clock that engines waiting on one-shot timers need (delivery, callbacks). */
+export type TimerClock = Pick<Clock, 'now' | 'setTimeout'>;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {

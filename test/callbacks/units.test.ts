@@ -8,12 +8,12 @@ import { networkInterfaces } from 'node:os';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { forbiddenTarget } from '../../src/callbacks/address-guard.js';
-import { callbackConfigProblems } from '../../src/callbacks/config-check.js';
 import { judge } from '../../src/callbacks/engine.js';
 import { givesUp, MIN_RETRY_WINDOW_MS, RETRY_DELAYS_S, retryDelayMs } from '../../src/callbacks/schedule.js';
-import { signedHeaders, signingKey } from '../../src/callbacks/signature.js';
-import { checkCallbackUrl, normalisedOrigin, parseOrigin } from '../../src/callbacks/url.js';
+import { callbackConfigProblems } from '../../src/config/callback-rules.js';
 import type { HooksConfig } from '../../src/config/schema.js';
+import { checkCallbackUrl, normalisedOrigin, parseOrigin } from '../../src/http/callback-url.js';
+import { signedHeaders, signingKey } from '../../src/http/webhook-signature.js';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 

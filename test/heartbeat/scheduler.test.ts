@@ -5,7 +5,7 @@
  * take no real time.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { HEARTBEAT_MARKER, HEARTBEAT_OK } from '../../src/heartbeat/protocol.js';
+import { HEARTBEAT_MARKER, HEARTBEAT_OK } from '../../src/agents/heartbeat-protocol.js';
 import { COALESCE_MS, HeartbeatScheduler } from '../../src/heartbeat/scheduler.js';
 import { HeldProvider, NO_RETRY, queueEvent, type Rig, rig, silentLog } from '../helpers/agent-rig.js';
 import { settle } from '../helpers/manual-clock.js';

@@ -3,7 +3,7 @@
  * account and tests can predict every reply. It answers `Echo: <last user message>`,
  * and acknowledges an idle heartbeat the way a real agent is asked to.
  */
-import { HEARTBEAT_MARKER, HEARTBEAT_OK } from '../../heartbeat/protocol.js';
+import { HEARTBEAT_MARKER, HEARTBEAT_OK } from '../heartbeat-protocol.js';
 import { throwIfAborted } from './abort.js';
 import type { CompletionRequest, CompletionResult, ModelProvider } from './types.js';
 

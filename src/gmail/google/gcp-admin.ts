@@ -3,8 +3,9 @@
  * through Service Usage and Pub/Sub REST. Every step is idempotent: it first tolerates
  * or inspects what exists, so running setup twice changes nothing the second time.
  */
-import { GoogleApiError, googleJson, type HttpOptions, redact, resourcePath, trimBase } from './http.js';
+import { GoogleApiError, googleJson, type HttpOptions, resourcePath, trimBase } from './http.js';
 import type { GoogleAuth } from './oauth.js';
+import { redact } from './redact.js';
 
 /** The service account Gmail publishes watch notifications as (Gmail API push docs). */
 export const GMAIL_PUSH_MEMBER = 'serviceAccount:gmail-api-push@system.gserviceaccount.com';

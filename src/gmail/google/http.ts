@@ -9,6 +9,7 @@
  */
 import { createOutboundClient, DEFAULT_TIMEOUT_MS } from '../../http/outbound.js';
 import type { GoogleAuth } from './oauth.js';
+import { redact } from './redact.js';
 
 /** Google answers within seconds; a hung connection must not stall the receiver forever. */
 export { DEFAULT_TIMEOUT_MS };
@@ -29,19 +30,6 @@ export class GoogleApiError extends Error {
     super(message);
     this.name = 'GoogleApiError';
   }
-}
-
-const SECRET_PARAM =
-  /([?&;](?:token|access_token|refresh_token|client_secret|code|key|secret)=)[^&\s)"',]+/gi;
-const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]+/g;
-const GOOGLE_TOKEN = /\bya29\.[A-Za-z0-9._-]+|\b1\/\/[A-Za-z0-9._-]{10,}/g;
-
-/** Scrubs anything token-shaped from text that may end up in a log line. */
-export function redact(text: string): string {
-  return text
-    .replace(SECRET_PARAM, '$1<redacted>')
-    .replace(BEARER, '$1<redacted>')
-    .replace(GOOGLE_TOKEN, '<redacted>');
 }
 
 /** The URL without its query string: what an error message may show. */

@@ -14,7 +14,8 @@
  * the client secret) never leave this file.
  */
 import { CodeChallengeMethod, type Credentials, OAuth2Client } from 'google-auth-library';
-import { DEFAULT_TIMEOUT_MS, redact } from './http.js';
+import { DEFAULT_TIMEOUT_MS } from '../../http/outbound.js';
+import { redact } from './redact.js';
 
 export const GMAIL_READONLY_SCOPE = 'https://www.googleapis.com/auth/gmail.readonly';
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';

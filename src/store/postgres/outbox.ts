@@ -12,7 +12,7 @@ import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
 import type { DeliveryOutboxStore, DeliveryRecord, DeliveryRoute, OutboxItem } from '../types.js';
 import { armCallbackInTx } from './callbacks.js';
 import { inTransaction, read, type Tx } from './db.js';
-import { writeRouteInTx } from './sessions.js';
+import { writeRouteInTx } from './routes.js';
 
 export type { NewOutboxItem };
 

@@ -17,6 +17,7 @@ import type {
 } from '../types.js';
 import { inTransaction, read, readPrepared, type Tx } from './db.js';
 import { enqueueDeliveryInTx } from './outbox.js';
+import { writeRouteInTx } from './routes.js';
 
 export async function appendTranscriptInTx(
   tx: Tx,
@@ -66,20 +67,6 @@ export async function consumeEventsInTx(
     [now, eventIds, sessionKey],
   );
   return result.rowCount ?? 0;
-}
-
-export async function writeRouteInTx(
-  tx: Tx | pg.Pool,
-  sessionKey: string,
-  route: DeliveryRoute,
-  now: number,
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO routes (session_key, channel, recipient, updated_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (session_key) DO UPDATE SET channel = excluded.channel, recipient = excluded.recipient,
-                                              updated_at = excluded.updated_at`,
-    [sessionKey, route.channel, route.to, now],
-  );
 }
 
 export class PgSessions implements SessionStore {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createProvider } from '../../../src/agents/providers/index.js';
-import type { ChatMessage } from '../../../src/agents/providers/types.js';
 import {
   HEARTBEAT_OK,
   HEARTBEAT_MARKER as HEARTBEAT_PROMPT_MARKER,
-} from '../../../src/heartbeat/protocol.js';
+} from '../../../src/agents/heartbeat-protocol.js';
+import { createProvider } from '../../../src/agents/providers/index.js';
+import type { ChatMessage } from '../../../src/agents/providers/types.js';
 
 const echo = createProvider('echo', { api: 'echo' });
 

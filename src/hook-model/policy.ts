@@ -4,10 +4,10 @@
  * CONTRACT §4, §5).
  */
 import { randomUUID } from 'node:crypto';
-import { normalisedOrigin, originSet } from '../callbacks/url.js';
 import { recipientProblem } from '../channels/recipients.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { ChannelId } from '../config/schema.js';
+import { normalisedOrigin, originSet } from '../http/callback-url.js';
 import { HttpError } from '../http/errors.js';
 
 /** Session keys of this form belong to agents' main sessions, never to hook runs. */

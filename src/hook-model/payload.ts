@@ -4,8 +4,8 @@
  * Unknown fields are ignored (CONTRACT §4).
  */
 import { z } from 'zod';
-import { checkCallbackUrl } from '../callbacks/url.js';
 import { CHANNEL_IDS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
+import { checkCallbackUrl } from '../http/callback-url.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 
 /** A turn shorter than a second cannot reach any model; smaller values are mistakes (or probes). */

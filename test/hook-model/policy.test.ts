@@ -1,5 +1,5 @@
 /**
- * The hook policy (src/ingress/policy.ts) on its own, with configs loaded the
+ * The hook policy (src/hook-model/policy.ts) on its own, with configs loaded the
  * way the CLI loads them: agent ids, session keys, models and channels, and the
  * error code each refusal carries. policy.test.ts covers the same rules over HTTP.
  */
@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
+import { HookPolicy } from '../../src/hook-model/policy.js';
 import { HttpError } from '../../src/http/errors.js';
-import { HookPolicy } from '../../src/ingress/policy.js';
 import { writeConfig } from '../helpers/gateway.js';
 
 const dirs: string[] = [];

@@ -4,9 +4,10 @@
  * any callback is configured — an allowed origin or a mapping's URL — the
  * signing secret is required and must be a `whsec_` secret.
  */
-import type { HooksConfig } from '../config/schema.js';
-import { signingKey } from './signature.js';
-import { checkCallbackUrl, parseOrigin } from './url.js';
+
+import { checkCallbackUrl, parseOrigin } from '../http/callback-url.js';
+import { signingKey } from '../http/webhook-signature.js';
+import type { HooksConfig } from './schema.js';
 
 export function callbackConfigProblems(hooks: HooksConfig): string[] {
   const problems: string[] = [];
