@@ -111,11 +111,12 @@ export class GatewayClient {
   }
 }
 
-/** The gateway's error sentence and code (CONTRACT §4 shape), else the status and a slice of the body. */
+/** The gateway's error sentence and code (README, "Endpoints"), else the status and a slice of the body. */
 export function describeError(answer: GatewayAnswer, what: string): string {
   const { json } = answer;
   const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
-  // CONTRACT §4: {error: <sentence>, code}; an answer shaped {error: <code>, message: <sentence>} reads as well.
+  // The gateway's shape is {error: <sentence>, code}; one shaped {error: <code>, message: <sentence>}
+  // reads as well.
   const sentence = text(json?.message) ?? text(json?.error);
   const code = text(json?.code) ?? (text(json?.message) ? text(json?.error) : undefined);
   if (sentence && code) return `${sentence} (${code}, HTTP ${answer.status})`;

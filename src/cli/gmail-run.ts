@@ -1,4 +1,7 @@
-/** `agentgate hooks gmail run`: the Gmail push receiver on its own (CONTRACT §8). */
+/**
+ * `agentgate hooks gmail run`: the Gmail push receiver on its own (README,
+ * "Gmail: an email arrives, the agent answers in Telegram").
+ */
 import { loadConfigFile } from '../config/load.js';
 import { locateConfigFile } from '../config/paths.js';
 import { createGmailReceiver, GmailConfigError } from '../gmail/start.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `agentgate` command line (CONTRACT §2).
+ * The `agentgate` command line (README, "Command line").
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { registerOperatorCommands } from './operator-commands.js';

@@ -1,7 +1,7 @@
 /**
- * The operator's commands (CONTRACT §9): they talk to a running gateway over
- * HTTP, with the address and tokens of the config `run` resolves (§1), or check
- * the installation (`doctor`).
+ * The operator's commands (docs/operating.md, "Command line"): they talk to a
+ * running gateway over HTTP, with the address and tokens of the config `run`
+ * resolves, or check the installation (`doctor`).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { action } from './cli-error.js';

@@ -61,9 +61,9 @@ export async function runCommand(options: RunOptions): Promise<void> {
   // Only now: a supervisor may send SIGTERM as soon as it reads this line.
   console.log(`agentgate listening on ${gateway.url}`);
 
-  // CONTRACT §8: `run` starts the Gmail receiver itself when hooks.gmail.account is set. It listens
-  // on hooks.gmail.serve and hands mail to this gateway's ingress in process (hookUrl is for
-  // `hooks gmail run` alone).
+  // `run` starts the Gmail receiver itself when hooks.gmail.account is set. It listens on
+  // hooks.gmail.serve and hands mail to this gateway's ingress in process (hookUrl is for
+  // `hooks gmail run` alone; README, "Gmail: an email arrives, the agent answers in Telegram", step 4).
   if (loaded.config.hooks.gmail?.account) {
     try {
       const receiver = createGmailReceiver(loaded.config, log, { gatewayApp: gateway.app });

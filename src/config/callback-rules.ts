@@ -1,5 +1,5 @@
 /**
- * The configuration rules of callbacks (CONTRACT §10): every allowed origin is
+ * The configuration rules of callbacks (docs/callers.md, "Configuration"): every allowed origin is
  * an origin, every mapping's `callbackUrl` an absolute http(s) URL, and once
  * any callback is configured — an allowed origin or a mapping's URL — the
  * signing secret is required and must be a `whsec_` secret.

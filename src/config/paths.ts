@@ -3,7 +3,10 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 export const CONFIG_FILE_NAME = 'agentgate.json5';
 
-/** CONTRACT §1: --config, else $AGENTGATE_CONFIG, else $AGENTGATE_HOME/agentgate.json5, else ~/.agentgate/. */
+/**
+ * --config, else $AGENTGATE_CONFIG, else $AGENTGATE_HOME/agentgate.json5, else ~/.agentgate/
+ * (README, "Command line").
+ */
 export function locateConfigFile(explicit: string | undefined, env: NodeJS.ProcessEnv): string {
   if (explicit) return resolve(explicit);
   if (env.AGENTGATE_CONFIG) return resolve(env.AGENTGATE_CONFIG);

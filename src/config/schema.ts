@@ -1,5 +1,5 @@
 /**
- * The whole configuration surface of CONTRACT §3, §7 and §8 as one strict schema.
+ * The whole configuration surface (README, "Configuration") as one strict schema.
  * Every object is strict: an unknown key is an error, because a typo must never
  * silently disable a security setting.
  */
@@ -38,7 +38,7 @@ const gatewaySchema = z.strictObject({
   trustedProxies: z.array(nonEmpty).default([]),
 });
 
-/** CONTRACT §10 per-hook limits: whole numbers from 1 (a limit of 0 would refuse everything). */
+/** Per-hook limits (docs/callers.md): whole numbers from 1 (a limit of 0 would refuse everything). */
 const rateLimitSchema = z.strictObject({
   perMinute: z
     .number({ error: 'must be a whole number of requests per minute' })
@@ -73,13 +73,13 @@ const mappingSchema = z.strictObject({
   forEach: nonEmpty.optional(),
   transform: z.strictObject({ module: nonEmpty, export: nonEmpty.optional() }).optional(),
   verify: z.strictObject({ kind: z.enum(VERIFY_KINDS), secret: nonEmpty }).optional(),
-  /** CONTRACT §10: the operator's completion callback for this mapping's runs (not a template). */
+  /** The operator's completion callback for this mapping's runs, not a template (docs/callers.md). */
   callbackUrl: nonEmpty.optional(),
-  /** CONTRACT §10: the answer waits for the run (up to hooks.maxWaitSeconds). */
+  /** The answer waits for the run, up to hooks.maxWaitSeconds (docs/callers.md). */
   waitForCompletion: z.boolean().optional(),
-  /** CONTRACT §10: requests per minute to this mapping's hook, all callers together. */
+  /** Requests per minute to this mapping's hook, all callers together (docs/callers.md). */
   rateLimit: rateLimitSchema.optional(),
-  /** CONTRACT §10: at most this many of its runs execute at once. */
+  /** At most this many of its runs execute at once (docs/callers.md, "Per-hook limits"). */
   maxConcurrentRuns: maxConcurrentRunsSchema.optional(),
 });
 
@@ -121,7 +121,7 @@ const gmailSchema = z.strictObject({
       gmail: nonEmpty.default('https://gmail.googleapis.com'),
       pubsub: nonEmpty.default('https://pubsub.googleapis.com'),
       serviceUsage: nonEmpty.default('https://serviceusage.googleapis.com'),
-      /** Google's OIDC signing keys, for `oidc` (an addition to CONTRACT §8's list). */
+      /** Google's OIDC signing keys, for `oidc` (README, "Authenticated pushes"). */
       oidcCerts: nonEmpty.default('https://www.googleapis.com/oauth2/v3/certs'),
     })
     .default({
@@ -146,7 +146,7 @@ const hooksSchema = z.strictObject({
   mappings: z.array(mappingSchema).default([]),
   transformsDir: nonEmpty.optional(),
   gmail: gmailSchema.optional(),
-  /** CONTRACT §10: signed completion callbacks. */
+  /** Signed completion callbacks (docs/callers.md, "Completion callbacks"). */
   callbacks: z
     .strictObject({
       /** `whsec_<base64>`: the Standard Webhooks signing secret; required once any callback is configured. */
@@ -155,15 +155,15 @@ const hooksSchema = z.strictObject({
       allowedOrigins: z.array(nonEmpty).default([]),
     })
     .optional(),
-  /** CONTRACT §10: longest wait of a waitForCompletion request, in seconds. */
+  /** Longest wait of a waitForCompletion request, in seconds (docs/callers.md). */
   maxWaitSeconds: z
     .number({ error: 'must be a number of seconds' })
     .min(1, 'must be at least 1')
     .max(600, 'must be at most 600 (use a completion callback for longer runs)')
     .default(120),
-  /** CONTRACT §10: requests per minute to /wake and /agent together. */
+  /** Requests per minute to /wake and /agent together (docs/callers.md, "Per-hook limits"). */
   rateLimit: rateLimitSchema.optional(),
-  /** CONTRACT §10: at most this many /agent runs execute at once. */
+  /** At most this many /agent runs execute at once (docs/callers.md, "Per-hook limits"). */
   maxConcurrentRuns: maxConcurrentRunsSchema.optional(),
 });
 

@@ -1,5 +1,5 @@
 /**
- * Cross-field rules the schema cannot express (CONTRACT §3 "Startup refuses"),
+ * Cross-field rules the schema cannot express (README, "Configuration": what `run` refuses),
  * plus resolution of paths, agents and the model policy.
  */
 import { existsSync, realpathSync } from 'node:fs';
@@ -96,7 +96,7 @@ export function checkConfig(
     }
   });
 
-  // --- hooks: the name reserved for run status (CONTRACT §10) -----------------
+  // --- hooks: the name reserved for run status (docs/callers.md, "Following a run") ---
   hooks.mappings.forEach((mapping, index) => {
     const path = mapping.match?.path;
     if (path === RUNS_HOOK_NAME || path?.startsWith(`${RUNS_HOOK_NAME}/`)) {
@@ -106,7 +106,7 @@ export function checkConfig(
     }
   });
 
-  // --- hooks: completion callbacks (CONTRACT §10) ----------------------------------
+  // --- hooks: completion callbacks (docs/callers.md, "Configuration") ----------------
   problems.push(...callbackConfigProblems(hooks));
 
   // --- agents -------------------------------------------------------------------

@@ -1,7 +1,7 @@
 /**
- * The wake and agent request bodies of spec §2. A value of the wrong type or
- * outside its allowed set is a 400 naming the field — never silently replaced.
- * Unknown fields are ignored (CONTRACT §4).
+ * The wake and agent request bodies (README, "Endpoints"). A value of the wrong
+ * type or outside its allowed set is a 400 naming the field — never silently
+ * replaced. Unknown fields are ignored.
  */
 import { z } from 'zod';
 import { CHANNEL_IDS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
@@ -59,9 +59,9 @@ export const agentRequestSchema = z.object({
       `must be >= ${MIN_TIMEOUT_SECONDS} and <= ${MAX_TIMEOUT_SECONDS}`,
     )
     .optional(),
-  /** CONTRACT §10: the answer waits for the run, up to hooks.maxWaitSeconds. */
+  /** The answer waits for the run, up to hooks.maxWaitSeconds (docs/callers.md, "Waiting in the answer"). */
   waitForCompletion: z.boolean({ error: 'must be true or false' }).optional(),
-  /** CONTRACT §10: where the run's completion callback goes (its origin is checked by policy). */
+  /** Where the run's completion callback goes; policy checks its origin (docs/callers.md). */
   callbackUrl: z
     .string({ error: 'must be a string (an absolute http(s) URL)' })
     .superRefine((value, ctx) => {

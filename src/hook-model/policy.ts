@@ -1,7 +1,7 @@
 /**
  * The routing and security policies applied to a validated hook action:
- * agent ids, session keys, models and delivery channels (spec §2, §4.2, §7;
- * CONTRACT §4, §5).
+ * agent ids, session keys, models and delivery channels (README, "Endpoints" and
+ * "Design decisions").
  */
 import { randomUUID } from 'node:crypto';
 import { recipientProblem } from '../channels/recipients.js';
@@ -142,8 +142,9 @@ export class HookPolicy {
 
   /**
    * A request's own `callbackUrl` (already a valid http(s) URL) must have an origin
-   * listed in `hooks.callbacks.allowedOrigins` (CONTRACT §10): the caller picks where
-   * the gateway will POST, so the operator picks which places may be picked.
+   * listed in `hooks.callbacks.allowedOrigins` (docs/callers.md, "Asking for one"): the
+   * caller picks where the gateway will POST, so the operator picks which places may be
+   * picked.
    */
   checkCallbackOrigin(callbackUrl: string): void {
     const origin = normalisedOrigin(new URL(callbackUrl));

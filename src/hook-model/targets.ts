@@ -34,12 +34,12 @@ export interface HookTarget {
    */
   verifies?: boolean;
   /**
-   * Requests per minute to this hook, all callers together (CONTRACT §10), and the
-   * bucket they are counted in when shared (/wake and /agent share one); without
-   * `bucket`, each hook name has its own.
+   * Requests per minute to this hook, all callers together (docs/callers.md,
+   * "Per-hook limits"), and the bucket they are counted in when shared (/wake and
+   * /agent share one); without `bucket`, each hook name has its own.
    */
   rateLimit?: { perMinute: number; bucket?: string };
-  /** Most runs of this hook executing at once (CONTRACT §10). */
+  /** Most runs of this hook executing at once (docs/callers.md, "Per-hook limits"). */
   maxConcurrentRuns?: number;
   /** For targets chosen by payload (`match.source`); absent means any payload. */
   accepts?(payload: Record<string, unknown>): boolean;
@@ -49,7 +49,8 @@ export interface HookTarget {
 export function builtInTargets(config: ResolvedConfig): Map<string, HookTarget> {
   const maxBodyBytes = config.hooks.maxBodyBytes;
   const perMinute = config.hooks.rateLimit?.perMinute;
-  // One bucket for /wake and /agent together (CONTRACT §10); other buckets are "hook:<name>".
+  // One bucket for /wake and /agent together (docs/callers.md, "Per-hook limits"); other
+  // buckets are "hook:<name>".
   const rateLimit = perMinute === undefined ? undefined : { perMinute, bucket: 'wake+agent' };
   const wake: HookTarget = {
     name: 'wake',

@@ -1,5 +1,5 @@
 /**
- * Callback URLs and their origins (CONTRACT §10). A callback URL is an
+ * Callback URLs and their origins (docs/callers.md, "Completion callbacks"). A callback URL is an
  * absolute http(s) URL without user info; origins are compared after
  * normalising — scheme, lower-case host, default port made explicit — so
  * `https://Example.com` and `https://example.com:443/x` share one origin.

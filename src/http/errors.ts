@@ -1,6 +1,6 @@
 /**
  * The one error type every HTTP answer of the gateway is built from:
- * `{"ok":false,"error":"<human sentence>","code":"<code>"}` (CONTRACT §4).
+ * `{"ok":false,"error":"<human sentence>","code":"<code>"}` (README, "Endpoints").
  */
 export type ErrorCode =
   | 'token_in_query'
@@ -20,7 +20,7 @@ export type ErrorCode =
   | 'channel_not_configured'
   | 'callback_not_allowed'
   | 'idempotency_conflict'
-  // The operators' API (CONTRACT §9):
+  // The operators' API (docs/operating.md, "Admin error codes"):
   | 'run_not_finished'
   | 'nothing_to_deliver'
   | 'delivery_pending'

@@ -1,5 +1,5 @@
 /**
- * The log line that starts a hook's trail (CONTRACT §9, issue 12 item 5): the
+ * The log line that starts a hook's trail (docs/operating.md, "Logs and correlation"): the
  * request's id next to what it committed. From here on every line about the
  * work carries the committed id — `runId` (worker, delivery, callback) or, for
  * a wake, `eventId`, which the heartbeat that sees it lists in `eventIds`.

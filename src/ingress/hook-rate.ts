@@ -1,5 +1,5 @@
 /**
- * Per-hook request rates (CONTRACT §10): a token bucket per hook, for all its
+ * Per-hook request rates (docs/callers.md, "Per-hook limits"): a token bucket per hook, for all its
  * callers together. A bucket holds up to `perMinute` tokens (a minute's worth
  * may arrive at once) and refills continuously at `perMinute` per minute; a
  * request takes one token or is refused, and a refused request takes none.

@@ -1,8 +1,9 @@
 /**
- * The hook ingress as Fastify routes. Checks run in the order of CONTRACT §4:
- * query token → method → lockout → token → hook name (all before the body is
- * read), then body limit/deadline → JSON → (mapping choice by payload, sender
- * signature) → payload → policy → idempotency → durable commit → answer.
+ * The hook ingress as Fastify routes. Checks run in the order of README,
+ * "Errors, in the order they are checked": query token → method → lockout →
+ * token → hook name (all before the body is read), then body limit/deadline →
+ * JSON → (mapping choice by payload, sender signature) → payload → policy →
+ * idempotency → durable commit → answer.
  *
  * The hooks configuration (token, mappings, presets, policies) lives in one
  * state object that a config reload swaps whole; `hooks.path` and
@@ -41,9 +42,12 @@ export interface IngressDeps {
   /** Told about every commit, after it is durable (wakes the workers). */
   onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
   now?: () => number;
-  /** Deadline for receiving a body (CONTRACT §4: 30 s); shorter only in tests. */
+  /**
+   * Deadline for receiving a body: 30 s (README, "Errors, in the order they are checked");
+   * shorter only in tests.
+   */
   bodyTimeoutMs?: number;
-  /** Where every hook answer is counted (CONTRACT §9); absent in tests that do not look. */
+  /** Where every hook answer is counted (docs/operating.md, "Metrics"); absent in tests that do not look. */
   metrics?: GatewayMetrics;
   /** Finished runs, told by the worker, for `waitForCompletion` (else the waits poll the store only). */
   completions?: RunCompletions;
@@ -58,7 +62,7 @@ interface IngressState {
 
 /** The live hooks configuration; `reload` swaps it only when the new one is fully built. */
 export class HookIngress {
-  /** Per-hook request rates (CONTRACT §10); kept across reloads, so a reload grants no fresh minute. */
+  /** Per-hook request rates (docs/callers.md); kept across reloads, so a reload grants no fresh minute. */
   readonly rates = new HookRateLimiter();
 
   private constructor(
@@ -92,8 +96,8 @@ export class HookIngress {
   }
 
   /**
-   * The `maxConcurrentRuns` of the hook a run source names (`hook:<name>`,
-   * CONTRACT §10) — the strictest of the hook's candidate targets — for the
+   * The `maxConcurrentRuns` of the hook a run source names (`hook:<name>`;
+   * docs/callers.md) — the strictest of the hook's candidate targets — for the
    * worker's claims; undefined for no cap.
    */
   runCap(source: string): number | undefined {
@@ -145,7 +149,7 @@ declare module 'fastify' {
 /**
  * The hook routes' request types, declared without a schema: a schema would add
  * a validation step per request on the hot path, and the body is parsed here on
- * purpose (any Content-Type, CONTRACT §4's error order). `*` is absent on the
+ * purpose (any Content-Type, in the README's order of errors). `*` is absent on the
  * bare hooks path.
  */
 interface HookRoute {
@@ -175,7 +179,8 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     // With a signature still to check, authentication is not complete yet.
     if (!candidates.some((target) => target.verifies)) limiter.succeed(address);
     if (candidates.length === 0) throw new HttpError(404, 'not_found', `no hook named "${name}"`);
-    // After the name, before the body (CONTRACT §10): a refused request stores nothing.
+    // After the name, before the body (docs/callers.md, "Per-hook limits"): a refused request
+    // stores nothing.
     takeHookRate(ingress.rates, name, candidates, now());
     request.hookPending = { state, name, candidates };
   });
@@ -249,7 +254,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
   });
 
   /**
-   * The answer of a `waitForCompletion` request (CONTRACT §10): the runs are
+   * The answer of a `waitForCompletion` request (docs/callers.md): the runs are
    * committed already; a client that leaves while waiting only ends the wait.
    * A replay of such a request waits for the same runs, so a client that lost
    * its answer re-sends the request with the same Idempotency-Key to get it.
@@ -286,7 +291,10 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
   registerRunStatusRoute(app, { store, limiter, log, ingress, hooksPath });
 
   const metrics = deps.metrics;
-  /** The hook the path names — its chosen target, else its first candidate — or `unknown` (CONTRACT §9). */
+  /**
+   * The hook the path names — its chosen target, else its first candidate — or `unknown`
+   * (the `hook` label; docs/operating.md, "Metrics").
+   */
   const hookLabel = (request: FastifyRequest<HookRoute>): string => {
     const pending = request.hookPending;
     const target = pending
@@ -315,7 +323,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
 
   app.register(async (scope) => {
     scope.decorateRequest('hookPending', null);
-    // Parse every body ourselves, whatever its Content-Type (CONTRACT §4).
+    // Parse every body ourselves, whatever its Content-Type (README, "Endpoints").
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (request, payload, done) => {
       const { candidates } = request.hookPending as Pending;

@@ -1,5 +1,5 @@
 /**
- * Waiting for runs to finish, for `waitForCompletion` requests (CONTRACT §10).
+ * Waiting for runs to finish, for `waitForCompletion` requests (docs/callers.md).
  *
  * Two ways to learn that a run finished, used together:
  * - the worker of this process calls `notify(runId)` once it recorded the run,

@@ -1,8 +1,9 @@
 /**
- * `GET {hooks.path}/runs/{runId}` (CONTRACT §10): a run's RunView (§6) for a
- * caller that holds only the hook token, so it can follow what it started.
+ * `GET {hooks.path}/runs/{runId}` (docs/callers.md, "Following a run"): a run's
+ * RunView for a caller that holds only the hook token, so it can follow what it
+ * started.
  *
- * The same checks as every hook path, in CONTRACT §4's order — token in the
+ * The same checks as every hook path, in the same order — token in the
  * query → method (GET only here) → lockout → token — and a failed token counts
  * toward the lockout. The name `runs` is reserved: no mapping may take it
  * (config/semantics.ts). Routed before `{hooks.path}/*`, being more specific.

@@ -1,5 +1,5 @@
 /**
- * The answer of a `waitForCompletion` request (CONTRACT §10), built from the
+ * The answer of a `waitForCompletion` request (docs/callers.md, "Waiting in the answer"), built from the
  * accept answer (`{"ok":true,"runId"}`, or `"runIds"` for a fan-out) and the
  * runs as they stand when the wait ended:
  *

@@ -1,5 +1,5 @@
 /**
- * The gateway's Prometheus metrics (CONTRACT §9), on a registry of its own so
+ * The gateway's Prometheus metrics (docs/operating.md, "Metrics"), on a registry of its own so
  * that two gateways in one process (tests) never share or clash on a series.
  *
  * Counters and histograms are this process's: Prometheus sums replicas. The
@@ -148,7 +148,7 @@ export class GatewayMetrics {
     this.authLockouts.inc();
   }
 
-  /** A completion callback ended: delivered (2xx) or failed for good (issue 13 calls this). */
+  /** A completion callback ended: delivered (2xx) or failed for good (the callback engine calls this). */
   callbackFinished(status: OutcomeStatus): void {
     this.callbacks.labels(status).inc();
   }

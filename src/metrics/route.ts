@@ -1,5 +1,5 @@
 /**
- * `GET /metrics` (CONTRACT §9): the Prometheus text exposition, under the admin
+ * `GET /metrics` (docs/operating.md, "Metrics"): the Prometheus text exposition, under the admin
  * token like /api — same guard, so failures count toward the same lockout.
  */
 import type { FastifyInstance } from 'fastify';

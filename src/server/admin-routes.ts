@@ -1,5 +1,5 @@
 /**
- * The operators' API (CONTRACT §6, §9): health and readiness, runs (list,
+ * The operators' API (README and docs/operating.md, "Admin API"): health and readiness, runs (list,
  * retry, redeliver), deliveries, session events, the OpenAPI document. Every
  * /api route takes only `Authorization: Bearer <gateway.auth.token>`; failures
  * count toward the same per-address lockout as the hooks.
@@ -105,7 +105,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       const [run, stored] = await Promise.all([store.getRun(runId), store.admin.getStoredRun(runId)]);
       if (!run || !stored) throw new HttpError(404, 'not_found', `no run with id "${runId}"`);
       // The operator's view adds what the run was given (the list's fields and the
-      // message as received); a caller holding only the hook token gets §6's RunView.
+      // message as received); a caller holding only the hook token gets the RunView alone
+      // (docs/callers.md, "Following a run").
       const { source, name, retryOf, message } = stored.run;
       return { ...run, source, name, retryOf: retryOf ?? null, message };
     });

@@ -68,7 +68,7 @@ export const ErrorAnswer = z
     code: z.string().describe('The error code, e.g. `not_found`.'),
     field: z.string().optional().describe('With `invalid_payload`: the refused parameter or field.'),
   })
-  .describe('An error (CONTRACT §4 shape).');
+  .describe('An error, in the one shape every error answer of the gateway has.');
 
 export const RunView = z.object({
   runId: z.string(),

@@ -1,6 +1,6 @@
 /**
- * Builds the HTTP application: Fastify with the JSON error shape of CONTRACT §4
- * everywhere, the hook ingress and the admin API.
+ * Builds the HTTP application: Fastify with the gateway's one JSON error shape
+ * everywhere (README, "Endpoints"), the hook ingress and the admin API.
  */
 import Fastify, {
   type FastifyBaseLogger,
@@ -33,9 +33,9 @@ export interface AppDeps {
   ingress: HookIngress;
   onCommitted?: IngressDeps['onCommitted'];
   bodyTimeoutMs?: number;
-  /** Hook answers are counted and `GET /metrics` is served when given (CONTRACT §9). */
+  /** Hook answers are counted and `GET /metrics` is served when given (docs/operating.md, "Metrics"). */
   metrics?: GatewayMetrics;
-  /** Runs the worker finished, for `waitForCompletion` answers (CONTRACT §10). */
+  /** Runs the worker finished, for `waitForCompletion` answers (docs/callers.md, "Waiting in the answer"). */
   completions?: IngressDeps['completions'];
   /** Wakes the delivery engine (admin redeliver). */
   notifyDelivery?: () => void;
@@ -56,7 +56,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: trusted.length > 0 ? trusted : false,
     return503OnClosing: true,
     keepAliveTimeout: 72_000,
-    // Requests refused before any route answer in CONTRACT §4's shape too (client-errors.ts).
+    // Requests refused before any route answer in the same JSON shape too (README, "Endpoints";
+    // client-errors.ts).
     clientErrorHandler: onClientError,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, onBadUrl, onMaxParamLength },
   });
@@ -71,7 +72,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   const notFound = (request: FastifyRequest): HttpError => {
     const inHooks = config.hooks.enabled && request.url.startsWith(`${config.hooks.path}/`);
-    // Methods without a hook route land here: the query-token check still comes first (CONTRACT §4).
+    // Methods without a hook route land here: the query-token check still comes first
+    // (README, "Errors, in the order they are checked").
     if (inHooks) rejectQueryToken(request);
     return inHooks
       ? new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use POST`, {

@@ -2,7 +2,8 @@
  * Answers for requests that never reach a route — what Node's HTTP parser
  * refuses (the server's 'clientError') and what the router refuses (a path
  * that is not valid percent-encoding, a path parameter over the length limit)
- * — in CONTRACT §4's JSON shape instead of Node's or Fastify's own bodies.
+ * — in the gateway's JSON error shape instead of Node's or Fastify's own
+ * bodies (README, "Errors, in the order they are checked").
  *
  * A parse error can arrive while an earlier request on the same keep-alive
  * connection is still being handled: a complete POST followed, in the same

@@ -1,5 +1,5 @@
 /**
- * `GET /api/openapi.json` (CONTRACT §9): an OpenAPI 3 document of every hook
+ * `GET /api/openapi.json` (docs/operating.md, "Admin API"): an OpenAPI 3 document of every hook
  * and admin endpoint, generated with @fastify/swagger from the routes' own
  * zod schemas (fastify-type-provider-zod's jsonSchemaTransform) — not written
  * by hand, so it cannot drift from what the routes check.
@@ -154,7 +154,7 @@ function hookPathItem(operation: HookOperation): Record<string, unknown> {
   };
 }
 
-/** `GET {hooks.path}/runs/{runId}` (CONTRACT §10): a run's status for a caller holding the hook token. */
+/** `GET {hooks.path}/runs/{runId}`: a run's status for a caller holding the hook token (docs/callers.md). */
 function runStatusPathItem(): Record<string, unknown> {
   const error = (description: string) => ({
     description,

@@ -1,5 +1,5 @@
 /**
- * The operators' run and delivery routes (CONTRACT §9): the run list, retry,
+ * The operators' run and delivery routes (docs/operating.md, "Admin API"): the run list, retry,
  * redeliver and the delivery list. Registered by admin-routes.ts inside its
  * authenticated scope, so every one takes the admin token only.
  *

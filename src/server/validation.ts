@@ -3,8 +3,8 @@
  * which types `request.params` and `request.query` from them). The provider's
  * own validator compiler answers with its own error type; this one answers a
  * refused value the way the handlers always did, 400 `invalid_payload` naming
- * the field (CONTRACT §4's JSON error shape), so the error handler needs no
- * special case.
+ * the field in the gateway's JSON error shape (docs/operating.md, "Admin error codes"), so
+ * the error handler needs no special case.
  */
 import type { FastifySchemaCompiler } from 'fastify';
 import type { ZodType } from 'zod';

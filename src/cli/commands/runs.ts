@@ -1,5 +1,5 @@
 /**
- * `agentgate runs list|show|retry|redeliver` over the admin API (CONTRACT §6, §9).
+ * `agentgate runs list|show|retry|redeliver` over the admin API (docs/operating.md, "Command line").
  * People get a table or aligned fields; `--json` prints the API's answer as is.
  */
 import { GatewayClient } from '../admin-client.js';
@@ -15,7 +15,10 @@ export interface ListOptions extends TargetOptions {
   json?: boolean;
 }
 
-/** A RunView (§6, §9) as the CLI reads it: every field optional, as older gateways lack some. */
+/**
+ * A RunView (docs/operating.md, "Admin API") as the CLI reads it: every field optional, as
+ * older gateways lack some.
+ */
 export interface RunView {
   runId: string;
   status: string;

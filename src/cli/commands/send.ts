@@ -3,10 +3,10 @@
  * with the hook token from the config. Prints the JSON answer; exit 1 on an
  * error answer (the answer is still printed, for scripts).
  *
- * `--wait` (agent): the request asks for `waitForCompletion` (CONTRACT §10), so a
- * gateway that supports it answers once the run has finished — no polling. When
+ * `--wait` (agent): the request asks for `waitForCompletion` (docs/callers.md), so
+ * a gateway that supports it answers once the run has finished — no polling. When
  * the answer is a 202 instead (the run outlived `hooks.maxWaitSeconds`, or the
- * gateway predates §10 and ignored the field), the CLI follows the run itself:
+ * gateway predates `waitForCompletion` and ignored the field), the CLI follows the run itself:
  * `GET /api/runs/{id}` with the admin token, else `GET {hooks.path}/runs/{id}`
  * with the hook token, until it finishes or `--max-wait` passes.
  */
@@ -38,7 +38,7 @@ export interface AgentOptions extends TargetOptions {
 }
 
 const FINISHED = new Set(['succeeded', 'failed', 'timed_out']);
-/** CONTRACT §10's default `hooks.maxWaitSeconds`. */
+/** The gateway's default `hooks.maxWaitSeconds` (docs/callers.md, "Waiting in the answer"). */
 const DEFAULT_SERVER_MAX_WAIT_S = 120;
 
 export async function sendWakeCommand(text: string, options: WakeOptions): Promise<void> {
