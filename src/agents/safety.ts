@@ -1,6 +1,7 @@
 /**
- * The external-content safety boundary (spec: "Hook payloads are treated as
- * untrusted and wrapped in safety boundaries by default"; CONTRACT §5).
+ * The external-content safety boundary: hook payloads are untrusted and are
+ * wrapped before any model sees them (README, "Untrusted content";
+ * docs/untrusted-content.md).
  *
  * Hook content handed to a model is preceded by a notice that it is data, not
  * instructions, and framed by start/end markers carrying a random id per wrap:

@@ -1,13 +1,14 @@
 /**
- * Executes queued agent runs (CONTRACT §5). Runs are leased from the store, at
- * most `agents.defaults.maxConcurrent` at once; runs sharing a session key are
- * leased one at a time, in order, by the store's claim, which also shares the
- * free slots fairly between hooks and holds each to its `maxConcurrentRuns`
- * (CONTRACT §10, store/fair-share.ts). A run ends succeeded,
- * failed or timed_out; its result, transcript turn and summary event are
- * committed together, then a heartbeat is requested (`wakeMode: "now"`) and
- * the reply is delivered. On stop, running turns get a grace period, then are
- * aborted and put back in the queue for the next start.
+ * Executes queued agent runs (README, "Agent runs, heartbeats and delivery").
+ * Runs are leased from the store, at most `agents.defaults.maxConcurrent` at
+ * once; runs sharing a session key are leased one at a time, in order, by the
+ * store's claim, which also shares the free slots fairly between hooks and
+ * holds each to its `maxConcurrentRuns` (docs/callers.md, "Per-hook limits";
+ * store/fair-share.ts). A run ends succeeded, failed or timed_out; its result,
+ * transcript turn and summary event are committed together, then a heartbeat is
+ * requested (`wakeMode: "now"`) and the reply is delivered. On stop, running
+ * turns get a grace period, then are aborted and put back in the queue for the
+ * next start.
  */
 
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
@@ -63,11 +64,11 @@ export interface WorkerDeps {
   providerRetry?: RetryPolicy;
   /** Time for leases, run timeouts, polls and the stop grace (tests pass a manual one). */
   clock?: Clock;
-  /** Counts finished runs and their durations (CONTRACT §9). */
+  /** Counts finished runs and their durations (docs/operating.md, "Metrics"). */
   metrics?: Pick<GatewayMetrics, 'runFinished'>;
   /**
-   * Each run source's `maxConcurrentRuns` (CONTRACT §10), asked at every claim so a
-   * config reload applies to the next claim; absent means no caps.
+   * Each run source's `maxConcurrentRuns` (docs/callers.md, "Per-hook limits"), asked at
+   * every claim so a config reload applies to the next claim; absent means no caps.
    */
   runCaps?: (source: string) => number | undefined;
   /** Told each run this worker recorded as finished (a waiting request answers at once). */

@@ -1,5 +1,5 @@
 /**
- * Where a callback may never connect (CONTRACT §10, issue 13): the payload of a
+ * Where a callback may never connect (docs/callers.md, "SSRF rules"): the payload of a
  * callback is chosen by whoever sent the hook, so its target must not be the
  * gateway's own API (its listen address and port, and every local alias of it)
  * nor a link-local or cloud metadata address — whatever the allowed origins

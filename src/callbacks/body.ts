@@ -1,5 +1,5 @@
 /**
- * The callback body (CONTRACT §10): the run's outcome as the RunView has it,
+ * The callback body (docs/callers.md, "What is sent"): the run's outcome as the RunView has it,
  * null fields present as null.
  */
 import type { RunView } from '../store/types.js';

@@ -1,6 +1,6 @@
 /**
  * The callback engine: sends completion callbacks from the store's outbox
- * (CONTRACT §10). It claims due callbacks (a lease per attempt, so one replica
+ * (docs/callers.md, "Completion callbacks"). It claims due callbacks (a lease per attempt, so one replica
  * sends each), signs each attempt per Standard Webhooks — the same
  * `webhook-id` on every attempt, a fresh timestamp and signature — and records
  * the outcome: 2xx delivered; 408, 429, 5xx and network failures retried on
@@ -260,7 +260,10 @@ type Verdict =
   | { kind: 'permanent'; reason: string }
   | { kind: 'temporary'; reason: string; retryAfterMs?: number };
 
-/** CONTRACT §10: 2xx ends it; 408, 429, 5xx and network errors are retried; any other answer ends it as failed. */
+/**
+ * 2xx ends it; 408, 429, 5xx and network errors are retried; any other answer ends it as failed
+ * (docs/callers.md, "Retries").
+ */
 export function judge(result: CallbackResult): Verdict {
   if (result.kind === 'refused') return { kind: 'permanent', reason: `refused: ${result.reason}` };
   if (result.kind === 'network') return { kind: 'temporary', reason: result.reason };

@@ -1,11 +1,12 @@
 /**
- * When a failed callback is tried again (CONTRACT §10). The first three
- * retries come within seconds — each at most 25 s after the previous attempt,
- * inside the contract's 30 s — then the wait grows to six hours, and the
- * callback is given up only when the whole schedule has run and at least
- * 24 h passed since it became due. Jitter only lengthens a wait (up to +25 %),
- * so the schedule's sum (31.9 h) stays above 24 h, and receivers that come
- * back from an outage are not hit by every gateway at the same second.
+ * When a failed callback is tried again (docs/callers.md, "Retries"). The first
+ * three retries come within seconds — each at most 25 s after the previous
+ * attempt, so a receiver's brief hiccup costs seconds, not minutes — then the
+ * wait grows to six hours, and the callback is given up only when the whole
+ * schedule has run and at least 24 h passed since it became due. Jitter only
+ * lengthens a wait (up to +25 %), so the schedule's sum (31.9 h) stays above
+ * 24 h, and receivers that come back from an outage are not hit by every
+ * gateway at the same second.
  */
 
 /** Wait before retry n (n = 1 is the first retry), in seconds. */

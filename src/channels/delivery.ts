@@ -1,6 +1,6 @@
 /**
- * The delivery engine: works through the outbox (CONTRACT §5, issue "delivery,
- * reliably"). For each reply it fixes the route once — `last` is the main
+ * The delivery engine: works through the outbox (README, "Agent runs, heartbeats
+ * and delivery"). For each reply it fixes the route once — `last` is the main
  * session's last route, else the first configured channel; `to` defaults to the
  * route's recipient — renders the Markdown reply in the platform's formatting,
  * split at its limit (the adapter's render, format/), and sends the
@@ -49,7 +49,7 @@ export interface DeliveryEngineOptions {
   clock?: Clock;
   /** Jitter source, in [0, 1). */
   random?: () => number;
-  /** Counts deliveries that ended, by channel and outcome (CONTRACT §9). */
+  /** Counts deliveries that ended, by channel and outcome (docs/operating.md, "Metrics"). */
   metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   /** Called once a delivery has ended in the store (a run's callback may now be due). */
   onFinished?: (item: OutboxItem) => void;

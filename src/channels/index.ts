@@ -1,5 +1,5 @@
 /**
- * The platform adapters for the configured channels (CONTRACT §3 `channels`),
+ * The platform adapters for the configured channels (`channels`; README, "Messaging platforms"),
  * one small module per platform under adapters/.
  */
 import type { ChannelId, ChannelsConfig } from '../config/schema.js';

@@ -1,7 +1,8 @@
 /**
- * Every form of `to` per platform (CONTRACT §12), parsed once into a typed
- * recipient: the ingress checks `to` at the door with the same parser the
- * adapter uses to build its request, so what is accepted is what is sent.
+ * Every form of `to` per platform (docs/recipients.md, "Recipient forms of
+ * `to`"), parsed once into a typed recipient: the ingress checks `to` at the
+ * door with the same parser the adapter uses to build its request, so what is
+ * accepted is what is sent.
  *
  * The door refuses only what the platform could never accept (wrong
  * characters, a form that does not exist); never a plausible id because of its

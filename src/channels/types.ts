@@ -1,5 +1,5 @@
 /**
- * One interface for every messaging platform (CONTRACT §3 `channels`): send a
+ * One interface for every messaging platform (`channels`; README, "Messaging platforms"): send a
  * text to a recipient. The delivery engine around it decides what to send where.
  *
  * A platform is described, not programmed against HTTP: its module says how to
@@ -12,7 +12,7 @@ import type { ChannelId } from '../config/schema.js';
 import type { OutboundClient, OutboundRequest, OutboundResponse } from '../http/outbound.js';
 
 export interface OutboundMessage {
-  /** Recipient in one of the channel's forms of `to` (CONTRACT §12; parsed by recipients.ts). */
+  /** Recipient in one of the channel's forms of `to` (docs/recipients.md; parsed by recipients.ts). */
   to: string;
   /** The text in the platform's native formatting (render() made it), or plain text. */
   text: string;

@@ -1,5 +1,5 @@
 /**
- * Serves the operators' dashboard (CONTRACT §9 `GET /ui/`): a static page and
+ * Serves the operators' dashboard (`GET /ui/`; docs/operating.md, "Dashboard"): a static page and
  * its small ES modules and stylesheet from ./public/, read once at start. The
  * files are public (the page asks for the admin token and sends it only in the
  * Authorization header of its API calls); every answer carries a strict

@@ -1,4 +1,7 @@
-/** Pub/Sub's push envelope for a Gmail notification (CONTRACT §8). */
+/**
+ * Pub/Sub's push envelope for a Gmail notification (README, "Gmail: an email arrives, the agent
+ * answers in Telegram").
+ */
 import { HttpError } from '../http/errors.js';
 
 export interface Envelope {

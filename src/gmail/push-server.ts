@@ -1,8 +1,9 @@
 /**
  * The receiver's own listener: a second Fastify instance on `hooks.gmail.serve`
- * (its own bind, port and path, CONTRACT §8), carrying the push routes plugin.
- * Every answer has §4's JSON error shape; anything that is not the client's
- * fault is a 503, so Pub/Sub delivers the push again.
+ * (its own bind, port and path; README, "Gmail: an email arrives, the agent
+ * answers in Telegram", step 4), carrying the push routes plugin. Every answer
+ * has the gateway's JSON error shape; anything that is not the client's fault
+ * is a 503, so Pub/Sub delivers the push again.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyError, LogController } from 'fastify';
 import { HttpError } from '../http/errors.js';

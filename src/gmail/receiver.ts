@@ -1,12 +1,13 @@
 /**
- * The gmail preset's Pub/Sub push receiver (CONTRACT §8). Each push names the
- * mailbox and its newest history id; the receiver reads what was added since
- * the last id it handled, hands each new message (not sent, draft, spam or
- * trash) to its sink — the gateway's `/hooks/gmail`, in process inside
- * `agentgate run`, over HTTP for `agentgate hooks gmail run` — and only then
- * answers 2xx; any failure is a 5xx, so Pub/Sub delivers the push again.
- * Pushes are handled one at a time. The HTTP side lives in push-server.ts and
- * push-routes.ts; this file keeps the mailbox in step.
+ * The gmail preset's Pub/Sub push receiver (README, "Gmail: an email arrives,
+ * the agent answers in Telegram"). Each push names the mailbox and its newest
+ * history id; the receiver reads what was added since the last id it handled,
+ * hands each new message (not sent, draft, spam or trash) to its sink — the
+ * gateway's `/hooks/gmail`, in process inside `agentgate run`, over HTTP for
+ * `agentgate hooks gmail run` — and only then answers 2xx; any failure is a
+ * 5xx, so Pub/Sub delivers the push again. Pushes are handled one at a time.
+ * The HTTP side lives in push-server.ts and push-routes.ts; this file keeps the
+ * mailbox in step.
  */
 import { AuthFailureLimiter, type AuthLimiter } from '../auth/auth-limiter.js';
 import { tokenMatcher } from '../auth/token.js';
@@ -38,7 +39,7 @@ export interface GmailReceiverOptions {
   sink: MailSink;
   /** Also require Google's OIDC token on each push (hooks.gmail.oidc). */
   oidc?: OidcVerifier;
-  /** The §4 lockout; a wrong push or OIDC token counts toward it. */
+  /** The auth-failure lockout (README, "Authentication"); a wrong push or OIDC token counts toward it. */
   limiter?: AuthLimiter;
   log: Logger;
 }

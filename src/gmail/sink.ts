@@ -1,11 +1,12 @@
 /**
- * Where the receiver hands a new mail (CONTRACT §8): the gateway's
- * `POST {hooks.path}/gmail` with the hook token and `Idempotency-Key:
- * gmail:<messageId>`. Inside `agentgate run` that request goes to the
- * gateway's own Fastify app in process (`inject`): no socket, no loopback
- * port, yet the very same route — token, idempotency, payload validation,
- * policy, the gmail preset and the durable commit. `agentgate hooks gmail run`
- * alone sends it over HTTP to `hooks.gmail.hookUrl`.
+ * Where the receiver hands a new mail (README, "Gmail: an email arrives, the
+ * agent answers in Telegram"): the gateway's `POST {hooks.path}/gmail` with the
+ * hook token and `Idempotency-Key: gmail:<messageId>`. Inside `agentgate run`
+ * that request goes to the gateway's own Fastify app in process (`inject`): no
+ * socket, no loopback port, yet the very same route — token, idempotency,
+ * payload validation, policy, the gmail preset and the durable commit.
+ * `agentgate hooks gmail run` alone sends it over HTTP to
+ * `hooks.gmail.hookUrl`.
  *
  * A sink resolves once the gateway accepted the mail, and throws otherwise, so
  * the push is answered 5xx and Pub/Sub delivers it again.

@@ -1,11 +1,11 @@
 /**
- * Heartbeats (CONTRACT §5): one agent turn in a main session that sees every
- * pending system event (and the workspace's HEARTBEAT.md). Periodic per agent
- * (`heartbeat.every`, "0" off), and on demand: requests within 250 ms coalesce
- * into one, and a session never runs two at once — a request during a
- * heartbeat runs one more right after. Events are consumed only when the turn
- * succeeds; a reply that is only an acknowledgement is not delivered, any other
- * goes to the session's last route.
+ * Heartbeats (README, "Agent runs, heartbeats and delivery"): one agent turn in
+ * a main session that sees every pending system event (and the workspace's
+ * HEARTBEAT.md). Periodic per agent (`heartbeat.every`, "0" off), and on
+ * demand: requests within 250 ms coalesce into one, and a session never runs
+ * two at once — a request during a heartbeat runs one more right after. Events
+ * are consumed only when the turn succeeds; a reply that is only an
+ * acknowledgement is not delivered, any other goes to the session's last route.
  */
 
 import { HEARTBEAT_MARKER, HEARTBEAT_OK, isHeartbeatAck } from '../agents/heartbeat-protocol.js';
@@ -42,7 +42,7 @@ export interface HeartbeatDeps {
   providerRetry?: RetryPolicy;
   /** Time for coalescing, periodic beats, turn timeouts and the stop grace (tests pass a manual one). */
   clock?: Clock;
-  /** Counts finished heartbeats (CONTRACT §9). */
+  /** Counts finished heartbeats (docs/operating.md, "Metrics"). */
   metrics?: Pick<GatewayMetrics, 'heartbeatFinished'>;
 }
 

@@ -1,6 +1,6 @@
 /**
- * Resolves a hook name to its candidate targets (spec §2 Mapping, issue
- * "mapped hooks"): `/wake` and `/agent` first, then `hooks.mappings` in order,
+ * Resolves a hook name to its candidate targets (README, "POST /hooks/<name> — mapped hooks"):
+ * `/wake` and `/agent` first, then `hooks.mappings` in order,
  * then enabled presets. A mapping's `match.path` must equal the name when
  * given; its `match.source` is checked on the payload afterwards, so the first
  * candidate that accepts the payload wins.

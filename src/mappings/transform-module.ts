@@ -75,7 +75,7 @@ function pickExport(
     }
     return value as TransformFn;
   }
-  // CONTRACT §7: `default`, then `transform`.
+  // `default`, then `transform` (README, "Transforms").
   for (const name of ['default', 'transform']) {
     for (const scope of scopes) {
       const value = Object.hasOwn(scope, name) ? scope[name] : undefined;

@@ -21,7 +21,7 @@ import {
 import type { WorkerSpec } from './transform-protocol.js';
 import { type PendingCall, TransformSlot } from './transform-slot.js';
 
-/** CONTRACT §7 / README: a transform call that has not settled after this is cut off. */
+/** A transform call that has not settled after this is cut off (docs/transforms.md, "Bounds"). */
 export const TRANSFORM_TIMEOUT_MS = 5000;
 
 export interface TransformLimits {

@@ -1,5 +1,5 @@
 /**
- * Mapping transforms (CONTRACT §7): operator-written JS/TS modules that turn a
+ * Mapping transforms (docs/transforms.md): operator-written JS/TS modules that turn a
  * webhook request into a partial action.
  *
  * A transform never runs in the gateway's thread. Each one gets a small pool of

@@ -1,5 +1,5 @@
 /**
- * The operators' views (CONTRACT §9) as both engines read them: the run list
+ * The operators' views (docs/operating.md, "Admin API") as both engines read them: the run list
  * row (a RunView plus where the run came from) and the outbox item view.
  */
 import { iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from './rows.js';

@@ -131,7 +131,7 @@ export function toOutboxItem(row: OutboxRow): OutboxItem {
   };
 }
 
-/** A completion callback row (CONTRACT §10), the same columns on both engines. */
+/** A completion callback row (docs/callers.md), the same columns on both engines. */
 export interface CallbackRow {
   id: string;
   run_id: string;

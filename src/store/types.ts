@@ -9,10 +9,10 @@ export type WakeMode = 'now' | 'next-heartbeat';
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out';
 export type DeliveryStatus = 'pending' | 'delivered' | 'skipped' | 'failed' | 'none';
 export type EventStatus = 'pending' | 'consumed';
-/** A run's completion callback (CONTRACT §10): `none` when the run has no callbackUrl. */
+/** A run's completion callback (docs/callers.md, "`callback` in the RunView"): `none` for no callbackUrl. */
 export type CallbackStatus = 'none' | 'pending' | 'delivered' | 'failed';
 
-/** A system event for a main session (CONTRACT §5 wake). */
+/** A system event for a main session (README, "`POST /hooks/wake` — queue a system event"). */
 export interface NewEvent {
   id: string;
   sessionKey: string;
@@ -42,7 +42,7 @@ export interface NewRun {
   allowUnsafeExternalContent: boolean;
   source: string;
   createdAt: number;
-  /** Where the run's completion callback goes (CONTRACT §10); absent or null for none. */
+  /** Where the run's completion callback goes (docs/callers.md); absent or null for none. */
   callbackUrl?: string | null;
   /** The run this one retries (`POST /api/runs/{id}/retry`); absent or null for a first run. */
   retryOf?: string | null;
@@ -53,7 +53,7 @@ export type Action =
   | {
       kind: 'agent';
       run: NewRun;
-      /** Ingress only, never stored: the HTTP answer waits for this run (CONTRACT §10). */
+      /** Ingress only, never stored: the HTTP answer waits for this run (`waitForCompletion`). */
       waitForCompletion?: boolean;
     };
 
@@ -343,7 +343,7 @@ export interface LockoutLedger {
 }
 
 /**
- * A completion callback in its outbox (CONTRACT §10). The row is written with
+ * A completion callback in its outbox (docs/callers.md, "What is sent"). The row is written with
  * the run at its acceptance and becomes due once the run's result is final:
  * at completion when nothing is to be delivered, else when the delivery
  * settles (delivered, failed or skipped), so the body's `delivery` is final.
@@ -394,7 +394,7 @@ export interface CallbackOutboxStore {
   ): Promise<boolean>;
 }
 
-/** A run as the run list shows it (CONTRACT §9): its RunView plus where it came from. */
+/** A run as the run list shows it (docs/operating.md, "Admin API"): its RunView plus where it came from. */
 export interface RunListView extends RunView {
   /** `hook:agent`, `hook:<mapping id>`, ... (a retry keeps its original's). */
   source: string;
@@ -447,7 +447,7 @@ export interface ListDeliveriesOptions {
 /** What `redeliverRun` did. */
 export type RedeliverResult = 'enqueued' | 'not_found' | 'nothing_to_deliver' | 'delivery_pending';
 
-/** What the operators' API reads and does beyond the ingress (CONTRACT §9). */
+/** What the operators' API reads and does beyond the ingress (docs/operating.md, "Admin API"). */
 export interface AdminStore {
   /** Newest first; `undefined` when `before` names no run. */
   listRuns(options: ListRunsOptions): Promise<RunPage | undefined>;
@@ -493,7 +493,7 @@ export interface Store {
   listEvents(sessionKey: string, options: ListEventsOptions): Promise<EventView[] | undefined>;
   /** Marks these pending events of a session consumed (a heartbeat turn saw them); returns how many changed. */
   consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number>;
-  /** How much work stands in the store now, for every replica together (metrics gauges, CONTRACT §9). */
+  /** How much work stands in the store now, for every replica together (the metrics' gauges). */
   counts(): Promise<StoreCounts>;
   pruneIdempotency(olderThan: number): Promise<number>;
   /**

@@ -1,5 +1,5 @@
 /**
- * One interface for every model provider (CONTRACT §3 `models.providers`):
+ * One interface for every model provider (`models.providers`; README, "Providers"):
  * a single turn — system prompt plus conversation — in, reply text out.
  */
 export type ThinkingLevel = 'off' | 'minimal' | 'low' | 'medium' | 'high';

@@ -1,5 +1,5 @@
 /**
- * Discord delivery through the REST API's Create Message (CONTRACT §3:
+ * Discord delivery through the REST API's Create Message (README, "Messaging platforms":
  * `POST {apiBaseUrl}/channels/{to}/messages`, `Authorization: Bot {botToken}`)
  * with `{content, allowed_mentions:{parse:[]}}`: an agent's reply quoting
  * "@everyone" or a role must not ping anybody.

@@ -1,9 +1,10 @@
 /**
  * Markdown → a platform's native formatting, split within its limit
- * (CONTRACT §12). The reply is parsed once into blocks (tree.ts); the
- * platform's writer formats a list of blocks as one message; the splitter
- * (split.ts) measures the writer's output, so limits hold on what is sent and a
- * cut never falls inside a tag, a span or a code block.
+ * (docs/recipients.md, "Formatting per platform", "Splitting"). The reply is
+ * parsed once into blocks (tree.ts); the platform's writer formats a list of
+ * blocks as one message; the splitter (split.ts) measures the writer's output,
+ * so limits hold on what is sent and a cut never falls inside a tag, a span or
+ * a code block.
  */
 import type { OutboundPart } from '../types.js';
 import { splitBlocks } from './split.js';

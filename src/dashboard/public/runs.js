@@ -5,7 +5,7 @@ import { badge, duration, fill, h, runLink, table, time } from './dom.js';
 
 /**
  * Where each run the list showed came from (source, name, retryOf): the run's own
- * answer (GET /api/runs/{id}, CONTRACT §6's RunView) does not carry them, so its
+ * answer (GET /api/runs/{id}, the RunView) does not carry them, so its
  * page fills them in from here when the operator came through the list.
  * @type {Map<string, { source?: string, name?: string | null, retryOf?: string | null }>}
  */

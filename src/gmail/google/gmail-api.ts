@@ -1,7 +1,8 @@
 /**
- * The four Gmail API calls the receiver needs (CONTRACT §8): users.watch,
- * users.history.list, users.messages.get (format=full) and users.messages.list.
- * The Gmail user id is the account address, URL-encoded into the path.
+ * The four Gmail API calls the receiver needs (README, "Gmail: an email
+ * arrives, the agent answers in Telegram"): users.watch, users.history.list,
+ * users.messages.get (format=full) and users.messages.list. The Gmail user id
+ * is the account address, URL-encoded into the path.
  */
 import { GoogleApiError, googleJson, type HttpOptions, trimBase } from './http.js';
 import type { GoogleAuth } from './oauth.js';

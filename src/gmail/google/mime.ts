@@ -1,8 +1,9 @@
 /**
- * Turns a Gmail `format=full` message into what is forwarded to the hook (CONTRACT §8):
- * raw From/Subject/Date header values, the snippet with HTML entities decoded, and the
- * text body — the text/plain part, else the HTML part reduced to text — cut to a byte
- * budget so one huge mail cannot blow up the agent's prompt.
+ * Turns a Gmail `format=full` message into what is forwarded to the hook (README, "Gmail:
+ * an email arrives, the agent answers in Telegram"): raw From/Subject/Date header values,
+ * the snippet with HTML entities decoded, and the text body — the text/plain part, else
+ * the HTML part reduced to text — cut to a byte budget so one huge mail cannot blow up
+ * the agent's prompt.
  */
 import { TextDecoder } from 'node:util';
 import { decodeEntities, htmlToText } from './html.js';

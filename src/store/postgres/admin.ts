@@ -1,5 +1,5 @@
 /**
- * The operators' reads and writes on PostgreSQL (CONTRACT §9), the same as
+ * The operators' reads and writes on PostgreSQL (docs/operating.md, "Admin API"), the same as
  * SQLite's: what any replica answers is read from the database.
  *
  * Lists walk an index newest first by seq and stop at the page size (the

@@ -1,5 +1,6 @@
 /**
- * The completion-callback outbox on PostgreSQL (CONTRACT §10, §11). As on
+ * The completion-callback outbox on PostgreSQL (docs/callers.md, "Across PostgreSQL
+ * replicas"). As on
  * SQLite, a callback row is written with its run at acceptance ('waiting') and
  * armed in the transaction that makes the run's result final. Across replicas
  * each attempt is leased: `claimCallbacks` takes due rows with

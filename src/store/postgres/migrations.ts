@@ -161,9 +161,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX auth_failures_locked ON auth_failures (locked_until) WHERE locked_until > 0;
   `,
-  // Completion callbacks (CONTRACT §10): their durable outbox, leased per attempt so one
-  // replica sends each, and their state on the run for RunView. 'waiting' until the run's
-  // result is final.
+  // Completion callbacks (docs/callers.md, "Completion callbacks"): their durable outbox,
+  // leased per attempt so one replica sends each, and their state on the run for RunView.
+  // 'waiting' until the run's result is final.
   `
   ALTER TABLE runs ADD COLUMN callback_status TEXT NOT NULL DEFAULT 'none';
   ALTER TABLE runs ADD COLUMN callback_attempts INTEGER NOT NULL DEFAULT 0;
@@ -186,14 +186,16 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX callbacks_due ON callbacks (next_attempt_at, seq) WHERE status = 'pending';
   CREATE INDEX callbacks_finished ON callbacks (updated_at) WHERE status IN ('delivered', 'failed');
   `,
-  // Fair claiming between hooks (CONTRACT §10): each head carries its run's source, so a claim
+  // Fair claiming between hooks (docs/callers.md, "Per-hook limits"): each head carries its
+  // run's source, so a claim
   // reads the oldest heads of every source without walking a flooded source's backlog.
   `
   ALTER TABLE run_heads ADD COLUMN source TEXT NOT NULL DEFAULT '';
   UPDATE run_heads h SET source = r.source FROM runs r WHERE r.seq = h.seq;
   CREATE INDEX run_heads_by_source ON run_heads (source, seq);
   `,
-  // The operators' API (CONTRACT §9): a retry names the run it retries; the lists read newest
+  // The operators' API (docs/operating.md, "Admin API"): a retry names the run it retries;
+  // the lists read newest
   // first by seq through an index for each filter (failed and timed-out runs, a source,
   // failed deliveries), and a redelivery finds a run's outbox items by its id.
   `

@@ -1,6 +1,6 @@
 /**
  * The scale-out store: any number of replicas on one PostgreSQL database
- * (CONTRACT §11). It implements the same Store as SQLite; what differs is said
+ * (docs/postgres.md). It implements the same Store as SQLite; what differs is said
  * where it differs.
  *
  * Start: the pool connects and `migrate` brings the schema up to date under an

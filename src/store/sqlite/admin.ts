@@ -1,5 +1,5 @@
 /**
- * The operators' reads and writes on SQLite (CONTRACT §9): run and delivery
+ * The operators' reads and writes on SQLite (docs/operating.md, "Admin API"): run and delivery
  * lists newest first, a run's inputs for a retry, a redelivery, a ping and the
  * readiness probe's write.
  *

@@ -1,5 +1,5 @@
 /**
- * The completion-callback outbox on SQLite (CONTRACT §10). A callback row is
+ * The completion-callback outbox on SQLite (docs/callers.md). A callback row is
  * written in the transaction that accepts its run ('waiting'), armed in the
  * transaction that makes the run's result final ('pending', due at once), and
  * each attempt's outcome is written together with the run's RunView columns.

@@ -134,8 +134,8 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO run_heads (session_key, seq)
     SELECT session_key, MIN(seq) FROM runs WHERE status IN ('queued', 'running') GROUP BY session_key;
   `,
-  // 5: completion callbacks (CONTRACT §10) — their durable outbox, and their state on the run
-  // for RunView. A row is 'waiting' from the run's acceptance until its result is final.
+  // 5: completion callbacks (docs/callers.md) — their durable outbox, and their state on the
+  // run for RunView. A row is 'waiting' from the run's acceptance until its result is final.
   `
   ALTER TABLE runs ADD COLUMN callback_status TEXT NOT NULL DEFAULT 'none';
   ALTER TABLE runs ADD COLUMN callback_attempts INTEGER NOT NULL DEFAULT 0;
@@ -158,14 +158,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX callbacks_due ON callbacks (next_attempt_at, seq) WHERE status = 'pending';
   CREATE INDEX callbacks_finished ON callbacks (updated_at) WHERE status IN ('delivered', 'failed');
   `,
-  // 6: fair claiming between hooks (CONTRACT §10) — each head carries its run's source, so a
+  // 6: fair claiming between hooks (docs/callers.md) — each head carries its run's source, so a
   // claim reads the oldest heads of every source without walking a flooded source's backlog.
   `
   ALTER TABLE run_heads ADD COLUMN source TEXT NOT NULL DEFAULT '';
   UPDATE run_heads SET source = COALESCE((SELECT r.source FROM runs r WHERE r.seq = run_heads.seq), '');
   CREATE INDEX run_heads_by_source ON run_heads (source, seq);
   `,
-  // 7: the operators' API (CONTRACT §9) — a retry names the run it retries; the lists read
+  // 7: the operators' API (docs/operating.md) — a retry names the run it retries; the lists read
   // newest first by seq through an index for each filter (failed and timed-out runs, a
   // source, failed deliveries), and a redelivery finds a run's outbox items by its id.
   `

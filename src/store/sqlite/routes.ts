@@ -1,5 +1,6 @@
 /**
- * The last delivery route of each main session (CONTRACT §5 `channel: "last"`).
+ * The last delivery route of each main session (`channel: "last"`; README, "Agent runs,
+ * heartbeats and delivery").
  * Its own small piece because both sides write it: sessions (an operator's or a
  * test's explicit route) and the outbox (every successful delivery).
  */
