@@ -1,9 +1,9 @@
 /**
- * Fair sharing of worker slots between hooks and per-hook caps (CONTRACT §10),
- * over real HTTP with the real worker and a slow loopback fake of the model:
- * a flood of runs on one hook does not keep a single run of another hook waiting
- * longer than about one run's duration, and `maxConcurrentRuns` holds while the
- * other hooks' runs use the free slots.
+ * Fair sharing of worker slots between hooks and per-hook caps (docs/callers.md,
+ * "Per-hook limits"), over real HTTP with the real worker and a slow loopback
+ * fake of the model: a flood of runs on one hook does not keep a single run of
+ * another hook waiting longer than about one run's duration, and
+ * `maxConcurrentRuns` holds while the other hooks' runs use the free slots.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';

@@ -1,9 +1,10 @@
 /**
- * The auth-failure limiter on an injected clock: CONTRACT §4's counting
- * (20 failures / 60 s → 60 s lockout), and issue 9's bounds — a lock is never
- * shed before it ends, counted addresses are shed least recent first, IPv6 is
- * counted by /64, and a full table of locks degrades to "not locked" with one
- * report rather than to shedding a lock or refusing everyone.
+ * The auth-failure limiter on an injected clock: the counting of README,
+ * "Authentication" (20 failures / 60 s → 60 s lockout), and the bounds of
+ * docs/authentication.md, "Two tables" — a lock is never shed before it ends,
+ * counted addresses are shed least recent first, IPv6 is counted by /64, and a
+ * full table of locks degrades to "not locked" with one report rather than to
+ * shedding a lock or refusing everyone.
  */
 import { describe, expect, it } from 'vitest';
 import { addressKey, MAX_KEY_LENGTH } from '../../src/auth/address-key.js';
@@ -29,7 +30,7 @@ function failTimes(limiter: AuthFailureLimiter, address: string, count: number) 
   return Array.from({ length: count }, () => limiter.fail(address));
 }
 
-describe('counting (CONTRACT §4)', () => {
+describe('counting', () => {
   it('locks on the 20th failure within 60 s, for 60 s, with a Retry-After that counts down', () => {
     const { clock, limiter } = limiterWith();
     const outcomes = failTimes(limiter, '198.51.100.1', 20);
@@ -74,7 +75,7 @@ describe('counting (CONTRACT §4)', () => {
   });
 });
 
-describe('bounded memory without washing out a lock (issue 9 point 1)', () => {
+describe('bounded memory without washing out a lock', () => {
   it('keeps a lock while 10,050 other addresses fail once each', () => {
     const { clock, limiter } = limiterWith();
     failTimes(limiter, '203.0.113.7', 20);

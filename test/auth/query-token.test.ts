@@ -1,6 +1,7 @@
 /**
- * A token in the query string is refused (issue 9 point 6): any key that reads
- * `token` ignoring ASCII case, percent-encoding and a trailing bracket part.
+ * A token in the query string is refused (README, "Authentication"): any key
+ * that reads `token` ignoring ASCII case, percent-encoding and a trailing
+ * bracket part.
  */
 import { describe, expect, it } from 'vitest';
 import { queryHasToken } from '../../src/auth/query-token.js';

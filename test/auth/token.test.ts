@@ -1,7 +1,7 @@
 /**
- * Reading the presented token from the raw header list (issue 9 point 7): a
- * repeated or disagreeing credential is refused 400 `ambiguous_credentials`,
- * never picked or joined.
+ * Reading the presented token from the raw header list (docs/authentication.md,
+ * "How credentials are read"): a repeated or disagreeing credential is refused
+ * 400 `ambiguous_credentials`, never picked or joined.
  */
 import { describe, expect, it } from 'vitest';
 import { presentedBearerToken, presentedHookToken } from '../../src/auth/token.js';

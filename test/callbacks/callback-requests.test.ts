@@ -1,7 +1,7 @@
 /**
- * What the ingress accepts as a callback (CONTRACT §10): a request's own
- * `callbackUrl` must be an absolute http(s) URL without user info (else 400
- * invalid_payload naming it) whose normalised origin is listed in
+ * What the ingress accepts as a callback (docs/callers.md, "Asking for one"): a
+ * request's own `callbackUrl` must be an absolute http(s) URL without user info
+ * (else 400 invalid_payload naming it) whose normalised origin is listed in
  * `hooks.callbacks.allowedOrigins` (else 400 callback_not_allowed); a mapping's
  * is the operator's. And the configuration refuses callbacks without a secret.
  */

@@ -1,8 +1,9 @@
 /**
- * Completion callbacks through a real gateway over real HTTP (CONTRACT §10):
- * a loopback receiver records what the gateway sends, and the Standard
- * Webhooks reference library verifies the signatures. The callback engine runs
- * on a manual clock, so retry waits are stepped through instead of slept.
+ * Completion callbacks through a real gateway over real HTTP (docs/callers.md,
+ * "Completion callbacks"): a loopback receiver records what the gateway sends,
+ * and the Standard Webhooks reference library verifies the signatures. The
+ * callback engine runs on a manual clock, so retry waits are stepped through
+ * instead of slept.
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,8 @@
 /**
- * Callbacks across PostgreSQL replicas (CONTRACT §10, §11): two gateways on one
- * database, runs accepted by both; each callback is sent once — by whichever
- * replica claims it — and both replicas show the same RunView.callback.
+ * Callbacks across PostgreSQL replicas (docs/callers.md, "Across PostgreSQL
+ * replicas"): two gateways on one database, runs accepted by both; each
+ * callback is sent once — by whichever replica claims it — and both replicas
+ * show the same RunView.callback.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';

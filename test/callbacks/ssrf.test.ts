@@ -1,10 +1,10 @@
 /**
  * A callback never reaches the gateway's own API or a link-local/metadata
- * address, even when its origin is allowed (CONTRACT §10, issue 13): the
+ * address, even when its origin is allowed (docs/callers.md, "SSRF rules"): the
  * address is checked where the connection is made, so a name that resolves
- * elsewhere on a later attempt (DNS rebinding) is caught, and redirects are
- * not followed. A refused target ends the callback as failed with no HTTP
- * attempt counted.
+ * elsewhere on a later attempt (DNS rebinding) is caught, and redirects are not
+ * followed. A refused target ends the callback as failed with no HTTP attempt
+ * counted.
  */
 import { randomBytes } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';

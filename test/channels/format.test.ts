@@ -1,7 +1,8 @@
 /**
- * Markdown → each platform's native formatting (CONTRACT §12), rule by rule, and
- * splitting on the formatted output: every part within the limit, every tag,
- * span and code fence closed in the part that opened it.
+ * Markdown → each platform's native formatting (docs/recipients.md, "Formatting
+ * per platform"), rule by rule, and splitting on the formatted output: every
+ * part within the limit, every tag, span and code fence closed in the part that
+ * opened it.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,9 +1,10 @@
 /**
- * Every recipient form of CONTRACT §12 and each platform's native formatting,
- * through the real delivery engine (real SQLite outbox, real adapters) against
- * each platform's loopback fake: where the message lands, what the platform
- * received, a recipient the platform refuses failing at once with its reason,
- * and the `last` route keeping the full form (a Telegram topic stays a topic).
+ * Every recipient form of docs/recipients.md and each platform's native
+ * formatting, through the real delivery engine (real SQLite outbox, real
+ * adapters) against each platform's loopback fake: where the message lands,
+ * what the platform received, a recipient the platform refuses failing at once
+ * with its reason, and the `last` route keeping the full form (a Telegram topic
+ * stays a topic).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DeliveryEngine } from '../../src/channels/delivery.js';

@@ -1,4 +1,4 @@
-/** Every form of `to` in CONTRACT §12, parsed once into the typed recipient the adapter sends to. */
+/** Every form of `to` in docs/recipients.md, parsed once into the typed recipient the adapter sends to. */
 import { describe, expect, it } from 'vitest';
 import { EXPECTED, parseRecipient, RecipientError, recipientProblem } from '../../src/channels/recipients.js';
 import type { ChannelId } from '../../src/config/schema.js';

@@ -1,8 +1,8 @@
 /**
- * The last route keeps the full recipient form (CONTRACT §12) in both store
- * engines: a Telegram topic, a Slack thread, a DM or a group comes back exactly
- * as it was delivered to, so `channel: "last"` and heartbeat replies reach the
- * same place.
+ * The last route keeps the full recipient form (docs/recipients.md, "Recipient
+ * forms of `to`") in both store engines: a Telegram topic, a Slack thread, a DM
+ * or a group comes back exactly as it was delivered to, so `channel: "last"`
+ * and heartbeat replies reach the same place.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../store/engines.js';

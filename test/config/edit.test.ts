@@ -1,8 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
  * `src/config/edit.ts`: surgical JSON5 edits for `agentgate hooks gmail setup`
- * (CONTRACT §3, §8). Every test checks that the bytes outside the edited span are
- * unchanged and that the result parses to the expected document.
+ * (README, "Design decisions"). Every test checks that the bytes outside the
+ * edited span are unchanged and that the result parses to the expected
+ * document.
  */
 import {
   chmodSync,

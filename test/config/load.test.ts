@@ -1,7 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
- * `loadConfigFile` / `parseConfigText` (CONTRACT §3): `${ENV}` substitution,
- * strictness (unknown keys), type errors by key path, defaults and path resolution.
+ * `loadConfigFile` / `parseConfigText` (README, "Configuration"): `${ENV}`
+ * substitution, strictness (unknown keys), type errors by key path, defaults
+ * and path resolution.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
- * Every startup refusal of CONTRACT §3, and the extra cross-field checks of
- * src/config/semantics.ts, each reported by key path; several at once are all reported.
+ * Every startup refusal the README lists ("Configuration"), and the extra
+ * cross-field checks of src/config/semantics.ts, each reported by key path;
+ * several at once are all reported.
  */
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,7 +57,7 @@ const withTransform = (module: string, extra: Record<string, unknown> = {}) => (
   mappings: [{ match: { path: 'x' }, transform: { module } }],
 });
 
-describe('CONTRACT §3 startup refusals', () => {
+describe('startup refusals', () => {
   it('hooks.enabled without hooks.token', () => {
     expect(problemsOf(load({ enabled: true }))).toEqual(['hooks.token: required when hooks.enabled is true']);
   });

@@ -1,9 +1,9 @@
 /**
- * A completion callback survives the gateway being killed (CONTRACT §10):
- * through the real CLI, a callback whose first attempt got a 503 is pending
- * when the gateway is SIGKILLed; after a restart the retry arrives with the
- * same webhook-id and a valid Standard Webhooks signature, and RunView counts
- * both attempts.
+ * A completion callback survives the gateway being killed (docs/callers.md,
+ * "Retries"): through the real CLI, a callback whose first attempt got a 503 is
+ * pending when the gateway is SIGKILLed; after a restart the retry arrives with
+ * the same webhook-id and a valid Standard Webhooks signature, and RunView
+ * counts both attempts.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';

@@ -1,8 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
- * The real `agentgate` CLI (CONTRACT §2, §3): `config check`, `run` refusing an
- * invalid config before listening, `--help`, where the config file is looked
- * for, the starter config and a clean SIGTERM/SIGINT exit.
+ * The real `agentgate` CLI (README, "Command line", "Configuration"):
+ * `config check`, `run` refusing an invalid config before listening, `--help`,
+ * where the config file is looked for, the starter config and a clean
+ * SIGTERM/SIGINT exit.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

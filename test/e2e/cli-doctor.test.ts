@@ -1,10 +1,10 @@
 /**
- * `agentgate doctor` through the real CLI (CONTRACT §9): against a real running
- * gateway and the loopback fakes of every provider and channel, each answering
- * its probe call (getMe, auth.test, /users/@me, …) — all ok; a refused channel
- * token is a `fail` line and exit 1; weak and reused tokens, an open bind,
- * unrestricted request session keys and loose file modes are named; `--json`.
- * No secret ever appears in the output.
+ * `agentgate doctor` through the real CLI (docs/operating.md,
+ * "`agentgate doctor`"): against a real running gateway and the loopback fakes
+ * of every provider and channel, each answering its probe call (getMe, auth.test,
+ * /users/@me, …) — all ok; a refused channel token is a `fail` line and exit 1;
+ * weak and reused tokens, an open bind, unrestricted request session keys and
+ * loose file modes are named; `--json`. No secret ever appears in the output.
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';

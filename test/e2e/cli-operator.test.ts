@@ -1,8 +1,9 @@
 /**
  * The operator's commands through the real CLI against a real running gateway
- * (CONTRACT §9): `status`, `send wake|agent [--wait]`, `runs list|show|retry`,
- * with the address and tokens of the config resolved as `run` resolves it, and
- * a clear error when the gateway is not running. Tokens never appear in output.
+ * (docs/operating.md, "Command line"): `status`, `send wake|agent [--wait]`,
+ * `runs list|show|retry`, with the address and tokens of the config resolved as
+ * `run` resolves it, and a clear error when the gateway is not running. Tokens
+ * never appear in output.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';

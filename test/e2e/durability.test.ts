@@ -1,7 +1,8 @@
 /**
- * "Accepted means durable" (CONTRACT §4) through the real CLI: every 200/202
- * answered before a SIGKILL is in the store after a restart; idempotency keys
- * survive a restart too. Also: a port already in use stops `run` with a clear message.
+ * "Accepted means durable" (README, "Durability") through the real CLI: every
+ * 200/202 answered before a SIGKILL is in the store after a restart;
+ * idempotency keys survive a restart too. Also: a port already in use stops
+ * `run` with a clear message.
  */
 
 import { rmSync } from 'node:fs';

@@ -2,8 +2,8 @@
  * All eight messaging platforms, end to end through the real CLI, each against
  * its loopback fake: delivery, splitting at the platform's limit, a 429 then
  * success, a permanent error, the `last` route, and a restart with a delivery
- * still pending; and per platform another recipient form of CONTRACT §12 (a
- * topic, thread, DM, group or chat), a Markdown reply arriving in the
+ * still pending; and per platform another recipient form of docs/recipients.md
+ * (a topic, thread, DM, group or chat), a Markdown reply arriving in the
  * platform's native formatting, a malformed `to` refused at the door, and the
  * `last` route and a heartbeat reply keeping the full form.
  */
@@ -39,7 +39,7 @@ interface Platform {
   to: string;
   /** A well-formed recipient the platform answers with a permanent error. */
   unknown: string;
-  /** Another recipient form of CONTRACT §12 the fake knows (a topic, a thread, a DM, a group). */
+  /** Another recipient form (docs/recipients.md) the fake knows (a topic, a thread, a DM, a group). */
   form: string;
   /** FORMATTED_REPLY as this platform receives it. */
   formatted: string;

@@ -1,9 +1,10 @@
 /**
- * CONTRACT §10 across two replicas on one PostgreSQL database (§11): a
- * `waitForCompletion` request answered by a replica that does not run the run
- * (its workers are off, so the other replica executes it) still gets the run's
- * result, learnt from the store; and the hook-token status endpoint of either
- * replica shows a run accepted by the other.
+ * The callers' features (docs/callers.md, "Across PostgreSQL replicas") across
+ * two replicas on one PostgreSQL database: a `waitForCompletion` request
+ * answered by a replica that does not run the run (its workers are off, so the
+ * other replica executes it) still gets the run's result, learnt from the
+ * store; and the hook-token status endpoint of either replica shows a run
+ * accepted by the other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';

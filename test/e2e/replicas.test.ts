@@ -1,9 +1,10 @@
 /**
- * Two replicas of the real CLI on one PostgreSQL database (CONTRACT §11): load
- * spread over both, one killed with SIGKILL in the middle of it while it holds a
- * run. Every acknowledged id is then readable on the survivor, every run
- * finishes, and the killed replica's run is taken over when its lease expires
- * (60 s) and its reply reaches the fake Telegram exactly once.
+ * Two replicas of the real CLI on one PostgreSQL database (docs/postgres.md,
+ * "What holds across replicas"): load spread over both, one killed with SIGKILL
+ * in the middle of it while it holds a run. Every acknowledged id is then
+ * readable on the survivor, every run finishes, and the killed replica's run is
+ * taken over when its lease expires (60 s) and its reply reaches the fake
+ * Telegram exactly once.
  */
 import { rmSync } from 'node:fs';
 import pg from 'pg';

@@ -1,6 +1,7 @@
 /**
- * ONE loopback fake of the four Google surfaces the gmail preset uses (CONTRACT §8),
- * answering in the shapes Google documents, with in-memory state a test can drive.
+ * ONE loopback fake of the four Google surfaces the gmail preset uses (README,
+ * "Gmail: an email arrives, the agent answers in Telegram"), answering in the
+ * shapes Google documents, with in-memory state a test can drive.
  *
  *     const g = await startFakeGoogle({ account: 'me@example.com' });
  *     // config: hooks.gmail.endpoints = g.endpoints   (oauthToken = `${g.url}/token`,

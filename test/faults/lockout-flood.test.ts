@@ -1,10 +1,11 @@
 /**
- * The lockout cannot be washed out (issue 9, point 1): an attacker address gets
- * exactly 20 evaluated guesses in the minute, and stays locked (429) while
- * 10,000 other addresses — IPv4 and IPv6, each in its own /64 — fail once
- * each. Client addresses come from X-Forwarded-For behind a trusted loopback proxy.
- * On one process (SQLite), and on two replicas sharing PostgreSQL with every
- * request sent to the other replica than the one before (docs/authentication.md).
+ * The lockout cannot be washed out (docs/authentication.md, "Two tables"): an
+ * attacker address gets exactly 20 evaluated guesses in the minute, and stays
+ * locked (429) while 10,000 other addresses — IPv4 and IPv6, each in its own /64 —
+ * fail once each. Client addresses come from X-Forwarded-For behind a trusted
+ * loopback proxy. On one process (SQLite), and on two replicas sharing PostgreSQL
+ * with every request sent to the other replica than the one before
+ * (docs/authentication.md).
  */
 import { rmSync } from 'node:fs';
 import { Agent } from 'node:http';

@@ -131,7 +131,7 @@ describe('gmail receiver inside `agentgate run`', () => {
     expect(await big.json()).toMatchObject({ ok: false, code: 'payload_too_large' });
   });
 
-  it('locks an address out after 20 wrong push tokens (CONTRACT §4), even for the right one', async () => {
+  it('locks an address out after 20 wrong push tokens, even for the right one', async () => {
     for (let i = 0; i < 20; i++) expect((await push(google.pushEnvelope(), 'wrong')).status).toBe(401);
     const locked = await push(google.pushEnvelope());
     expect(locked.status).toBe(429);

@@ -1,7 +1,7 @@
 /**
- * Body limit (413) and body deadline (408) of CONTRACT §4 over real sockets:
- * the client must receive the answer even while it is still sending, and
- * nothing is stored for a refused body.
+ * Body limit (413) and body deadline (408) over real sockets (README, "Errors,
+ * in the order they are checked"): the client must receive the answer even
+ * while it is still sending, and nothing is stored for a refused body.
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Where the token may and may not be (issue 9 points 6 and 7):
+ * Where the token may and may not be (README, "Authentication"):
  * - any query key that reads `token` ignoring ASCII case, percent-encoding and a
  *   trailing bracket part is refused 400 `token_in_query`, like `?token=`;
  * - a repeated `Authorization` or `x-agentgate-token` header, or a Bearer token

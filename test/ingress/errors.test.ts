@@ -1,6 +1,7 @@
 /**
- * CONTRACT §4 error rows over real HTTP, in their order of checks, plus the
- * token carriers, Content-Type independence and the admin/hook token split.
+ * The error rows of README, "Errors, in the order they are checked", over real
+ * HTTP, in that order, plus the token carriers, Content-Type independence and
+ * the admin/hook token split.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, HOOK_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -8,7 +9,7 @@ import { BEARER, expectError, expectInvalidPayload, listEvents, postHook, send }
 
 const LIMIT = 1024;
 
-describe('ingress errors (CONTRACT §4)', () => {
+describe('ingress errors', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway({ hooks: { maxBodyBytes: LIMIT } });
@@ -133,7 +134,7 @@ describe('ingress errors (CONTRACT §4)', () => {
       ['a prefix of the token', { authorization: `Bearer ${HOOK_TOKEN.slice(0, -1)}` }],
       ['the token plus one character', { authorization: `Bearer ${HOOK_TOKEN}x` }],
       ['the token in upper case', { authorization: `Bearer ${HOOK_TOKEN.toUpperCase()}` }],
-      ['the token in the spec’s generic header name', { 'x-gateway-token': HOOK_TOKEN }],
+      ['the token in a generic x-gateway-token header', { 'x-gateway-token': HOOK_TOKEN }],
       ['the admin token as bearer', { authorization: `Bearer ${ADMIN_TOKEN}` }],
       ['the admin token in x-agentgate-token', { 'x-agentgate-token': ADMIN_TOKEN }],
     ])('rejects %s', async (_label, headers) => {

@@ -1,10 +1,11 @@
 /**
- * Per-hook request rates (CONTRACT §10) over real HTTP: `hooks.rateLimit` for
- * /wake and /agent together, `rateLimit` on a mapping for its hook; over the
- * limit an authenticated request is 429 `hook_rate_limited` with Retry-After and
- * nothing is stored. Per hook for all callers together; refused requests do not
- * use it up; checked after the hook name is known and before the body is read.
- * And every bad value of the new config keys, named by its key.
+ * Per-hook request rates (docs/callers.md, "Per-hook limits") over real HTTP:
+ * `hooks.rateLimit` for /wake and /agent together, `rateLimit` on a mapping for
+ * its hook; over the limit an authenticated request is 429 `hook_rate_limited`
+ * with Retry-After and nothing is stored. Per hook for all callers together;
+ * refused requests do not use it up; checked after the hook name is known and
+ * before the body is read. And every bad value of the new config keys, named by
+ * its key.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,8 +2,8 @@
  * Requests that break HTTP itself, over real sockets: a committed request is
  * answered before the connection closes (bytes after it are garbage, or more
  * body than its Content-Length), every refusal by Node's parser or the router
- * has CONTRACT §4's JSON shape, and a malformed Content-Type is no reason to
- * refuse a hook's body.
+ * has the gateway's JSON error shape (README, "Endpoints"), and a malformed
+ * Content-Type is no reason to refuse a hook's body.
  */
 import type { IncomingMessage } from 'node:http';
 import { Writable } from 'node:stream';
@@ -24,7 +24,7 @@ function post(path: string, json: unknown, extraHeaders: Record<string, string |
   return RawClient.head(path, { 'Content-Length': Buffer.byteLength(body), ...extraHeaders }) + body;
 }
 
-/** Asserts CONTRACT §4's error shape on a raw response, with `Connection: close`. */
+/** Asserts the gateway's error shape on a raw response, with `Connection: close`. */
 function expectClosingError(response: RawResponse, status: number, code: string): void {
   expect({ status: response.status, code: response.json?.code }, response.body).toEqual({ status, code });
   expect(response.headers['content-type']).toMatch(/^application\/json/);

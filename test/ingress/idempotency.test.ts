@@ -1,8 +1,8 @@
 /**
- * Idempotency of CONTRACT §4: `Idempotency-Key` (else `webhook-id`) repeating an
- * earlier request on the same hook path gets the first answer again and does no
- * new work; a different body under the key is 409; rejected requests do not
- * consume the key; the record survives a restart.
+ * Idempotency (README, "Idempotency"): `Idempotency-Key` (else `webhook-id`)
+ * repeating an earlier request on the same hook path gets the first answer
+ * again and does no new work; a different body under the key is 409; rejected
+ * requests do not consume the key; the record survives a restart.
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

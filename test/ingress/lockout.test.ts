@@ -1,6 +1,6 @@
 /**
- * The auth-failure lockout of CONTRACT §4: 20 failures within 60 s from one
- * client address lock it out for 60 s (the 21st attempt is 429 with
+ * The auth-failure lockout (README, "Authentication"): 20 failures within 60 s
+ * from one client address lock it out for 60 s (the 21st attempt is 429 with
  * Retry-After); the client address is the socket peer, or — only behind a
  * trusted proxy — the first untrusted X-Forwarded-For hop read right to left.
  */
@@ -197,7 +197,7 @@ describe('lockout behind a trusted proxy (X-Forwarded-For believed from 127.0.0.
   });
 });
 
-describe('a lockout survives an address flood; IPv6 counts by /64 (issue 9 point 1)', () => {
+describe('a lockout survives an address flood; IPv6 counts by /64', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway({ gateway: { trustedProxies: ['127.0.0.1'] } });

@@ -1,6 +1,6 @@
 /**
- * Routing and security policies of the agent endpoint (spec §1, §4.2, §7;
- * CONTRACT §4, §5): session keys, agent ids, models and delivery channels.
+ * Routing and security policies of the agent endpoint (README, "Endpoints" and
+ * "Design decisions"): session keys, agent ids, models and delivery channels.
  * Each describe block runs its own gateway with the configuration it tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -298,7 +298,7 @@ describe('channels: telegram configured', () => {
   });
 });
 
-describe('policy checks in CONTRACT §4 order', () => {
+describe('policy checks in the documented order', () => {
   const g = gatewayFor({
     ...TWO_AGENTS,
     hooks: { allowedAgentIds: ['ops'] },

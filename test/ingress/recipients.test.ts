@@ -8,7 +8,7 @@ const CASES: [channel: string, bad: string, good: string][] = [
   ['telegram', '@1x', '@news_channel'],
   ['telegram', '-100123:topic:abc', '-1001234567890:topic:7'],
   ['discord', '#general', '123456789012345678'],
-  // Short ids are plausible (CONTRACT §12): never refused for their length.
+  // Short ids are plausible (docs/recipients.md): never refused for their length.
   ['discord', 'user:abc', '1234567'],
   ['discord', 'user:', 'user:80351110224678912'],
   ['slack', 'general channel', 'C0123456789'],

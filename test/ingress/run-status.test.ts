@@ -1,8 +1,9 @@
 /**
- * `GET {hooks_path}/runs/{runId}` with the hook token (CONTRACT §10): the run's
- * RunView (§6), 404 for an unknown id, and the same checks as every hook path
- * in CONTRACT §4's order — token in the query, method, lockout, token — with
- * failed tokens counted toward the lockout. The name `runs` is reserved.
+ * `GET {hooks_path}/runs/{runId}` with the hook token (docs/callers.md,
+ * "Following a run"): the run's RunView, 404 for an unknown id, and the same
+ * checks as every hook path in the same order — token in the query, method,
+ * lockout, token — with failed tokens counted toward the lockout. The name `runs`
+ * is reserved.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
 /**
- * Store unavailable (CONTRACT §4): while another connection holds SQLite's write
- * lock, a hook request waits out the busy timeout and is answered 503
- * `unavailable` with nothing written; once the lock is released the retry
- * succeeds and exactly one record exists.
+ * Store unavailable (README, "Durability"): while another connection holds
+ * SQLite's write lock, a hook request waits out the busy timeout and is
+ * answered 503 `unavailable` with nothing written; once the lock is released
+ * the retry succeeds and exactly one record exists.
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 /**
- * Successful answers of CONTRACT §4 and what they leave in the store, read back
- * through the admin API of CONTRACT §6.
+ * Successful answers (README, "Endpoints") and what they leave in the store,
+ * read back through the admin API (README, "Admin API").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -209,7 +209,7 @@ describe('agent answers and stored runs', () => {
       reply: null,
       error: null,
       delivery: { status: 'pending', channel: 'last', to: null, reason: null },
-      // The operator's view adds the run's inputs (CONTRACT §9's list fields and the message).
+      // The operator's view adds the run's inputs (the run list's fields and the message).
       source: 'hook:agent',
       name: null,
       retryOf: null,

@@ -1,8 +1,8 @@
 /**
- * Shared helpers for the ingress tests: the JSON error shape of CONTRACT §4,
- * plain requests with full control over method/headers/body, requests from a
- * chosen local address, and a raw-socket HTTP/1.1 client for body-limit and
- * deadline tests.
+ * Shared helpers for the ingress tests: the gateway's JSON error shape (README,
+ * "Endpoints"), plain requests with full control over method/headers/body,
+ * requests from a chosen local address, and a raw-socket HTTP/1.1 client for
+ * body-limit and deadline tests.
  */
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -12,7 +12,7 @@ import { type Answer, HOOK_TOKEN, readAnswer, type TestGateway } from '../helper
 export const MAIN_SESSION = 'agent:main:main';
 export const BEARER = { authorization: `Bearer ${HOOK_TOKEN}` };
 
-/** Asserts CONTRACT §4's error shape: `{"ok":false,"error":"<sentence>","code":"<code>"}` (+ optional `field`). */
+/** Asserts the gateway's error shape `{"ok":false,"error":"<sentence>","code":"<code>"}` (+ `field`). */
 export function expectError(answer: Answer, status: number, code: string): void {
   expect({ status: answer.status, code: answer.body?.code }, answer.text).toEqual({ status, code });
   expect(answer.headers.get('content-type') ?? '').toMatch(/^application\/json/);

@@ -1,7 +1,7 @@
 /**
- * The field-by-field validation matrix of the wake and agent requests (spec §2):
- * a missing required field, a wrong type, an empty string or a value outside the
- * allowed set is a 400 `invalid_payload` naming the field (CONTRACT §4).
+ * The field-by-field validation matrix of the wake and agent requests (README,
+ * "Endpoints"): a missing required field, a wrong type, an empty string or a value
+ * outside the allowed set is a 400 `invalid_payload` naming the field.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -98,7 +98,7 @@ describe('request validation', () => {
       ['deliver', 'an empty string', { message: 'm', deliver: '' }],
 
       ['channel', 'an unknown channel', { message: 'm', channel: 'sms' }],
-      ['channel', 'the spec’s generic name for a platform', { message: 'm', channel: 'teams' }],
+      ['channel', 'a generic platform name (teams, not msteams)', { message: 'm', channel: 'teams' }],
       ['channel', 'wrong case', { message: 'm', channel: 'Telegram' }],
       ['channel', 'a number', { message: 'm', channel: 1 }],
       ['channel', 'null', { message: 'm', channel: null }],

@@ -1,10 +1,10 @@
 /**
- * `waitForCompletion` (CONTRACT §10) over real HTTP, with the real worker and a
- * loopback fake of the model: the run is committed first, the answer waits for
- * it (200 with its result) or until `hooks.maxWaitSeconds` (202 with its
- * status); a client that leaves while waiting loses nothing; a replay with the
- * same Idempotency-Key waits for the same run; a stopping gateway answers its
- * waiting requests at once.
+ * `waitForCompletion` (docs/callers.md, "Waiting in the answer") over real
+ * HTTP, with the real worker and a loopback fake of the model: the run is
+ * committed first, the answer waits for it (200 with its result) or until
+ * `hooks.maxWaitSeconds` (202 with its status); a client that leaves while
+ * waiting loses nothing; a replay with the same Idempotency-Key waits for the
+ * same run; a stopping gateway answers its waiting requests at once.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,9 +1,9 @@
 /**
- * Log correlation and secrecy (issue 12 item 5) on a real gateway over real
- * HTTP, its log lines captured: the hook request's id is logged with the runId
- * it committed, every later line about the run (provider retry, finish,
- * delivery retry, delivery) carries that runId as a field, and no token, key
- * or auth header value appears anywhere in the output.
+ * Log correlation and secrecy (docs/operating.md, "Logs and correlation") on a
+ * real gateway over real HTTP, its log lines captured: the hook request's id is
+ * logged with the runId it committed, every later line about the run (provider
+ * retry, finish, delivery retry, delivery) carries that runId as a field, and
+ * no token, key or auth header value appears anywhere in the output.
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 /**
- * Provider signature verification (CONTRACT §7 `verify`). Valid signatures are
- * computed here with node:crypto straight from each provider's documented recipe,
- * independently of the module under test, and each scheme is also checked against
- * the provider's own published example where one exists.
+ * Provider signature verification (`verify`; README, "Signatures"). Valid
+ * signatures are computed here with node:crypto straight from each provider's
+ * documented recipe, independently of the module under test, and each scheme is
+ * also checked against the provider's own published example where one exists.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';

@@ -1,6 +1,7 @@
 /**
- * Mapping templates (CONTRACT §7): every placeholder form, rendering rules, and the
- * guarantee that untrusted payloads cannot reach the prototype chain.
+ * Mapping templates (README, "Templates"): every placeholder form, rendering
+ * rules, and the guarantee that untrusted payloads cannot reach the prototype
+ * chain.
  */
 import { describe, expect, it } from 'vitest';
 import {

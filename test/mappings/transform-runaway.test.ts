@@ -1,9 +1,9 @@
 /**
- * Runaway transforms over real HTTP (issue 9 point 8): the gateway answers a
- * stuck, crashing or memory-hungry transform with 500 mapping_failed within
- * its bound while /hooks/wake keeps answering; what a transform left running
- * stops; the transform sees no gateway secrets; a reload and a stop end the
- * transform workers, and SIGTERM does not hang on them.
+ * Runaway transforms over real HTTP (docs/transforms.md, "Bounds"): the gateway
+ * answers a stuck, crashing or memory-hungry transform with 500 mapping_failed
+ * within its bound while /hooks/wake keeps answering; what a transform left
+ * running stops; the transform sees no gateway secrets; a reload and a stop end
+ * the transform workers, and SIGTERM does not hang on them.
  */
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';

@@ -1,8 +1,8 @@
 /**
- * GET /metrics over real HTTP (CONTRACT §9): the admin token guard, the
- * exposition format (read by a strict parser), and the exact series after
- * known traffic — hook answers by hook and code, runs, deliveries, heartbeats,
- * auth failures and lockouts, and the store-read gauges.
+ * GET /metrics over real HTTP (docs/operating.md, "Metrics"): the admin token
+ * guard, the exposition format (read by a strict parser), and the exact series
+ * after known traffic — hook answers by hook and code, runs, deliveries,
+ * heartbeats, auth failures and lockouts, and the store-read gauges.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
@@ -51,7 +51,7 @@ describe('GET /metrics', () => {
     expect(sampleValue(parseExposition(ok.text), 'agentgate_auth_failures_total')).toBe(2);
   });
 
-  it('names every §9 metric with its type, and the process defaults', async () => {
+  it('names every documented metric with its type, and the process defaults', async () => {
     gw = await startTestGateway();
     const families = await metrics(gw);
     const types = Object.fromEntries([...families.values()].map((f) => [f.name, f.type]));

@@ -1,7 +1,7 @@
 /**
  * The admin routes' query parameters, checked by their zod schemas
  * (src/server/validation.ts): a refused value is 400 invalid_payload naming
- * the field, in CONTRACT §4's JSON shape, on every route that takes one; and
+ * the field, in the gateway's JSON error shape, on every route that takes one; and
  * authentication still comes before any parameter is looked at.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,9 +1,9 @@
 /**
- * The operators' API across replicas (CONTRACT §9, §11): two gateways on one
- * PostgreSQL database. Replica A runs no workers; replica B does. A run
- * accepted by A and executed by B is listed the same by both; a retry asked of
- * A is committed through the accept path (whose NOTIFY reaches B) and executed
- * by B; a redelivery asked of A is delivered by B's engine.
+ * The operators' API across replicas (docs/operating.md, "Admin API"): two
+ * gateways on one PostgreSQL database. Replica A runs no workers; replica B
+ * does. A run accepted by A and executed by B is listed the same by both; a
+ * retry asked of A is committed through the accept path (whose NOTIFY reaches
+ * B) and executed by B; a redelivery asked of A is delivered by B's engine.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeTelegram } from '../fakes/telegram.js';

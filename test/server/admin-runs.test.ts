@@ -1,10 +1,11 @@
 /**
- * The operators' run routes over real HTTP (CONTRACT §9): GET /api/runs (order,
- * paging, filters, refused parameters), POST /api/runs/{id}/retry and
- * /redeliver, GET /api/deliveries. Runs are made by posting real hooks; the
- * worker is off, and a run is finished (or held) through the gateway's own store,
- * so each state is reached deterministically. One test runs the workers to see
- * a retry actually execute. Every test runs on SQLite and on PostgreSQL.
+ * The operators' run routes over real HTTP (docs/operating.md, "Admin API"): GET
+ * /api/runs (order, paging, filters, refused parameters), POST
+ * /api/runs/{id}/retry and /redeliver, GET /api/deliveries. Runs are made by
+ * posting real hooks; the worker is off, and a run is finished (or held) through
+ * the gateway's own store, so each state is reached deterministically. One test
+ * runs the workers to see a retry actually execute. Every test runs on SQLite and
+ * on PostgreSQL.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunCompletion, Store } from '../../src/store/types.js';

@@ -1,7 +1,8 @@
 /**
- * GET /api/openapi.json (CONTRACT §9): an OpenAPI 3 document generated from the
- * routes' own schemas, under the admin token. It must parse, be OpenAPI 3, and
- * list every hook endpoint and every /api route with its parameters.
+ * GET /api/openapi.json (docs/operating.md, "Admin API"): an OpenAPI 3 document
+ * generated from the routes' own schemas, under the admin token. It must parse,
+ * be OpenAPI 3, and list every hook endpoint and every /api route with its
+ * parameters.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAnswer, startTestGateway, type TestGateway } from '../helpers/gateway.js';

@@ -1,14 +1,16 @@
 /**
- * GET /readyz (CONTRACT §9, no auth): 200 {"ok":true} once the store answers
- * and can commit and the gateway's parts run; 503 `unavailable` otherwise. On
- * PostgreSQL the database is taken away through a TCP relay this test cuts and
- * restores: the gateway stays up, /readyz says 503 while the database is gone
- * and 200 again once it is back, by itself. Writes are made to fail for real:
- * on SQLite another connection holds the write lock, on PostgreSQL the database
- * turns read-only (`default_transaction_read_only`, its sessions terminated);
- * /readyz is 503 while they fail — at once after a refused hook, and by its own
- * probe without any hook traffic — and 200 again by itself once they can commit.
- * test/faults/store-faults.test.ts does the same with a full and a read-only disk.
+ * GET /readyz (no auth; docs/operating.md, "Health and readiness"): 200
+ * {"ok":true} once the store answers and can commit and the gateway's parts run;
+ * 503 `unavailable` otherwise. On PostgreSQL the database is taken away through
+ * a TCP relay this test cuts and restores: the gateway stays up, /readyz says
+ * 503 while the database is gone and 200 again once it is back, by itself.
+ * Writes are made to fail for real: on SQLite another connection holds the write
+ * lock, on PostgreSQL the database turns read-only
+ * (`default_transaction_read_only`, its sessions terminated); /readyz is 503
+ * while they fail — at once after a refused hook, and by its own probe without
+ * any hook traffic — and 200 again by itself once they can commit.
+ * test/faults/store-faults.test.ts does the same with a full and a read-only
+ * disk.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';

@@ -1,10 +1,10 @@
 /**
- * The operators' lists stay indexed (CONTRACT §9): on SQLite each list query,
- * for every filter, walks an index newest first by seq and stops at the page
- * size — no full scan, no sort of the whole table ("TEMP B-TREE"). Checked with
- * EXPLAIN QUERY PLAN on a store holding 20 000 runs and their deliveries. An
- * active status (queued, running) reads runs_active and sorts what it holds: the
- * backlog, not the table.
+ * The operators' lists stay indexed (docs/operating.md, "Admin API"): on SQLite
+ * each list query, for every filter, walks an index newest first by seq and
+ * stops at the page size — no full scan, no sort of the whole table ("TEMP
+ * B-TREE"). Checked with EXPLAIN QUERY PLAN on a store holding 20 000 runs and
+ * their deliveries. An active status (queued, running) reads runs_active and
+ * sorts what it holds: the backlog, not the table.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

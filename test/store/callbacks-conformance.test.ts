@@ -1,5 +1,5 @@
 /**
- * Store conformance for completion callbacks (CONTRACT §10), the same tests for
+ * Store conformance for completion callbacks (docs/callers.md), the same tests for
  * every engine (engines.ts): a callback is written with its run, due only once
  * the run's result is final (at completion, or when its delivery settles),
  * leased per attempt, retried at its time, ended once, and shown on RunView.

@@ -627,7 +627,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
   });
 
-  describe("operators' API (CONTRACT §9)", () => {
+  describe("operators' API", () => {
     /** Accepts a run and, unless `over` is null, claims and completes it at once (it is the only one runnable). */
     async function run(overrides: Partial<NewRun> = {}, over: Partial<RunCompletion> | null = {}) {
       const a = agent({ sessionKey: `hook:${nextId('k')}`, ...overrides });

@@ -1,8 +1,9 @@
 /**
- * Losing PostgreSQL while running (CONTRACT §11): the store is reached through a
- * TCP relay this test can cut. While cut, accepts and reads fail with
- * StoreUnavailableError (the HTTP layer answers 503 `unavailable`) and nothing is
- * written; when the relay is back the same store works again by itself.
+ * Losing PostgreSQL while running (docs/postgres.md, "Limits and what is per
+ * replica"): the store is reached through a TCP relay this test can cut. While
+ * cut, accepts and reads fail with StoreUnavailableError (the HTTP layer answers
+ * 503 `unavailable`) and nothing is written; when the relay is back the same
+ * store works again by itself.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

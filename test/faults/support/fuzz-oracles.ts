@@ -1,7 +1,8 @@
 /**
  * What the fuzz holds every answer to. Generic: an answer comes, it is a 2xx or
- * a 4xx, and every error is CONTRACT §4's JSON. Specific (issue 9, points 5–7),
- * for well-framed POSTs to /hooks/wake and /hooks/agent: two credential headers
+ * a 4xx, and every error is the gateway's JSON (README, "Endpoints"). Specific
+ * (README, "Authentication", "Endpoints" and "Design decisions"), for
+ * well-framed POSTs to /hooks/wake and /hooks/agent: two credential headers
  * that disagree are a 400 `ambiguous_credentials`; a malformed Content-Type is
  * no reason for a 415; a text of only invisible characters is not accepted.
  */
