@@ -1,10 +1,10 @@
-// Fair sharing of worker slots between hooks (CONTRACT §10), measured: floods one
-// hook (a mapping) with --flood runs, waits until the flood holds every worker slot,
-// then sends one run to another hook (/hooks/agent) and reports how long that run
-// waited for a slot (startedAt − createdAt, read from the admin API) next to one
-// run's duration (--run-ms, the fake model's answer time). Fair sharing keeps that
-// wait under one run's duration; oldest-first claiming makes it the whole backlog
-// (flood ÷ slots × run-ms).
+// Fair sharing of worker slots between hooks (docs/callers.md, "Per-hook limits"),
+// measured: floods one hook (a mapping) with --flood runs, waits until the flood
+// holds every worker slot, then sends one run to another hook (/hooks/agent) and
+// reports how long that run waited for a slot (startedAt − createdAt, read from the
+// admin API) next to one run's duration (--run-ms, the fake model's answer time).
+// Fair sharing keeps that wait under one run's duration; oldest-first claiming makes
+// it the whole backlog (flood ÷ slots × run-ms).
 //
 // The model is a fake on loopback that answers the Chat Completions wire after
 // --run-ms. The gateway is started through its CLI from each --gateway-dir
