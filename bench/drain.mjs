@@ -457,7 +457,7 @@ function report() {
     });
   }
 
-  console.log('\ngoals (issue 18), medians of this run:');
+  console.log('\ndrain goals, medians of this run:');
   gateways.forEach((g, index) => {
     const s = samples[index];
     const line = (label, value, goal, unit) =>

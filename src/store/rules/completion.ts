@@ -1,8 +1,8 @@
 /**
  * What a run's completion records besides its own row, the same on every
- * engine (docs/architecture.md, "The store's rules"): the engines record which
- * completions still held their lease (the fenced update), and write what this
- * plans for those, in the same transaction.
+ * engine (docs/architecture.md, "The store's rules, written once"): the
+ * engines record which completions still held their lease (the fenced update),
+ * and write what this plans for those, in the same transaction.
  *
  * - its session key's head moves on: the key's next unfinished run may start
  *   (keys run one at a time, in order);
