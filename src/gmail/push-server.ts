@@ -5,7 +5,8 @@
  * has the gateway's JSON error shape; anything that is not the client's fault
  * is a 503, so Pub/Sub delivers the push again.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyError, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import { jsonErrorAnswers } from '../http/error-answers.js';
 import { HttpError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { gmailPushRoutes, MAX_PUSH_BYTES, type PushRoutesOptions } from './push-routes.js';
@@ -27,20 +28,19 @@ export async function listenForPushes(
     bodyLimit: MAX_PUSH_BYTES,
     return503OnClosing: true,
   });
-  app.setErrorHandler((error: FastifyError | HttpError | Error, _request, reply) => {
-    const httpError = toHttpError(error);
-    if (httpError.statusCode >= 500) {
-      log.error({ error: error.message }, 'gmail push failed; Pub/Sub will deliver it again');
-    }
-    reply.code(httpError.statusCode).headers(httpError.headers).send(httpError.toJSON());
-  });
-  app.setNotFoundHandler((request, reply) => {
-    const error = new HttpError(
-      404,
-      'not_found',
-      `nothing at ${request.method} ${request.url.split('?')[0]}`,
-    );
-    reply.code(404).send(error.toJSON());
+  await app.register(jsonErrorAnswers, {
+    framework: {
+      404: { code: 'not_found' },
+      413: { code: 'payload_too_large', message: `push body exceeds ${MAX_PUSH_BYTES} bytes` },
+    },
+    fallbackCode: 'invalid_payload',
+    unexpected: () => new HttpError(503, 'unavailable', 'could not process the push; retry'),
+    notFound: (request) =>
+      new HttpError(404, 'not_found', `nothing at ${request.method} ${request.url.split('?')[0]}`),
+    observe: (error, answer) => {
+      if (answer.statusCode >= 500)
+        log.error({ error: error.message }, 'gmail push failed; Pub/Sub will deliver it again');
+    },
   });
   await app.register(gmailPushRoutes, routes);
   await app.listen({ host: serve.bind, port: serve.port });
@@ -48,16 +48,4 @@ export async function listenForPushes(
   const port = typeof address === 'object' && address ? address.port : serve.port;
   const host = serve.bind.includes(':') ? `[${serve.bind}]` : serve.bind;
   return { url: `http://${host}:${port}${serve.path}`, close: () => app.close() };
-}
-
-function toHttpError(error: FastifyError | HttpError | Error): HttpError {
-  if (error instanceof HttpError) return error;
-  const status = (error as FastifyError).statusCode;
-  if (status === 413) {
-    return new HttpError(413, 'payload_too_large', `push body exceeds ${MAX_PUSH_BYTES} bytes`);
-  }
-  if (status !== undefined && status >= 400 && status < 500) {
-    return new HttpError(status, status === 404 ? 'not_found' : 'invalid_payload', error.message);
-  }
-  return new HttpError(503, 'unavailable', 'could not process the push; retry');
 }

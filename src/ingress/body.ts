@@ -5,7 +5,7 @@
  * still arriving) it fails at once with 413 and keeps draining what the client
  * still sends. Both 413 and 408 carry `Connection: close`: the error handler
  * sends them as the connection's last answer with a lingering close, so the
- * client gets the answer rather than a TCP reset (server/closing-answer.ts).
+ * client gets the answer rather than a TCP reset (http/closing-answer.ts).
  */
 import type { Readable } from 'node:stream';
 import { HttpError } from '../http/errors.js';

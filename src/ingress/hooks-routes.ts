@@ -11,8 +11,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
-import { clientAddress, guardHook, refuseAuthFailure, tokenGuard } from '../auth/guards.js';
-import { presentedHookToken, type TokenMatcher, tokenMatcher } from '../auth/token.js';
+import { clientAddress, refuseAuthFailure } from '../auth/guards.js';
+import { type TokenMatcher, tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { renderAnswer } from '../hook-model/actions.js';
 import { parseJsonObject } from '../hook-model/payload.js';
@@ -163,16 +163,8 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
   const hooksPath = deps.config.hooks.path;
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
 
-  const authenticate = tokenGuard({
-    limiter,
-    log,
-    credential: presentedHookToken,
-    matcher: () => ingress.state.tokenIsValid,
-    unauthorized: 'missing or invalid hook token',
-    method: 'POST',
-  });
-
-  const guard = guardHook<FastifyRequest<HookRoute>>(authenticate, (request, address) => {
+  /** Once the hook token matched, before the body: the hook's name, its candidates and its rate. */
+  const afterToken = (request: FastifyRequest<HookRoute>, address: string): void => {
     const state = ingress.state;
     const name = request.params['*'] ?? '';
     const candidates = state.router.candidates(name);
@@ -183,7 +175,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     // stores nothing.
     takeHookRate(ingress.rates, name, candidates, now());
     request.hookPending = { state, name, candidates };
-  });
+  };
 
   const handle = async (request: FastifyRequest<HookRoute>, reply: FastifyReply) => {
     const { state, name, candidates } = request.hookPending as Pending;
@@ -288,7 +280,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     }
   };
 
-  registerRunStatusRoute(app, { store, limiter, log, ingress, hooksPath });
+  app.register(async (scope) => registerRunStatusRoute(scope, { store, hooksPath }));
 
   const metrics = deps.metrics;
   /**
@@ -322,6 +314,11 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
   };
 
   app.register(async (scope) => {
+    const guard = scope.requireToken<FastifyRequest<HookRoute>>({
+      token: 'hook',
+      method: 'POST',
+      onAuthenticated: afterToken,
+    });
     scope.decorateRequest('hookPending', null);
     // Parse every body ourselves, whatever its Content-Type (README, "Endpoints").
     scope.removeAllContentTypeParsers();

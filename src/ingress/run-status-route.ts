@@ -8,21 +8,13 @@
  * toward the lockout. The name `runs` is reserved: no mapping may take it
  * (config/semantics.ts). Routed before `{hooks.path}/*`, being more specific.
  */
-import type { FastifyInstance } from 'fastify';
-import type { AuthLimiter } from '../auth/auth-limiter.js';
-import { guardHook, tokenGuard } from '../auth/guards.js';
-import { presentedHookToken, type TokenMatcher } from '../auth/token.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RUNS_HOOK_NAME } from '../config/semantics.js';
 import { HttpError } from '../http/errors.js';
-import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 
 export interface RunStatusDeps {
   store: Pick<Store, 'getRun'>;
-  limiter: AuthLimiter;
-  log: Logger;
-  /** The live hook token (a config reload swaps it). */
-  ingress: { state: { tokenIsValid: TokenMatcher } };
   hooksPath: string;
 }
 
@@ -31,17 +23,9 @@ interface RunStatusRoute {
 }
 
 export function registerRunStatusRoute(app: FastifyInstance, deps: RunStatusDeps): void {
-  const { store, limiter, log, ingress } = deps;
-  const authenticate = tokenGuard({
-    limiter,
-    log,
-    credential: presentedHookToken,
-    matcher: () => ingress.state.tokenIsValid,
-    unauthorized: 'missing or invalid hook token',
-    method: 'GET',
-  });
+  const { store } = deps;
   // Before any body is read: a refused request costs nothing more.
-  const guard = guardHook(authenticate, (_request, address) => limiter.succeed(address));
+  const guard = app.requireToken<FastifyRequest<RunStatusRoute>>({ token: 'hook', method: 'GET' });
   app.route<RunStatusRoute>({
     method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: `${deps.hooksPath}/${RUNS_HOOK_NAME}/:runId`,

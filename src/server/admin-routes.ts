@@ -7,12 +7,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { type ZodType, z } from 'zod';
-import type { AuthLimiter } from '../auth/auth-limiter.js';
-import { guardHook, tokenGuard } from '../auth/guards.js';
-import { presentedBearerToken, tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
-import type { Logger } from '../log.js';
 import type { Action, Committed, Store } from '../store/types.js';
 import {
   ADMIN_SECURITY,
@@ -37,9 +33,6 @@ const MAX_EVENT_LIMIT = 10_000;
 export interface AdminDeps {
   config: ResolvedConfig;
   store: Store;
-  limiter: AuthLimiter;
-  /** Where lockouts are reported (optional: tests may leave it out). */
-  log?: Logger;
   /** Told about a retry once it is committed (wakes the workers), as for a hook. */
   onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
   /** Wakes the delivery engine (a redelivery was put in the outbox). */
@@ -51,9 +44,7 @@ export interface AdminDeps {
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
-  const { store, limiter } = deps;
-  const adminToken = deps.config.gateway.auth.token;
-  const tokenIsValid = adminToken ? tokenMatcher(adminToken) : undefined;
+  const { store } = deps;
 
   app.register(async (scope) => {
     scope.setValidatorCompiler(zodValidatorCompiler);
@@ -69,21 +60,14 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     registerReadiness(scope, { store, isRunning: deps.isRunning, commits: deps.commits });
   });
 
-  const authenticated = tokenGuard({
-    limiter,
-    log: deps.log,
-    credential: presentedBearerToken,
-    matcher: () => tokenIsValid,
-    unauthorized: 'missing or invalid gateway token',
-    disabled: 'the admin API is disabled: set gateway.auth.token',
-  });
-  const authenticate = guardHook(authenticated, (_request, address) => limiter.succeed(address));
-
   app.register(async (scope) => {
     scope.setValidatorCompiler(zodValidatorCompiler);
     scope.setSerializerCompiler(serializeAsIs);
     const api = scope.withTypeProvider<ZodTypeProvider>();
-    api.addHook('onRequest', authenticate);
+    api.addHook(
+      'onRequest',
+      scope.requireToken({ token: 'gateway', disabled: 'the admin API is disabled: set gateway.auth.token' }),
+    );
 
     api.get('/api/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
 

@@ -4,16 +4,18 @@
  */
 import Fastify, {
   type FastifyBaseLogger,
-  type FastifyError,
   type FastifyInstance,
   type FastifyRequest,
   LogController,
 } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { rejectQueryToken } from '../auth/guards.js';
+import { tokenAuth } from '../auth/plugin.js';
+import { tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { registerDashboard } from '../dashboard/plugin.js';
-import { type ErrorCode, HttpError } from '../http/errors.js';
+import { jsonErrorAnswers } from '../http/error-answers.js';
+import { HttpError } from '../http/errors.js';
 import { type HookIngress, type IngressDeps, registerHookRoutes } from '../ingress/hooks-routes.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
@@ -21,7 +23,6 @@ import { registerMetricsRoute } from '../metrics/route.js';
 import { type Store, StoreUnavailableError } from '../store/types.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { MAX_PARAM_LENGTH, onBadUrl, onClientError, onConnect, onMaxParamLength } from './client-errors.js';
-import { sendClosingAnswer } from './closing-answer.js';
 import { CommitCheck } from './commit-check.js';
 import { registerOpenApi } from './openapi.js';
 
@@ -84,30 +85,31 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   // `/readyz` turns 503 as soon as a write fails, not only at its next probe (docs/operating.md).
   const commits = new CommitCheck((now) => deps.store.admin.probeCommit(now));
-  app.setErrorHandler((error: FastifyError | HttpError | Error, request, reply) => {
-    if (error instanceof StoreUnavailableError) commits.writeFailed(error);
-    let httpError = toHttpError(error);
-    // Fastify refuses a malformed Content-Type (415) before an unknown path's
-    // handler runs; the path is what is wrong, so say that instead.
-    if (request.is404 && !(error instanceof HttpError)) httpError = answerOf(() => notFound(request));
-    if (httpError.statusCode >= 500)
-      request.log.error({ err: error, reqId: request.id, url: request.url }, 'request failed');
-    if (httpError.headers.connection === 'close') {
-      // The connection's last answer, with a lingering close (closing-answer.ts).
-      reply.hijack();
-      sendClosingAnswer(reply.raw, httpError);
-      return;
-    }
-    reply.code(httpError.statusCode).headers(httpError.headers).send(httpError.toJSON());
-  });
-
-  app.setNotFoundHandler((request, reply) => {
-    const error = notFound(request);
-    reply.code(error.statusCode).headers(error.headers).send(error.toJSON());
+  app.register(jsonErrorAnswers, {
+    notFound,
+    unexpected: (error) =>
+      error instanceof StoreUnavailableError
+        ? new HttpError(503, 'unavailable', 'the store is unavailable; nothing was recorded, retry later', {
+            'retry-after': '1',
+          })
+        : new HttpError(500, 'internal_error', 'internal error'),
+    observe: (error, answer, request) => {
+      if (error instanceof StoreUnavailableError) commits.writeFailed(error);
+      if (answer.statusCode >= 500)
+        request.log.error({ err: error, reqId: request.id, url: request.url }, 'request failed');
+    },
   });
 
   // Before any route: it collects them as they are added (no per-request work).
   registerOpenApi(app, { hooksEnabled: config.hooks.enabled, hooksPath: config.hooks.path });
+  // Before the routes that ask it for their guards (they do so inside their own plugins).
+  const adminToken = config.gateway.auth.token;
+  const adminTokenIsValid = adminToken ? tokenMatcher(adminToken) : undefined;
+  app.register(tokenAuth, {
+    limiter: deps.limiter,
+    log,
+    matchers: { gateway: () => adminTokenIsValid, hook: () => deps.ingress.state.tokenIsValid },
+  });
   if (config.hooks.enabled) registerHookRoutes(app, deps);
   registerAdminRoutes(app, { ...deps, commits });
   registerDashboard(app);
@@ -115,38 +117,4 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // In a plugin, so the OpenAPI document (registered before it) sees the route.
   if (metrics) app.register(async (scope) => registerMetricsRoute(scope, { ...deps, metrics }));
   return app;
-}
-
-function toHttpError(error: FastifyError | HttpError | Error): HttpError {
-  if (error instanceof HttpError) return error;
-  if (error instanceof StoreUnavailableError) {
-    return new HttpError(503, 'unavailable', 'the store is unavailable; nothing was recorded, retry later', {
-      'retry-after': '1',
-    });
-  }
-  const status = (error as FastifyError).statusCode;
-  if (status !== undefined && status >= 400 && status < 500) {
-    return new HttpError(status, FRAMEWORK_CODES[status] ?? 'bad_request', error.message);
-  }
-  return new HttpError(500, 'internal_error', 'internal error');
-}
-
-/** Codes for the 4xx that Fastify itself raises; any other is a `bad_request`. */
-const FRAMEWORK_CODES: Record<number, ErrorCode> = {
-  404: 'not_found',
-  405: 'method_not_allowed',
-  408: 'request_timeout',
-  413: 'payload_too_large',
-  414: 'uri_too_long',
-  431: 'headers_too_large',
-};
-
-/** The error `compute` throws as an answer, or the one it returns. */
-function answerOf(compute: () => HttpError): HttpError {
-  try {
-    return compute();
-  } catch (error) {
-    if (error instanceof HttpError) return error;
-    throw error;
-  }
 }

@@ -17,8 +17,8 @@
 import { type IncomingMessage, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import { writeClosingAnswer } from '../http/closing-answer.js';
 import { HttpError } from '../http/errors.js';
-import { writeClosingAnswer } from './closing-answer.js';
 
 /** Node's parser error: an llhttp `HPE_*` code (with llhttp's fixed `reason`) or a Node timeout code. */
 export interface ParserError extends Error {

@@ -15,7 +15,7 @@
  */
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { HttpError } from '../http/errors.js';
+import type { HttpError } from './errors.js';
 
 /** How long a connection that got a closing answer keeps draining input before it is cut. */
 export const LINGER_MS = 5_000;
