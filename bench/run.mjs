@@ -11,7 +11,7 @@
 // the servers on core 1 (taskset); measured on the 2-core machine it gave no
 // tighter spread when the machine was quiet, and a wider one and lower figures
 // when other processes were busy, because a pinned server cannot move to the
-// core that is free (README, Performance).
+// core that is free (docs/performance.md).
 //
 //   npm run bench -- [--rounds 5] [--duration 10] [--warmup 2] [--connections 64]
 //                    [--threads 1] [--pin on|off] [--generator wrk|autocannon]

@@ -1,6 +1,6 @@
 /**
  * The external-content safety boundary: hook payloads are untrusted and are
- * wrapped before any model sees them (README, "Untrusted content";
+ * wrapped before any model sees them (docs/agent-runs.md, "Untrusted content";
  * docs/untrusted-content.md).
  *
  * Hook content handed to a model is preceded by a notice that it is data, not

@@ -1,5 +1,5 @@
 /**
- * Executes queued agent runs (README, "Agent runs, heartbeats and delivery").
+ * Executes queued agent runs (docs/agent-runs.md).
  * Runs are leased from the store, at most `agents.defaults.maxConcurrent` at
  * once; runs sharing a session key are leased one at a time, in order, by the
  * store's claim, which also shares the free slots fairly between hooks and
@@ -45,7 +45,7 @@ export const MAX_INTERRUPTED_ATTEMPTS = 3;
  * (StoreUnavailableError: busy past its timeout, a full disk, PostgreSQL
  * unreachable), with the wait before each retry: about 20 s in all, within the
  * run's lease, which the worker keeps renewing while the run is in its hands
- * (README, "Crashes and stops").
+ * (docs/agent-runs.md, "Crashes and stops").
  */
 export const COMPLETION_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000];
 

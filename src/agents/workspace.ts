@@ -4,7 +4,7 @@
  * takes effect without a restart, within a second: a file is read at most once
  * per second and path (turns starting meanwhile share that read). Reading it
  * for every turn cost a thread-pool round trip per run, a fifth of a short
- * turn's time when runs execute by the thousand per second (README, "Design decisions").
+ * turn's time when runs execute by the thousand per second (docs/design-decisions.md).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,6 +1,5 @@
 /**
- * The delivery engine: works through the outbox (README, "Agent runs, heartbeats
- * and delivery"). For each reply it fixes the route once — `last` is the main
+ * The delivery engine: works through the outbox (docs/agent-runs.md). For each reply it fixes the route once — `last` is the main
  * session's last route, else the first configured channel; `to` defaults to the
  * route's recipient — renders the Markdown reply in the platform's formatting,
  * split at its limit (the adapter's render, format/), and sends the

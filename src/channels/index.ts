@@ -1,5 +1,5 @@
 /**
- * The platform adapters for the configured channels (`channels`; README, "Messaging platforms"),
+ * The platform adapters for the configured channels (`channels`; docs/platforms.md),
  * one small module per platform under adapters/.
  */
 import type { ChannelId, ChannelsConfig } from '../config/schema.js';

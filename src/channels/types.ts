@@ -1,5 +1,5 @@
 /**
- * One interface for every messaging platform (`channels`; README, "Messaging platforms"): send a
+ * One interface for every messaging platform (`channels`; docs/platforms.md): send a
  * text to a recipient. The delivery engine around it decides what to send where.
  *
  * A platform is described, not programmed against HTTP: its module says how to

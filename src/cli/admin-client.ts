@@ -111,7 +111,7 @@ export class GatewayClient {
   }
 }
 
-/** The gateway's error sentence and code (README, "Endpoints"), else the status and a slice of the body. */
+/** The gateway's error sentence and code (docs/endpoints.md), else the status and a slice of the body. */
 export function describeError(answer: GatewayAnswer, what: string): string {
   const { json } = answer;
   const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);

@@ -3,9 +3,9 @@
  * kept apart so `agentgate --help` loads no command module.
  */
 
-/** A run's `status` (README, "Admin API"). */
+/** A run's `status` (docs/operating.md, "Admin API"). */
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'] as const;
-/** `mode` and `wakeMode` (README, "Endpoints"; the config schema's WAKE_MODES, which loads zod). */
+/** `mode` and `wakeMode` (docs/endpoints.md; the config schema's WAKE_MODES, which loads zod). */
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 /** `send agent --wait`: longer than the default run timeout (600 s), so the run ends first. */
 export const DEFAULT_MAX_WAIT_S = 900;

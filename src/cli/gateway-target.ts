@@ -1,6 +1,6 @@
 /**
  * Where the operator commands find the running gateway: the config file is
- * located and loaded exactly as `agentgate run` does (README, "Command line"), and the
+ * located and loaded exactly as `agentgate run` does (docs/cli.md), and the
  * address comes from `gateway.bind`/`gateway.port` — or `--url` when the
  * gateway was started with `--port`/`--bind` or sits behind a proxy.
  */

@@ -1,6 +1,5 @@
 /**
- * `agentgate hooks gmail run`: the Gmail push receiver on its own (README,
- * "Gmail: an email arrives, the agent answers in Telegram").
+ * `agentgate hooks gmail run`: the Gmail push receiver on its own (docs/gmail.md).
  */
 import { loadConfigFile } from '../config/load.js';
 import { locateConfigFile } from '../config/paths.js';

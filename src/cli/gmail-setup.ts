@@ -1,6 +1,5 @@
 /**
- * `agentgate hooks gmail setup` (README, "Gmail: an email arrives, the agent
- * answers in Telegram", step 3): writes `hooks.gmail` and enables the `gmail`
+ * `agentgate hooks gmail setup` (docs/gmail.md, step 3): writes `hooks.gmail` and enables the `gmail`
  * preset without touching the rest of the config file, stores the user's
  * read-only Gmail consent (a refresh token) with mode 0600, and with `--apply`
  * creates what Google needs, each step idempotent. It never prints a secret

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `agentgate` command line (README, "Command line").
+ * The `agentgate` command line (docs/cli.md).
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { registerOperatorCommands } from './operator-commands.js';

@@ -63,7 +63,7 @@ export async function runCommand(options: RunOptions): Promise<void> {
 
   // `run` starts the Gmail receiver itself when hooks.gmail.account is set. It listens on
   // hooks.gmail.serve and hands mail to this gateway's ingress in process (hookUrl is for
-  // `hooks gmail run` alone; README, "Gmail: an email arrives, the agent answers in Telegram", step 4).
+  // `hooks gmail run` alone; docs/gmail.md, step 4).
   if (loaded.config.hooks.gmail?.account) {
     try {
       const receiver = createGmailReceiver(loaded.config, log, { gatewayApp: gateway.app });

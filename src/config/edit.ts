@@ -1,6 +1,6 @@
 /**
  * Surgical edits of a JSON5 config file (used by `agentgate hooks gmail setup`;
- * README, "Design decisions"): set one value or add one string to an array while every byte
+ * docs/design-decisions.md): set one value or add one string to an array while every byte
  * outside the edited span — comments, formatting, key order, `${ENV}` strings —
  * stays exactly as it was.
  *

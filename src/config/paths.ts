@@ -5,7 +5,7 @@ export const CONFIG_FILE_NAME = 'agentgate.json5';
 
 /**
  * --config, else $AGENTGATE_CONFIG, else $AGENTGATE_HOME/agentgate.json5, else ~/.agentgate/
- * (README, "Command line").
+ * (docs/cli.md).
  */
 export function locateConfigFile(explicit: string | undefined, env: NodeJS.ProcessEnv): string {
   if (explicit) return resolve(explicit);

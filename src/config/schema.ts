@@ -1,5 +1,5 @@
 /**
- * The whole configuration surface (README, "Configuration") as one strict schema.
+ * The whole configuration surface (docs/configuration.md) as one strict schema.
  * Every object is strict: an unknown key is an error, because a typo must never
  * silently disable a security setting.
  */
@@ -121,7 +121,7 @@ const gmailSchema = z.strictObject({
       gmail: nonEmpty.default('https://gmail.googleapis.com'),
       pubsub: nonEmpty.default('https://pubsub.googleapis.com'),
       serviceUsage: nonEmpty.default('https://serviceusage.googleapis.com'),
-      /** Google's OIDC signing keys, for `oidc` (README, "Authenticated pushes"). */
+      /** Google's OIDC signing keys, for `oidc` (docs/gmail.md, "Authenticated pushes"). */
       oidcCerts: nonEmpty.default('https://www.googleapis.com/oauth2/v3/certs'),
     })
     .default({

@@ -1,5 +1,5 @@
 /**
- * Cross-field rules the schema cannot express (README, "Configuration": what `run` refuses),
+ * Cross-field rules the schema cannot express (docs/configuration.md: what `run` refuses),
  * plus resolution of paths, agents and the model policy.
  */
 import { existsSync, realpathSync } from 'node:fs';

@@ -33,7 +33,7 @@ function starterModel(env: NodeJS.ProcessEnv): { providers: string; model: strin
 export function starterConfigText(env: NodeJS.ProcessEnv = process.env): string {
   const { providers, model } = starterModel(env);
   return `// agentgate configuration (JSON5). Written by \`agentgate run\` because none existed.
-// Every key is described in the README, section "Configuration".
+// Every key is described in docs/configuration.md (in the agentgate repository).
 {
   gateway: {
     bind: "127.0.0.1",

@@ -1,6 +1,5 @@
 /**
- * Pub/Sub's push envelope for a Gmail notification (README, "Gmail: an email arrives, the agent
- * answers in Telegram").
+ * Pub/Sub's push envelope for a Gmail notification (docs/gmail.md).
  */
 import { HttpError } from '../http/errors.js';
 

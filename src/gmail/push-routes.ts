@@ -1,10 +1,9 @@
 /**
- * The Pub/Sub push endpoint as a Fastify plugin (README, "Gmail: an email
- * arrives, the agent answers in Telegram"). Checks run in this order, all
+ * The Pub/Sub push endpoint as a Fastify plugin (docs/gmail.md). Checks run in this order, all
  * before the body is read: method → lockout → push token (`?token=`, Pub/Sub
  * cannot send headers) → Google's OIDC token when `hooks.gmail.oidc` is set. A
  * refused token or OIDC token counts toward the lockout of the client address
- * (README, "Authentication"). Then the envelope is parsed (≤ 64 KiB) and handed
+ * (docs/authentication.md). Then the envelope is parsed (≤ 64 KiB) and handed
  * to `onPush`; the answer is 204 once that resolved.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

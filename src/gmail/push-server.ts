@@ -1,7 +1,6 @@
 /**
  * The receiver's own listener: a second Fastify instance on `hooks.gmail.serve`
- * (its own bind, port and path; README, "Gmail: an email arrives, the agent
- * answers in Telegram", step 4), carrying the push routes plugin. Every answer
+ * (its own bind, port and path; docs/gmail.md, step 4), carrying the push routes plugin. Every answer
  * has the gateway's JSON error shape; anything that is not the client's fault
  * is a 503, so Pub/Sub delivers the push again.
  */

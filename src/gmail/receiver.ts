@@ -1,6 +1,5 @@
 /**
- * The gmail preset's Pub/Sub push receiver (README, "Gmail: an email arrives,
- * the agent answers in Telegram"). Each push names the mailbox and its newest
+ * The gmail preset's Pub/Sub push receiver (docs/gmail.md). Each push names the mailbox and its newest
  * history id; the receiver reads what was added since the last id it handled,
  * hands each new message (not sent, draft, spam or trash) to its sink — the
  * gateway's `/hooks/gmail`, in process inside `agentgate run`, over HTTP for
@@ -39,7 +38,7 @@ export interface GmailReceiverOptions {
   sink: MailSink;
   /** Also require Google's OIDC token on each push (hooks.gmail.oidc). */
   oidc?: OidcVerifier;
-  /** The auth-failure lockout (README, "Authentication"); a wrong push or OIDC token counts toward it. */
+  /** The auth-failure lockout (docs/authentication.md); a wrong push or OIDC token counts toward it. */
   limiter?: AuthLimiter;
   log: Logger;
 }

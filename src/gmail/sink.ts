@@ -1,6 +1,5 @@
 /**
- * Where the receiver hands a new mail (README, "Gmail: an email arrives, the
- * agent answers in Telegram"): the gateway's `POST {hooks.path}/gmail` with the
+ * Where the receiver hands a new mail (docs/gmail.md): the gateway's `POST {hooks.path}/gmail` with the
  * hook token and `Idempotency-Key: gmail:<messageId>`. Inside `agentgate run`
  * that request goes to the gateway's own Fastify app in process (`inject`): no
  * socket, no loopback port, yet the very same route — token, idempotency,

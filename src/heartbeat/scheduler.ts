@@ -1,5 +1,5 @@
 /**
- * Heartbeats (README, "Agent runs, heartbeats and delivery"): one agent turn in
+ * Heartbeats (docs/agent-runs.md): one agent turn in
  * a main session that sees every pending system event (and the workspace's
  * HEARTBEAT.md). Periodic per agent (`heartbeat.every`, "0" off), and on
  * demand: requests within 250 ms coalesce into one, and a session never runs

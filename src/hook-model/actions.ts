@@ -1,6 +1,6 @@
 /**
  * Turns validated wake/agent requests into store actions, and store commits
- * into their HTTP answers (README, "Endpoints").
+ * into their HTTP answers (docs/endpoints.md).
  */
 
 import type { Action, Committed, NewRun, StoredAnswer } from '../store/types.js';
@@ -44,7 +44,7 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
   const channel = request.channel ?? 'last';
   // A malformed recipient is an invalid payload, checked before any policy.
   policy.checkRecipient(channel, deliver, request.to);
-  // Policy checks in the order of README, "Errors, in the order they are checked":
+  // Policy checks in the order of docs/errors.md:
   // session key, agent, model, channel.
   const sessionKey = policy.resolveSessionKey(request.sessionKey, defaults.sessionKey);
   const agent = policy.resolveAgent(request.agentId);
@@ -74,7 +74,7 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
 }
 
 /**
- * The success answer for what was committed (README, "Endpoints"); `committed[i]`
+ * The success answer for what was committed (docs/endpoints.md); `committed[i]`
  * belongs to `actions[i]`. Ids and modes are plain ASCII from a fixed alphabet,
  * so the common single-action answers are written without JSON.stringify.
  */

@@ -1,5 +1,5 @@
 /**
- * The wake and agent request bodies (README, "Endpoints"). A value of the wrong
+ * The wake and agent request bodies (docs/endpoints.md). A value of the wrong
  * type or outside its allowed set is a 400 naming the field — never silently
  * replaced. Unknown fields are ignored.
  */

@@ -1,7 +1,6 @@
 /**
  * The routing and security policies applied to a validated hook action:
- * agent ids, session keys, models and delivery channels (README, "Endpoints" and
- * "Design decisions").
+ * agent ids, session keys, models and delivery channels (docs/endpoints.md and docs/design-decisions.md).
  */
 import { randomUUID } from 'node:crypto';
 import { recipientProblem } from '../channels/recipients.js';

@@ -1,7 +1,7 @@
 /**
  * The last answer on a connection: written straight to the socket in the
  * gateway's JSON error shape with `Connection: close`, then a lingering close
- * (README, "Errors, in the order they are checked").
+ * (docs/errors.md).
  *
  * Why not through Node's ServerResponse: a `Connection: close` response makes
  * Node call `socket.destroySoon()` when it finishes, which closes the socket as

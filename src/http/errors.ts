@@ -1,6 +1,6 @@
 /**
  * The one error type every HTTP answer of the gateway is built from:
- * `{"ok":false,"error":"<human sentence>","code":"<code>"}` (README, "Endpoints").
+ * `{"ok":false,"error":"<human sentence>","code":"<code>"}` (docs/endpoints.md).
  */
 export type ErrorCode =
   | 'token_in_query'

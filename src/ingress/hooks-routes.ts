@@ -1,6 +1,5 @@
 /**
- * The hook ingress as Fastify routes. Checks run in the order of README,
- * "Errors, in the order they are checked": query token → method → lockout →
+ * The hook ingress as Fastify routes. Checks run in the order of docs/errors.md: query token → method → lockout →
  * token → hook name (all before the body is read), then body limit/deadline →
  * JSON → (mapping choice by payload, sender signature) → payload → policy →
  * idempotency → durable commit → answer.
@@ -43,7 +42,7 @@ export interface IngressDeps {
   onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
   now?: () => number;
   /**
-   * Deadline for receiving a body: 30 s (README, "Errors, in the order they are checked");
+   * Deadline for receiving a body: 30 s (docs/errors.md);
    * shorter only in tests.
    */
   bodyTimeoutMs?: number;
@@ -149,7 +148,7 @@ declare module 'fastify' {
 /**
  * The hook routes' request types, declared without a schema: a schema would add
  * a validation step per request on the hot path, and the body is parsed here on
- * purpose (any Content-Type, in the README's order of errors). `*` is absent on the
+ * purpose (any Content-Type, in the order of docs/errors.md). `*` is absent on the
  * bare hooks path.
  */
 interface HookRoute {
@@ -320,7 +319,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       onAuthenticated: afterToken,
     });
     scope.decorateRequest('hookPending', null);
-    // Parse every body ourselves, whatever its Content-Type (README, "Endpoints").
+    // Parse every body ourselves, whatever its Content-Type (docs/endpoints.md).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (request, payload, done) => {
       const { candidates } = request.hookPending as Pending;

@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (README, "Idempotency"): `Idempotency-Key`, else Standard Webhooks'
+ * Idempotency keys (docs/endpoints.md, "Idempotency"): `Idempotency-Key`, else Standard Webhooks'
  * `webhook-id`; the same key on the same hook path within 24 h replays the first
  * answer, a different body under that key is a 409.
  */

@@ -1,5 +1,5 @@
 /**
- * The built-in `gmail` preset (README, "POST /hooks/<name> — mapped hooks"): `POST {hooks_path}/gmail`
+ * The built-in `gmail` preset (docs/mappings.md): `POST {hooks_path}/gmail`
  * with `{messages:[{id, threadId, from, subject, snippet, body, date}]}` — what
  * `agentgate hooks gmail run` forwards — becomes one agent run per message,
  * in the session `hook:gmail:<id>`, its text wrapped as untrusted email.

@@ -1,5 +1,5 @@
 /**
- * A mapping (README, "POST /hooks/<name> — mapped hooks") as a hook target: verifies the sender's
+ * A mapping (docs/mappings.md) as a hook target: verifies the sender's
  * signature when asked, fans out over `forEach`, builds each action from the
  * mapping's fields and templates, lets a transform module reshape it, then
  * validates it exactly like a direct `/hooks/wake` or `/hooks/agent` request and

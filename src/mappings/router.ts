@@ -1,5 +1,5 @@
 /**
- * Resolves a hook name to its candidate targets (README, "POST /hooks/<name> — mapped hooks"):
+ * Resolves a hook name to its candidate targets (docs/mappings.md):
  * `/wake` and `/agent` first, then `hooks.mappings` in order,
  * then enabled presets. A mapping's `match.path` must equal the name when
  * given; its `match.source` is checked on the payload afterwards, so the first

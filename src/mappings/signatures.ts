@@ -1,6 +1,6 @@
 /**
  * Provider webhook signature verification for a mapping's `verify: {kind, secret}`
- * (README, "Signatures"). Each scheme follows its provider's published documentation:
+ * (docs/mappings.md, "Signatures"). Each scheme follows its provider's published documentation:
  *
  * - github: docs.github.com "Validating webhook deliveries" — `X-Hub-Signature-256:
  *   sha256=<hex HMAC-SHA256(secret, body)>`; no timestamp, so no replay window.

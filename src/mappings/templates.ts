@@ -1,5 +1,5 @@
 /**
- * Mapping templates (README, "Templates"): `{{expr}}` placeholders filled from the request.
+ * Mapping templates (docs/mappings.md, "Templates"): `{{expr}}` placeholders filled from the request.
  *
  * Templates come from the operator's config but the values come from untrusted
  * webhook payloads, so lookups only follow own properties and never walk into

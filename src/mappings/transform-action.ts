@@ -1,5 +1,5 @@
 /**
- * What a transform returns (README, "Transforms") and the one check it must pass. Shared
+ * What a transform returns (docs/mappings.md, "Transforms") and the one check it must pass. Shared
  * by the gateway and the transform worker: the worker validates before anything
  * crosses back, so only a plain object of known, well-typed fields is ever
  * cloned to the gateway (a function or class instance in a result is a

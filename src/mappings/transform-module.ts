@@ -75,7 +75,7 @@ function pickExport(
     }
     return value as TransformFn;
   }
-  // `default`, then `transform` (README, "Transforms").
+  // `default`, then `transform` (docs/mappings.md, "Transforms").
   for (const name of ['default', 'transform']) {
     for (const scope of scopes) {
       const value = Object.hasOwn(scope, name) ? scope[name] : undefined;

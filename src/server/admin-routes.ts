@@ -1,5 +1,5 @@
 /**
- * The operators' API (README and docs/operating.md, "Admin API"): health and readiness, runs (list,
+ * The operators' API (docs/operating.md, "Admin API"): health and readiness, runs (list,
  * retry, redeliver), deliveries, session events, the OpenAPI document. Every
  * /api route takes only `Authorization: Bearer <gateway.auth.token>`; failures
  * count toward the same per-address lockout as the hooks.

@@ -1,6 +1,6 @@
 /**
  * Builds the HTTP application: Fastify with the gateway's one JSON error shape
- * everywhere (README, "Endpoints"), the hook ingress and the admin API.
+ * everywhere (docs/endpoints.md), the hook ingress and the admin API.
  */
 import Fastify, {
   type FastifyBaseLogger,
@@ -57,7 +57,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: trusted.length > 0 ? trusted : false,
     return503OnClosing: true,
     keepAliveTimeout: 72_000,
-    // Requests refused before any route answer in the same JSON shape too (README, "Endpoints";
+    // Requests refused before any route answer in the same JSON shape too (docs/endpoints.md;
     // client-errors.ts).
     clientErrorHandler: onClientError,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, onBadUrl, onMaxParamLength },
@@ -74,7 +74,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const notFound = (request: FastifyRequest): HttpError => {
     const inHooks = config.hooks.enabled && request.url.startsWith(`${config.hooks.path}/`);
     // Methods without a hook route land here: the query-token check still comes first
-    // (README, "Errors, in the order they are checked").
+    // (docs/errors.md).
     if (inHooks) rejectQueryToken(request);
     return inHooks
       ? new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use POST`, {

@@ -3,7 +3,7 @@
  * refuses (the server's 'clientError') and what the router refuses (a path
  * that is not valid percent-encoding, a path parameter over the length limit)
  * — in the gateway's JSON error shape instead of Node's or Fastify's own
- * bodies (README, "Errors, in the order they are checked").
+ * bodies (docs/errors.md).
  *
  * A parse error can arrive while an earlier request on the same keep-alive
  * connection is still being handled: a complete POST followed, in the same

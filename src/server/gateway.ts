@@ -33,7 +33,7 @@ import { ServiceList } from './services.js';
 export interface ListenOptions {
   port?: number;
   bind?: string;
-  /** Test hook: a shorter body deadline than the 30 s of README, "Errors, in the order they are checked". */
+  /** Test hook: a shorter body deadline than the 30 s of docs/errors.md. */
   bodyTimeoutMs?: number;
   /** How long a stop lets running agent turns finish before re-queueing them. */
   stopGraceMs?: number;

@@ -12,7 +12,7 @@ export type EventStatus = 'pending' | 'consumed';
 /** A run's completion callback (docs/callers.md, "`callback` in the RunView"): `none` for no callbackUrl. */
 export type CallbackStatus = 'none' | 'pending' | 'delivered' | 'failed';
 
-/** A system event for a main session (README, "`POST /hooks/wake` — queue a system event"). */
+/** A system event for a main session (docs/endpoints.md, "`POST /hooks/wake` — queue a system event"). */
 export interface NewEvent {
   id: string;
   sessionKey: string;

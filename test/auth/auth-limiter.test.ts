@@ -1,6 +1,5 @@
 /**
- * The auth-failure limiter on an injected clock: the counting of README,
- * "Authentication" (20 failures / 60 s → 60 s lockout), and the bounds of
+ * The auth-failure limiter on an injected clock: the counting of docs/authentication.md (20 failures / 60 s → 60 s lockout), and the bounds of
  * docs/authentication.md, "Two tables" — a lock is never shed before it ends,
  * counted addresses are shed least recent first, IPv6 is counted by /64, and a
  * full table of locks degrades to "not locked" with one report rather than to

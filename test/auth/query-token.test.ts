@@ -1,5 +1,5 @@
 /**
- * A token in the query string is refused (README, "Authentication"): any key
+ * A token in the query string is refused (docs/authentication.md): any key
  * that reads `token` ignoring ASCII case, percent-encoding and a trailing
  * bracket part.
  */

@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
  * `src/config/edit.ts`: surgical JSON5 edits for `agentgate hooks gmail setup`
- * (README, "Design decisions"). Every test checks that the bytes outside the
+ * (docs/design-decisions.md). Every test checks that the bytes outside the
  * edited span are unchanged and that the result parses to the expected
  * document.
  */

@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
- * `loadConfigFile` / `parseConfigText` (README, "Configuration"): `${ENV}`
+ * `loadConfigFile` / `parseConfigText` (docs/configuration.md): `${ENV}`
  * substitution, strictness (unknown keys), type errors by key path, defaults
  * and path resolution.
  */

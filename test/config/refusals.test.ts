@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
- * Every startup refusal the README lists ("Configuration"), and the extra
+ * Every startup refusal docs/configuration.md lists, and the extra
  * cross-field checks of src/config/semantics.ts, each reported by key path;
  * several at once are all reported.
  */

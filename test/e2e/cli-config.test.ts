@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
- * The real `agentgate` CLI (README, "Command line", "Configuration"):
+ * The real `agentgate` CLI (docs/cli.md, docs/configuration.md):
  * `config check`, `run` refusing an invalid config before listening, `--help`,
  * where the config file is looked for, the starter config and a clean
  * SIGTERM/SIGINT exit.

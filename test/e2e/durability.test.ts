@@ -1,5 +1,5 @@
 /**
- * "Accepted means durable" (README, "Durability") through the real CLI: every
+ * "Accepted means durable" (docs/durability.md) through the real CLI: every
  * 200/202 answered before a SIGKILL is in the store after a restart;
  * idempotency keys survive a restart too. Also: a port already in use stops
  * `run` with a clear message.

@@ -191,7 +191,7 @@ describe('hooks gmail setup', () => {
         async () => /agentgate gmail receiver listening on (\S+)/.exec(gateway.output())?.[1],
         'the receiver line',
       );
-      // One delivery with a recipient sets the main session's last route (README walkthrough).
+      // One delivery with a recipient sets the main session's last route (docs/gmail.md, step 5).
       await fetch(`${gateway.url}/hooks/agent`, {
         method: 'POST',
         headers: { authorization: `Bearer ${HOOK_TOKEN}` },

@@ -1,6 +1,5 @@
 /**
- * ONE loopback fake of the four Google surfaces the gmail preset uses (README,
- * "Gmail: an email arrives, the agent answers in Telegram"), answering in the
+ * ONE loopback fake of the four Google surfaces the gmail preset uses (docs/gmail.md), answering in the
  * shapes Google documents, with in-memory state a test can drive.
  *
  *     const g = await startFakeGoogle({ account: 'me@example.com' });

@@ -1,8 +1,7 @@
 /**
  * Property-based fuzz of every endpoint (fast-check) against the real CLI:
  * whatever arrives, the answer is a 2xx or a 4xx — never a 5xx — every error
- * body is the gateway's JSON `{"ok":false,"error","code"}` (README,
- * "Endpoints"), the process keeps running, and its memory stays bounded.
+ * body is the gateway's JSON `{"ok":false,"error","code"}` (docs/endpoints.md), the process keeps running, and its memory stays bounded.
  *
  * Every failure is recorded (not only the first), grouped by what went wrong,
  * with the shortest request that showed it, so one run reports every class of

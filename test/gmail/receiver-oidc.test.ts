@@ -17,7 +17,7 @@ import { waitFor } from '../helpers/wait.js';
 const ACCOUNT = 'me@example.com';
 const PUSH_TOKEN = 'push-token-0123456789abcdef';
 const AUDIENCE = 'https://mail.example.com/gmail-pubsub';
-/** Failures 1–20 are 401, the 21st attempt is 429 (README, "Authentication"). */
+/** Failures 1–20 are 401, the 21st attempt is 429 (docs/authentication.md). */
 const LOCKOUT_AFTER = 20;
 
 describe('gmail receiver with OIDC', () => {

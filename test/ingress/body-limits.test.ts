@@ -1,6 +1,5 @@
 /**
- * Body limit (413) and body deadline (408) over real sockets (README, "Errors,
- * in the order they are checked"): the client must receive the answer even
+ * Body limit (413) and body deadline (408) over real sockets (docs/errors.md): the client must receive the answer even
  * while it is still sending, and nothing is stored for a refused body.
  */
 import { request as httpRequest } from 'node:http';

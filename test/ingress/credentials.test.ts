@@ -1,5 +1,5 @@
 /**
- * Where the token may and may not be (README, "Authentication"):
+ * Where the token may and may not be (docs/authentication.md):
  * - any query key that reads `token` ignoring ASCII case, percent-encoding and a
  *   trailing bracket part is refused 400 `token_in_query`, like `?token=`;
  * - a repeated `Authorization` or `x-agentgate-token` header, or a Bearer token

@@ -1,5 +1,5 @@
 /**
- * The error rows of README, "Errors, in the order they are checked", over real
+ * The error rows of docs/errors.md, over real
  * HTTP, in that order, plus the token carriers, Content-Type independence and
  * the admin/hook token split.
  */

@@ -2,7 +2,7 @@
  * Requests that break HTTP itself, over real sockets: a committed request is
  * answered before the connection closes (bytes after it are garbage, or more
  * body than its Content-Length), every refusal by Node's parser or the router
- * has the gateway's JSON error shape (README, "Endpoints"), and a malformed
+ * has the gateway's JSON error shape (docs/endpoints.md), and a malformed
  * Content-Type is no reason to refuse a hook's body.
  */
 import type { IncomingMessage } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * Idempotency (README, "Idempotency"): `Idempotency-Key` (else `webhook-id`)
+ * Idempotency (docs/endpoints.md, "Idempotency"): `Idempotency-Key` (else `webhook-id`)
  * repeating an earlier request on the same hook path gets the first answer
  * again and does no new work; a different body under the key is 409; rejected
  * requests do not consume the key; the record survives a restart.

@@ -1,5 +1,5 @@
 /**
- * The auth-failure lockout (README, "Authentication"): 20 failures within 60 s
+ * The auth-failure lockout (docs/authentication.md): 20 failures within 60 s
  * from one client address lock it out for 60 s (the 21st attempt is 429 with
  * Retry-After); the client address is the socket peer, or — only behind a
  * trusted proxy — the first untrusted X-Forwarded-For hop read right to left.

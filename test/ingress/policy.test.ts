@@ -1,6 +1,5 @@
 /**
- * Routing and security policies of the agent endpoint (README, "Endpoints" and
- * "Design decisions"): session keys, agent ids, models and delivery channels.
+ * Routing and security policies of the agent endpoint (docs/endpoints.md and docs/design-decisions.md): session keys, agent ids, models and delivery channels.
  * Each describe block runs its own gateway with the configuration it tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Store unavailable (README, "Durability"): while another connection holds
+ * Store unavailable (docs/durability.md): while another connection holds
  * SQLite's write lock, a hook request waits out the busy timeout and is
  * answered 503 `unavailable` with nothing written; once the lock is released
  * the retry succeeds and exactly one record exists.

@@ -1,6 +1,6 @@
 /**
- * Successful answers (README, "Endpoints") and what they leave in the store,
- * read back through the admin API (README, "Admin API").
+ * Successful answers (docs/endpoints.md) and what they leave in the store,
+ * read back through the admin API (docs/operating.md, "Admin API").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';

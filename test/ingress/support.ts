@@ -1,6 +1,5 @@
 /**
- * Shared helpers for the ingress tests: the gateway's JSON error shape (README,
- * "Endpoints"), plain requests with full control over method/headers/body,
+ * Shared helpers for the ingress tests: the gateway's JSON error shape (docs/endpoints.md), plain requests with full control over method/headers/body,
  * requests from a chosen local address, and a raw-socket HTTP/1.1 client for
  * body-limit and deadline tests.
  */

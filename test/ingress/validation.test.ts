@@ -1,6 +1,5 @@
 /**
- * The field-by-field validation matrix of the wake and agent requests (README,
- * "Endpoints"): a missing required field, a wrong type, an empty string or a value
+ * The field-by-field validation matrix of the wake and agent requests (docs/endpoints.md): a missing required field, a wrong type, an empty string or a value
  * outside the allowed set is a 400 `invalid_payload` naming the field.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

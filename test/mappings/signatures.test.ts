@@ -1,5 +1,5 @@
 /**
- * Provider signature verification (`verify`; README, "Signatures"). Valid
+ * Provider signature verification (`verify`; docs/mappings.md, "Signatures"). Valid
  * signatures are computed here with node:crypto straight from each provider's
  * documented recipe, independently of the module under test, and each scheme is
  * also checked against the provider's own published example where one exists.

@@ -1,5 +1,5 @@
 /**
- * Mapping templates (README, "Templates"): every placeholder form, rendering
+ * Mapping templates (docs/mappings.md, "Templates"): every placeholder form, rendering
  * rules, and the guarantee that untrusted payloads cannot reach the prototype
  * chain.
  */

@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tests write transform sources that contain template literals
 /**
- * Mapping transforms (README, "Transforms"; docs/transforms.md): loading JS and TS
+ * Mapping transforms (docs/mappings.md, "Transforms"; docs/transforms.md): loading JS and TS
  * modules from a real temp transforms root into their worker threads, export
  * selection, result validation, time limits, and every way a module path could
  * escape the transforms directory. Runaways and crashes: transform-isolation.test.ts.

@@ -1,5 +1,5 @@
 /**
- * One interface for every model provider (`models.providers`; README, "Providers"):
+ * One interface for every model provider (`models.providers`; docs/agent-runs.md, "Providers"):
  * a single turn — system prompt plus conversation — in, reply text out.
  */
 export type ThinkingLevel = 'off' | 'minimal' | 'low' | 'medium' | 'high';

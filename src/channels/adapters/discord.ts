@@ -1,5 +1,5 @@
 /**
- * Discord delivery through the REST API's Create Message (README, "Messaging platforms":
+ * Discord delivery through the REST API's Create Message (docs/platforms.md:
  * `POST {apiBaseUrl}/channels/{to}/messages`, `Authorization: Bot {botToken}`)
  * with `{content, allowed_mentions:{parse:[]}}`: an agent's reply quoting
  * "@everyone" or a role must not ping anybody.

@@ -1,5 +1,5 @@
 /**
- * iMessage delivery through a BlueBubbles server on a Mac (README, "Messaging platforms"):
+ * iMessage delivery through a BlueBubbles server on a Mac (docs/platforms.md):
  * `POST {serverUrl}/api/v1/message/text?password={password}` with `{chatGuid,
  * tempGuid, message, method}`. BlueBubbles authenticates by that query parameter
  * (docs.bluebubbles.app, "REST API & Webhooks": `guid`, alias `password`/`token`),

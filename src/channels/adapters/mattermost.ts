@@ -1,5 +1,5 @@
 /**
- * Mattermost delivery through REST API v4 (README, "Messaging platforms"): `POST {baseUrl}/api/v4/posts`
+ * Mattermost delivery through REST API v4 (docs/platforms.md): `POST {baseUrl}/api/v4/posts`
  * with `Authorization: Bearer {token}` (a bot or personal access token) and
  * `{channel_id, message}`. Success is 201 with the created post; its `id` is the
  * message id.

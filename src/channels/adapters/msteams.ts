@@ -1,5 +1,5 @@
 /**
- * Microsoft Teams delivery through the Bot Framework Connector (README, "Messaging platforms").
+ * Microsoft Teams delivery through the Bot Framework Connector (docs/platforms.md).
  * Two steps, as in "Authentication with the Bot Connector API" and the Connector
  * quickstart (learn.microsoft.com/azure/bot-service/rest-api):
  *

@@ -1,5 +1,5 @@
 /**
- * Signal delivery through a signal-cli daemon's JSON-RPC over HTTP (README, "Messaging platforms":
+ * Signal delivery through a signal-cli daemon's JSON-RPC over HTTP (docs/platforms.md:
  * `rpcUrl` is the whole endpoint, `signal-cli daemon --http` serves it at
  * `/api/v1/rpc`; man signal-cli-jsonrpc(5)). One request per message:
  * `{jsonrpc:"2.0", method:"send", params:{account, recipient:[to], message}, id}`;

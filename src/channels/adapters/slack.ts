@@ -1,5 +1,5 @@
 /**
- * Slack delivery through the Web API's `chat.postMessage` (README, "Messaging platforms":
+ * Slack delivery through the Web API's `chat.postMessage` (docs/platforms.md:
  * `POST {apiBaseUrl}/chat.postMessage`, `Authorization: Bearer {botToken}`,
  * JSON `{channel, text}` sent as `application/json; charset=utf-8`, without which
  * Slack warns `missing_charset`).

@@ -1,5 +1,5 @@
 /**
- * Telegram delivery through the Bot API's `sendMessage` (README, "Messaging platforms":
+ * Telegram delivery through the Bot API's `sendMessage` (docs/platforms.md:
  * `POST {apiBaseUrl}/bot{botToken}/sendMessage` with `{chat_id, text}`).
  *
  * Answers are `{ok:true, result:{message_id, ...}}` or `{ok:false, error_code,

@@ -1,5 +1,5 @@
 /**
- * WhatsApp delivery through Meta's Cloud API (README, "Messaging platforms":
+ * WhatsApp delivery through Meta's Cloud API (docs/platforms.md:
  * `POST {apiBaseUrl}/{phoneNumberId}/messages`, `Authorization: Bearer {accessToken}`)
  * with a free-form text message:
  *   {messaging_product:"whatsapp", recipient_type:"individual", to, type:"text",

@@ -61,7 +61,7 @@ function strengthVerdict(name: string, token: string, why: string): CheckResult 
 
 /**
  * Each token guards one door. The hook token equal to the admin token is refused at start
- * (README, "Configuration"), so it fails here too; the Gmail push token travels in a URL through Google's
+ * (docs/configuration.md), so it fails here too; the Gmail push token travels in a URL through Google's
  * systems and logs, so it must not open any other door either: also a fail.
  */
 function tokenReuseCheck(tree: Record<string, unknown>): CheckResult {

@@ -8,7 +8,7 @@
 
 /** Below this many bits a token is called weak (a random 32-character hex token has about 115). */
 export const WEAK_BELOW_BITS = 100;
-/** The length recommended (README, "Configuration"); shorter hook tokens already warn at start. */
+/** The length recommended (docs/configuration.md); shorter hook tokens already warn at start. */
 export const RECOMMENDED_LENGTH = 32;
 /** The length below which `run` refuses a hook token. */
 export const MIN_LENGTH = 16;

@@ -1,6 +1,5 @@
 /**
- * The four Gmail API calls the receiver needs (README, "Gmail: an email
- * arrives, the agent answers in Telegram"): users.watch, users.history.list,
+ * The four Gmail API calls the receiver needs (docs/gmail.md): users.watch, users.history.list,
  * users.messages.get (format=full) and users.messages.list. The Gmail user id
  * is the account address, URL-encoded into the path.
  */

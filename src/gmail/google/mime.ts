@@ -1,6 +1,5 @@
 /**
- * Turns a Gmail `format=full` message into what is forwarded to the hook (README, "Gmail:
- * an email arrives, the agent answers in Telegram"): raw From/Subject/Date header values,
+ * Turns a Gmail `format=full` message into what is forwarded to the hook (docs/gmail.md): raw From/Subject/Date header values,
  * the snippet with HTML entities decoded, and the text body — the text/plain part, else
  * the HTML part reduced to text — cut to a byte budget so one huge mail cannot blow up
  * the agent's prompt.

@@ -1,6 +1,5 @@
 /**
- * The last delivery route of each main session (`channel: "last"`; README, "Agent runs,
- * heartbeats and delivery").
+ * The last delivery route of each main session (`channel: "last"`; docs/agent-runs.md).
  * Its own small piece because both sides write it: sessions (an operator's or a
  * test's explicit route) and the outbox (every successful delivery).
  */

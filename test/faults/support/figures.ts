@@ -1,7 +1,7 @@
 /**
  * Size of a fault run and how its figures are reported. `FAULTS_SHORT=1` (what
  * CI sets) shrinks every test to fit about two minutes altogether; the full
- * mode gives the figures quoted in the README.
+ * mode gives the figures quoted in docs/reliability.md.
  */
 export const SHORT = process.env.FAULTS_SHORT === '1';
 

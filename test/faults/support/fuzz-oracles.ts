@@ -1,7 +1,7 @@
 /**
  * What the fuzz holds every answer to. Generic: an answer comes, it is a 2xx or
- * a 4xx, and every error is the gateway's JSON (README, "Endpoints"). Specific
- * (README, "Authentication", "Endpoints" and "Design decisions"), for
+ * a 4xx, and every error is the gateway's JSON (docs/endpoints.md). Specific
+ * (docs/authentication.md, docs/endpoints.md and docs/design-decisions.md), for
  * well-framed POSTs to /hooks/wake and /hooks/agent: two credential headers
  * that disagree are a 400 `ambiguous_credentials`; a malformed Content-Type is
  * no reason for a 415; a text of only invisible characters is not accepted.
