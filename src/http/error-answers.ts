@@ -1,6 +1,6 @@
 /**
  * The gateway's one JSON error shape, `{ ok: false, error, code }`, for every
- * answer of a Fastify instance that is not a success (README, "Errors, in the
+ * answer of a Fastify instance that is not a success (docs/errors.md, "Errors, in the
  * order they are checked"), as one plugin both listeners use: the gateway's
  * app and the Gmail push receiver. An HttpError is answered as it is; a client
  * error Fastify raises itself (a malformed Content-Type, a body over its limit)
