@@ -23,6 +23,7 @@ import {
 } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
+import { InFlight } from '../util/in-flight.js';
 import { isHeartbeatAck } from './heartbeat-protocol.js';
 import type { ModelRouter } from './models.js';
 import { ownerAliveChecker } from './owner.js';
@@ -78,13 +79,9 @@ export interface WorkerDeps {
 class Shutdown extends Error {}
 class RunTimeout extends Error {}
 
-interface Active {
-  controller: AbortController;
-  done: Promise<void>;
-}
-
 export class RunWorker {
-  private readonly active = new Map<string, Active>();
+  /** The runs executing now, by id. */
+  private readonly active: InFlight;
   private readonly agents: Map<string, ResolvedAgent>;
   private readonly leaseMs: number;
   private readonly maxConcurrent: number;
@@ -99,6 +96,7 @@ export class RunWorker {
     this.leaseMs = deps.leaseMs ?? 60_000;
     this.maxConcurrent = deps.config.agents.defaults.maxConcurrent;
     this.clock = deps.clock ?? systemClock;
+    this.active = new InFlight(this.clock);
   }
 
   async start(): Promise<void> {
@@ -151,36 +149,34 @@ export class RunWorker {
 
   private launch(run: ClaimedRun): void {
     this.deps.log.debug({ runId: run.id, source: run.source, attempt: run.attempts }, 'run started');
-    const controller = new AbortController();
-    const done = this.execute(run, controller)
-      .catch((error): ClaimedRun[] | undefined => {
+    void this.active.track(run.id, async (stop) => {
+      const next = await this.execute(run, stop).catch((error): ClaimedRun[] | undefined => {
         this.deps.log.error({ err: error, runId: run.id }, 'run bookkeeping failed');
         return undefined;
-      })
-      .then(async (next) => {
-        this.active.delete(run.id);
-        // Claimed as the stop began: handed back, as a stop hands back running turns.
-        if (this.stopping) await this.handBack(next ?? []);
-        else for (const nextRun of next ?? []) this.launch(nextRun);
-        // A completion that claimed for its slot and found less than it asked saw the
-        // queue empty in that transaction: new work wakes the worker when it arrives.
-        if (next === undefined) this.notify();
       });
-    this.active.set(run.id, { controller, done });
+      // Claimed as the stop began: handed back, as a stop hands back running turns.
+      if (this.stopping) await this.handBack(next ?? []);
+      else for (const nextRun of next ?? []) this.launch(nextRun);
+      // A completion that claimed for its slot and found less than it asked saw the
+      // queue empty in that transaction: new work wakes the worker when it arrives.
+      if (next === undefined) this.notify();
+    });
   }
 
   /**
    * Runs the turn and records it; returns the runs claimed for the freed slot in
    * the completion's transaction, or undefined when none was asked for.
    */
-  private async execute(run: ClaimedRun, controller: AbortController): Promise<ClaimedRun[] | undefined> {
+  private async execute(run: ClaimedRun, stop: AbortSignal): Promise<ClaimedRun[] | undefined> {
     const { store, log, owner } = this.deps;
     if (run.attempts > MAX_INTERRUPTED_ATTEMPTS) return this.giveUp(run);
     const agent =
       this.agents.get(run.agentId) ??
       (this.agents.get(this.deps.config.agents.defaultAgentId) as ResolvedAgent);
+    const timeout = new AbortController();
+    const signal = AbortSignal.any([stop, timeout.signal]);
     const cancelTimeout = this.clock.setTimeout(
-      () => controller.abort(new RunTimeout()),
+      () => timeout.abort(new RunTimeout()),
       run.timeoutSeconds * 1000,
     );
     let status: 'succeeded' | 'failed' | 'timed_out';
@@ -208,12 +204,12 @@ export class RunWorker {
           sessionKey: run.sessionKey,
           userTurn,
           thinking: run.thinking as ThinkingLevel | null,
-          signal: controller.signal,
+          signal,
         },
       );
       status = 'succeeded';
     } catch (failure) {
-      const reason = controller.signal.reason;
+      const reason = signal.reason;
       if (reason instanceof Shutdown) {
         await store.runs.releaseRun(run.id, owner);
         log.info({ runId: run.id }, 'run interrupted by shutdown; it will resume on the next start');
@@ -340,17 +336,7 @@ export class RunWorker {
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     for (const stopTimer of this.stopTimers) stopTimer();
-    const all = () => Promise.all([...this.active.values()].map((a) => a.done));
-    let cancelGrace = () => {};
-    const graceOver = new Promise<'grace'>((resolve) => {
-      cancelGrace = this.clock.setTimeout(() => resolve('grace'), graceMs);
-    });
-    const first = await Promise.race([all(), graceOver]);
-    cancelGrace();
-    if (first === 'grace') {
-      for (const active of this.active.values()) active.controller.abort(new Shutdown());
-      await all();
-    }
+    await this.active.drain(graceMs, new Shutdown());
   }
 }
 

@@ -17,6 +17,7 @@ import type { Logger } from '../log.js';
 import type { CallbackItem, Store } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
+import { InFlight } from '../util/in-flight.js';
 import { ScanLoop } from '../util/scan-loop.js';
 import type { SelfEndpoint } from './address-guard.js';
 import { callbackBody } from './body.js';
@@ -59,7 +60,7 @@ export class CallbackEngine {
   private readonly timeoutMs: number;
   private readonly concurrency: number;
   readonly owner: string;
-  private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private readonly inFlight: InFlight;
 
   constructor(
     private readonly store: EngineStore,
@@ -74,6 +75,7 @@ export class CallbackEngine {
     this.concurrency = options.concurrency ?? 8;
     this.owner = options.owner ?? `cb_${uuidv7()}`;
     this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
+    this.inFlight = new InFlight(this.clock);
   }
 
   start(): void {
@@ -101,17 +103,7 @@ export class CallbackEngine {
    */
   async stop(graceMs = 5000): Promise<void> {
     await this.loop.stop();
-    const all = () => Promise.all([...this.inFlight.values()].map((attempt) => attempt.done));
-    if (graceMs > 0 && this.inFlight.size > 0) {
-      let cancel = () => {};
-      const over = new Promise<void>((resolve) => {
-        cancel = this.clock.setTimeout(resolve, graceMs);
-      });
-      await Promise.race([all(), over]);
-      cancel();
-    }
-    for (const attempt of this.inFlight.values()) attempt.abort.abort();
-    await all();
+    await this.inFlight.drain(graceMs);
   }
 
   private async scan(): Promise<void> {
@@ -129,17 +121,13 @@ export class CallbackEngine {
   }
 
   private launch(item: CallbackItem): void {
-    const abort = new AbortController();
-    const done = this.attempt(item, abort.signal)
-      .catch((error: unknown) => {
+    const task = (signal: AbortSignal) =>
+      this.attempt(item, signal).catch((error: unknown) => {
         // The store failed: the lease runs out and the attempt is made again.
         this.log.error({ err: error, runId: item.runId }, 'callback attempt could not be recorded');
-      })
-      .finally(() => {
-        this.inFlight.delete(item.id);
-        this.notify();
       });
-    this.inFlight.set(item.id, { abort, done });
+    // Once it is no longer in flight, its slot is free for the next due callback.
+    void this.inFlight.track(item.id, task).then(() => this.notify());
   }
 
   private async attempt(item: CallbackItem, signal: AbortSignal): Promise<void> {

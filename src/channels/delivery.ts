@@ -26,6 +26,7 @@ import type {
   SessionStore,
 } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
+import { InFlight } from '../util/in-flight.js';
 import { ScanLoop } from '../util/scan-loop.js';
 import { splitMessage } from './split.js';
 import { type ChannelAdapter, DeliveryError, type OutboundPart } from './types.js';
@@ -56,12 +57,11 @@ export interface DeliveryEngineOptions {
 
 type Resolution = { route: DeliveryRoute; adapter: ChannelAdapter } | { record: DeliveryRecord };
 
-interface InFlight {
+/** What the engine keeps about a delivery in flight: where it goes, for the scan's limits. */
+interface Delivering {
   lane: string;
   channel: string;
   mainSessionKey: string;
-  abort: AbortController;
-  done: Promise<void>;
 }
 
 export class DeliveryEngine {
@@ -77,7 +77,7 @@ export class DeliveryEngine {
   private readonly random: () => number;
   private readonly metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   private readonly onFinished?: (item: OutboxItem) => void;
-  private readonly inFlight = new Map<string, InFlight>();
+  private readonly inFlight: InFlight<Delivering>;
 
   constructor(
     private readonly store: { outbox: DeliveryOutboxStore; sessions: Pick<SessionStore, 'getRoute'> },
@@ -98,6 +98,7 @@ export class DeliveryEngine {
     this.metrics = options.metrics;
     this.onFinished = options.onFinished;
     this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
+    this.inFlight = new InFlight(this.clock);
   }
 
   start(): void {
@@ -120,17 +121,7 @@ export class DeliveryEngine {
    */
   async stop(graceMs = this.stopGraceMs): Promise<void> {
     await this.loop.stop();
-    const all = () => Promise.all([...this.inFlight.values()].map((delivery) => delivery.done));
-    if (graceMs > 0 && this.inFlight.size > 0) {
-      let cancelGrace = () => {};
-      const graceOver = new Promise<void>((resolve) => {
-        cancelGrace = this.clock.setTimeout(resolve, graceMs);
-      });
-      await Promise.race([all(), graceOver]);
-      cancelGrace();
-    }
-    for (const delivery of this.inFlight.values()) delivery.abort.abort(new Error('the gateway is stopping'));
-    await all();
+    await this.inFlight.drain(graceMs, new Error('the gateway is stopping'));
   }
 
   /** Deliveries in flight now (for tests and diagnostics). */
@@ -146,7 +137,7 @@ export class DeliveryEngine {
       const busyLanes = new Set<string>();
       const perChannel = new Map<string, number>();
       const busySessions = new Set<string>();
-      for (const delivery of this.inFlight.values()) {
+      for (const delivery of this.inFlight.abouts()) {
         busyLanes.add(delivery.lane);
         busySessions.add(delivery.mainSessionKey);
         perChannel.set(delivery.channel, (perChannel.get(delivery.channel) ?? 0) + 1);
@@ -191,26 +182,17 @@ export class DeliveryEngine {
   }
 
   private launch(item: OutboxItem, route: DeliveryRoute, adapter: ChannelAdapter, lane: string): void {
-    const abort = new AbortController();
-    const done = this.deliver(item, route, adapter, abort.signal)
-      .catch((error: unknown) => {
+    const delivering = { lane, channel: route.channel, mainSessionKey: item.mainSessionKey };
+    const task = (signal: AbortSignal) =>
+      this.deliver(item, route, adapter, signal).catch((error: unknown) => {
         // The store failed mid-delivery: the item stays pending and is tried again.
         this.log.error(
           { err: error, ...correlation(item), channel: route.channel },
           'delivery could not be recorded',
         );
-      })
-      .finally(() => {
-        this.inFlight.delete(item.id);
-        this.notify();
       });
-    this.inFlight.set(item.id, {
-      lane,
-      channel: route.channel,
-      mainSessionKey: item.mainSessionKey,
-      abort,
-      done,
-    });
+    // Once it is no longer in flight, the lane and the channel have room again.
+    void this.inFlight.track(item.id, task, delivering).then(() => this.notify());
   }
 
   private async deliver(

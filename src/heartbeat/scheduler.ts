@@ -21,6 +21,7 @@ import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
 import { uuidv7 } from '../util/ids.js';
+import { InFlight } from '../util/in-flight.js';
 
 export const COALESCE_MS = 250;
 const MAX_EVENTS = 200;
@@ -50,21 +51,23 @@ interface SessionState {
   agent: ResolvedAgent;
   /** Cancels the pending coalesced request. */
   cancelTimer?: () => void;
-  running?: Promise<void>;
+  /** Asked for again while a heartbeat of the session was running: one more after it. */
   again: boolean;
-  controller?: AbortController;
 }
 
 export class HeartbeatScheduler {
   private readonly sessions = new Map<string, SessionState>();
   private readonly periodic: (() => void)[] = [];
   private readonly clock: Clock;
+  /** The heartbeats running now, by main session key. */
+  private readonly beats: InFlight;
   /** This scheduler's name on heartbeat leases. */
   private readonly owner = newOwnerId();
   private stopped = false;
 
   constructor(private readonly deps: HeartbeatDeps) {
     this.clock = deps.clock ?? systemClock;
+    this.beats = new InFlight(this.clock);
     for (const agent of deps.config.agents.list) {
       this.sessions.set(agent.mainSessionKey, { agent, again: false });
     }
@@ -87,7 +90,7 @@ export class HeartbeatScheduler {
   request(sessionKey: string): void {
     const state = this.sessions.get(sessionKey);
     if (!state || this.stopped) return;
-    if (state.running) {
+    if (this.beats.has(sessionKey)) {
       state.again = true;
       return;
     }
@@ -100,15 +103,14 @@ export class HeartbeatScheduler {
 
   private run(state: SessionState): void {
     state.again = false;
-    state.controller = new AbortController();
-    state.running = this.beat(state.agent, state.controller.signal)
-      .catch((error) =>
-        this.deps.log.error({ err: error, session: state.agent.mainSessionKey }, 'heartbeat failed'),
-      )
-      .finally(() => {
-        state.running = undefined;
-        if (state.again) this.request(state.agent.mainSessionKey);
-      });
+    const sessionKey = state.agent.mainSessionKey;
+    const beat = (signal: AbortSignal) =>
+      this.beat(state.agent, signal).catch((error) =>
+        this.deps.log.error({ err: error, session: sessionKey }, 'heartbeat failed'),
+      );
+    void this.beats.track(sessionKey, beat).then(() => {
+      if (state.again) this.request(sessionKey);
+    });
   }
 
   private async beat(agent: ResolvedAgent, stopSignal: AbortSignal): Promise<void> {
@@ -217,22 +219,11 @@ export class HeartbeatScheduler {
   async stop(graceMs: number): Promise<void> {
     this.stopped = true;
     for (const stopPeriodic of this.periodic) stopPeriodic();
-    const running: Promise<void>[] = [];
     for (const state of this.sessions.values()) {
       state.cancelTimer?.();
       state.cancelTimer = undefined;
-      if (state.running) running.push(state.running);
     }
-    let cancelGrace = () => {};
-    const graceOver = new Promise<'grace'>((resolve) => {
-      cancelGrace = this.clock.setTimeout(() => resolve('grace'), graceMs);
-    });
-    const first = await Promise.race([Promise.all(running), graceOver]);
-    cancelGrace();
-    if (first === 'grace') {
-      for (const state of this.sessions.values()) state.controller?.abort();
-      await Promise.all(running);
-    }
+    await this.beats.drain(graceMs);
   }
 }
 
