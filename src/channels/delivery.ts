@@ -28,7 +28,6 @@ import type {
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
 import { InFlight } from '../util/in-flight.js';
 import { ScanLoop } from '../util/scan-loop.js';
-import { splitMessage } from './split.js';
 import { type ChannelAdapter, DeliveryError, type OutboundPart } from './types.js';
 
 export interface DeliveryEngineOptions {
@@ -206,9 +205,7 @@ export class DeliveryEngine {
     try {
       // The same reply always renders to the same parts, so a resumed delivery skips those sent.
       // Inside the try: a reply that cannot be rendered fails like a send, never stalls the outbox.
-      parts = adapter.render
-        ? adapter.render(item.text)
-        : splitMessage(item.text, adapter.maxMessageLength).map((text) => ({ text }));
+      parts = adapter.render(item.text);
       while (sent < parts.length) {
         await adapter.send({ ...(parts[sent] as OutboundPart), to: route.to }, signal);
         sent++;

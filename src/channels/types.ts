@@ -46,10 +46,9 @@ export interface ChannelAdapter {
   readonly maxMessageLength: number;
   /**
    * A Markdown reply as the messages to send: the platform's native formatting,
-   * split within its limit without breaking a formatted span. Without it the
-   * delivery engine splits the text as it is.
+   * split within its limit without breaking a formatted span (format/).
    */
-  render?(markdown: string): OutboundPart[];
+  render(markdown: string): OutboundPart[];
   /** Sends one message (text within `maxMessageLength`). */
   send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult>;
 }

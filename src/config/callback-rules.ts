@@ -2,7 +2,8 @@
  * The configuration rules of callbacks (docs/callers.md, "Configuration"): every allowed origin is
  * an origin, every mapping's `callbackUrl` an absolute http(s) URL, and once
  * any callback is configured — an allowed origin or a mapping's URL — the
- * signing secret is required and must be a `whsec_` secret.
+ * signing secret is required and must be a Standard Webhooks secret of at least
+ * 16 bytes (`whsec_<base64>`; the prefix may be left out, as the libraries allow).
  */
 
 import { checkCallbackUrl, parseOrigin } from '../http/callback-url.js';

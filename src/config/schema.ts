@@ -149,7 +149,7 @@ const hooksSchema = z.strictObject({
   /** Signed completion callbacks (docs/callers.md, "Completion callbacks"). */
   callbacks: z
     .strictObject({
-      /** `whsec_<base64>`: the Standard Webhooks signing secret; required once any callback is configured. */
+      /** `whsec_<base64>` (the prefix optional): the Standard Webhooks signing secret; required once any callback is configured. */
       secret: nonEmpty.optional(),
       /** Origins a request's own `callbackUrl` may point to (a mapping's is not checked). */
       allowedOrigins: z.array(nonEmpty).default([]),

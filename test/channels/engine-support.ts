@@ -5,7 +5,9 @@
  */
 import Database from 'better-sqlite3';
 import pino from 'pino';
-import type { ChannelAdapter, OutboundMessage, SendResult } from '../../src/channels/types.js';
+import { renderMarkdown } from '../../src/channels/format/index.js';
+import { writePlain } from '../../src/channels/format/plain.js';
+import type { ChannelAdapter, OutboundMessage, OutboundPart, SendResult } from '../../src/channels/types.js';
 import type { ChannelId } from '../../src/config/schema.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { type NewOutboxItem, SqliteOutbox } from '../../src/store/sqlite/outbox.js';
@@ -70,6 +72,11 @@ export class ScriptedAdapter implements ChannelAdapter {
     readonly id: ChannelId,
     readonly maxMessageLength = 4096,
   ) {}
+
+  /** The product's own splitter, with the plain-text writer (as iMessage sends). */
+  render(markdown: string): OutboundPart[] {
+    return renderMarkdown(markdown, { write: writePlain }, this.maxMessageLength);
+  }
 
   send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {
     return new Promise((resolve, reject) => {

@@ -186,6 +186,17 @@ describe('helpers', () => {
     expect(decodeEntities('&#xD800; &#99999999; &#65;')).toBe('&#xD800; &#99999999; A');
   });
 
+  it('decodeEntities knows every HTML name, and only references closed by ";"', () => {
+    expect(
+      decodeEntities('&frac12; &hearts; &Omega; &AMP; &eacute;&Eacute; &CounterClockwiseContourIntegral;'),
+    ).toBe('½ ♥ Ω & éÉ ∳');
+    expect(decodeEntities('?a=1&copy=2 &amp &nbsp;x &NBSP;')).toBe('?a=1&copy=2 &amp  x &NBSP;');
+  });
+
+  it('decodeEntities reads &nbsp; as a space and drops zero-width joiners, as plain text wants', () => {
+    expect(decodeEntities('Sale&nbsp;now &zwnj;&nbsp;&zwnj;&nbsp;&zwj;end')).toBe('Sale now   end');
+  });
+
   it('htmlToText treats source newlines as spaces and strips comments', () => {
     expect(htmlToText('one\ntwo<!-- hidden -->three<li>item</li>')).toBe('one twothree\nitem');
   });

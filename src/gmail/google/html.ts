@@ -3,61 +3,38 @@
  * message with only an HTML body still has to reach the agent as readable text. This
  * is a reducer, not a sanitizer — the result is plain text, never rendered as HTML.
  */
+import { decodeHTMLStrict } from 'entities';
 
-/** The named entities mail actually uses; anything else is left as written. */
-const NAMED: Record<string, string> = {
-  amp: '&',
-  lt: '<',
-  gt: '>',
-  quot: '"',
-  apos: "'",
-  nbsp: ' ',
-  copy: '©',
-  reg: '®',
-  trade: '™',
-  hellip: '…',
-  mdash: '—',
-  ndash: '–',
-  lsquo: '‘',
-  rsquo: '’',
-  ldquo: '“',
-  rdquo: '”',
-  laquo: '«',
-  raquo: '»',
-  middot: '·',
-  bull: '•',
-  euro: '€',
-  pound: '£',
-  zwnj: '',
-  zwj: '',
-};
+/**
+ * A character reference that ends in `;`: hex, decimal or a name (the HTML
+ * names run to 31 characters and may hold digits, e.g. `&frac12;`). Longer
+ * numbers than any code point are not matched and stay as written.
+ */
+const REFERENCE = /&(?:#[xX]([0-9a-fA-F]{1,6})|#(\d{1,7})|[A-Za-z][A-Za-z0-9]{1,31});/g;
 
-/** Latin-1 letters (U+00C0–U+00FF) by their HTML names, in code point order. */
-const LATIN1 =
-  'Agrave Aacute Acirc Atilde Auml Aring AElig Ccedil Egrave Eacute Ecirc Euml Igrave Iacute Icirc Iuml ETH Ntilde ' +
-  'Ograve Oacute Ocirc Otilde Ouml times Oslash Ugrave Uacute Ucirc Uuml Yacute THORN szlig agrave aacute acirc ' +
-  'atilde auml aring aelig ccedil egrave eacute ecirc euml igrave iacute icirc iuml eth ntilde ograve oacute ocirc ' +
-  'otilde ouml divide oslash ugrave uacute ucirc uuml yacute thorn yuml';
-LATIN1.split(' ').forEach((name, index) => {
-  NAMED[name] = String.fromCharCode(0xc0 + index);
-});
+/**
+ * Spacing references as a reader of plain text wants them: a no-break space is a
+ * space, and the zero-width (non-)joiners that bulk mail pads its preview text
+ * with (`&zwnj;&nbsp;` runs) are dropped, so a snippet is not a row of blanks.
+ */
+const SPACING: Record<string, string> = { '\u00a0': ' ', '\u200c': '', '\u200d': '' };
 
-function fromCodePoint(code: number, original: string): string {
-  // Surrogates and out-of-range values are not characters; keep the text as it was.
-  if (!Number.isFinite(code) || code < 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff))
-    return original;
-  return String.fromCodePoint(code);
-}
-
-/** Decodes named, decimal (`&#39;`) and hex (`&#x27;`) character references. */
+/**
+ * Decodes named, decimal (`&#39;`) and hex (`&#x27;`) character references with
+ * the `entities` library's full HTML table. Only references closed by `;` are
+ * read (decodeHTMLStrict), so `a&copy=2` in a URL stays as written. A number that
+ * is no Unicode character (a surrogate, above U+10FFFF) is kept as written rather
+ * than turned into U+FFFD: it is the sender's text, not something to guess at.
+ */
 export function decodeEntities(text: string): string {
-  return text.replace(/&(#[xX][0-9a-fA-F]{1,6}|#\d{1,7}|[A-Za-z]{2,8});/g, (whole, ref: string) => {
-    if (ref[0] === '#') {
-      const hex = ref[1] === 'x' || ref[1] === 'X';
-      return fromCodePoint(Number.parseInt(ref.slice(hex ? 2 : 1), hex ? 16 : 10), whole);
+  return text.replace(REFERENCE, (whole, hex: string | undefined, decimal: string | undefined) => {
+    const digits = hex ?? decimal;
+    if (digits !== undefined) {
+      const code = Number.parseInt(digits, hex !== undefined ? 16 : 10);
+      if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return whole;
     }
-    // Names are case-sensitive (&Eacute; ≠ &eacute;), but HTML also accepts &AMP;, &LT;, ….
-    return NAMED[ref] ?? (ref === ref.toUpperCase() ? NAMED[ref.toLowerCase()] : undefined) ?? whole;
+    const decoded = decodeHTMLStrict(whole);
+    return SPACING[decoded] ?? decoded;
   });
 }
 
