@@ -53,8 +53,15 @@ export function parseSecret(secret: string): SecretParse {
   return { ok: true, key };
 }
 
-/** The HMAC key of the gateway's own callback secret: a valid secret of at least MIN_KEY_BYTES. */
+/**
+ * The HMAC key of the gateway's own callback secret: written `whsec_<base64>`
+ * (the documented form, which receivers' libraries expect to be handed), of at
+ * least MIN_KEY_BYTES. A sender's secret (`parseSecret`) may leave the prefix out.
+ */
 export function signingKey(secret: string): SecretParse {
+  if (!secret.startsWith(SECRET_PREFIX)) {
+    return { ok: false, problem: 'must be "whsec_" followed by the base64 of a random key' };
+  }
   const parsed = parseSecret(secret);
   if (parsed.ok && parsed.key.length < MIN_KEY_BYTES) {
     return {
