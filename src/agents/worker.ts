@@ -148,6 +148,9 @@ export class RunWorker {
   }
 
   private launch(run: ClaimedRun): void {
+    // Leased again by this same worker (its lease ran out while renewals failed): the turn
+    // already running here goes on; a second one would call the model twice.
+    if (this.active.has(run.id)) return;
     this.deps.log.debug({ runId: run.id, source: run.source, attempt: run.attempts }, 'run started');
     void this.active.track(run.id, async (stop) => {
       const next = await this.execute(run, stop).catch((error): ClaimedRun[] | undefined => {
