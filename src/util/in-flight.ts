@@ -3,8 +3,9 @@
  * heartbeats, deliveries, callback attempts — each with the controller that
  * aborts it, and the one way every engine stops: start nothing new (the
  * engine's own part), let the work in flight finish for a grace period, then
- * abort what is left and wait for it to settle (docs/durability.md: a stopped
- * run is handed back, a delivery or callback attempt is tried again later).
+ * abort what is left and wait for it to settle (docs/agent-runs.md, "Crashes
+ * and stops": a stopped run is handed back, a delivery or callback attempt is
+ * tried again later).
  */
 import type { TimerClock } from './clock.js';
 
