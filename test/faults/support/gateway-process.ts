@@ -15,6 +15,8 @@ export class GatewayProcess {
   constructor(
     readonly dir: string = tempDir('agentgate-faults-'),
     override: Record<string, unknown> = {},
+    /** Extra environment for the gateway process (e.g. NODE_OPTIONS). */
+    private readonly env: NodeJS.ProcessEnv = {},
   ) {
     this.configPath = writeConfig(dir, override);
   }
@@ -46,6 +48,7 @@ export class GatewayProcess {
     this.current = await startCli(['--config', this.configPath, '--port', '0'], {
       AGENTGATE_CONFIG: '',
       AGENTGATE_HOME: '',
+      ...this.env,
     });
     return this;
   }
