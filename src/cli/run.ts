@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { loadConfigFile } from '../config/load.js';
 import { locateConfigFile } from '../config/paths.js';
 import { writeStarterConfig } from '../config/starter.js';
-import { createGmailReceiver } from '../gmail/start.js';
 import { createLogger } from '../log.js';
 import { startGateway } from '../server/gateway.js';
 
@@ -66,6 +65,9 @@ export async function runCommand(options: RunOptions): Promise<void> {
   // `hooks gmail run` alone; docs/gmail.md, step 4).
   if (loaded.config.hooks.gmail?.account) {
     try {
+      // Loaded only here: the receiver brings Google's auth library, which a gateway without
+      // Gmail should not spend its start-up loading.
+      const { createGmailReceiver } = await import('../gmail/start.js');
       const receiver = createGmailReceiver(loaded.config, log, { gatewayApp: gateway.app });
       let url = '';
       // Optional: if it cannot start, the gateway goes on without it.

@@ -3,7 +3,6 @@
  * how it resolves, opens and is checked by `agentgate doctor`. The store
  * itself is loaded only when a gateway opens one.
  */
-import pg from 'pg';
 import { z } from 'zod';
 import {
   type EngineCheck,
@@ -60,6 +59,9 @@ export const postgresEngine: StoreEngine<z.infer<typeof postgresConfigSchema>, R
 
 /** Connects and reads the schema version, changing nothing. */
 async function checkDatabase(url: string, timeoutMs: number): Promise<EngineCheck> {
+  // Loaded here, not with this module: a gateway on SQLite reads this file for its schema
+  // and never needs the PostgreSQL client (it would add to every start).
+  const { default: pg } = await import('pg');
   const where = `postgres ${redactUrl(url)}`;
   const client = new pg.Client({
     connectionString: url,
