@@ -9,6 +9,9 @@
 //   template  a mapping without a transform (the reference)
 //   skip      a transform that returns null  → 204, nothing stored: the transform's own cost
 //   wake      a transform that returns a wake → 200, committed to the store
+//
+// bench/transform-pools.mjs runs the same transform through this pool and through
+// Piscina, directly (docs/performance.md, "Transform pool against Piscina").
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
  * callback is chosen by whoever sent the hook, so its target must not be the
  * gateway's own API (its listen address and port, and every local alias of it)
  * nor a link-local or cloud metadata address — whatever the allowed origins
- * say. The check is made on the address actually connected to (see send.ts), so
+ * say. The check is made on the address actually connected to (http/connect-guard.ts), so
  * a name that resolves elsewhere the second time (DNS rebinding) cannot pass.
  */
 import { BlockList, isIP } from 'node:net';

@@ -1,28 +1,20 @@
 /**
- * One callback attempt over node:http(s), with the address guard applied where
- * it cannot be bypassed: an IP literal is checked before connecting, and a host
- * name through the request's own `lookup`, so the address checked is the one
- * connected to (no second resolution a rebinding DNS server could answer
- * differently). Redirects are not followed: a 3xx is an answer like any other,
- * and the engine ends the callback on it. No proxy, no connection reuse.
+ * One callback attempt, through the outbound client (http/outbound.ts) with the
+ * rules of docs/callers.md: the address guard applied to the address actually
+ * connected to, on a connection of the attempt's own ("SSRF rules";
+ * http/connect-guard.ts); redirects not followed, a 3xx being an answer like
+ * any other, which the engine ends the callback on ("Retries"); and the
+ * attempt's time limit over the answer, whose body is not used and is read
+ * only up to ANSWER_BODY_BYTES.
  */
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
-import { isIP } from 'node:net';
-import { networkCode, retryAfterMs } from '../http/outbound.js';
+import type { Resolver } from '../http/connect-guard.js';
+import { createOutboundClient, networkCode, OutboundError, retryAfterMs } from '../http/outbound.js';
 import { forbiddenTarget, type SelfEndpoint } from './address-guard.js';
 
-/** Resolves a host name to every address (dns.lookup with `all: true`). */
-export type Resolver = (
-  hostname: string,
-  callback: (error: Error | null, addresses: LookupAddress[]) => void,
-) => void;
+export type { Resolver } from '../http/connect-guard.js';
 
-export const systemResolver: Resolver = (hostname, callback) =>
-  dnsLookup(hostname, { all: true } satisfies LookupAllOptions, (error, addresses) =>
-    callback(error, addresses ?? []),
-  );
+/** More of a receiver's answer than an acknowledgement needs is not read. */
+export const ANSWER_BODY_BYTES = 16 * 1024;
 
 export interface CallbackRequest {
   url: string;
@@ -44,90 +36,44 @@ export type CallbackResult =
   /** No answer (refused, reset, DNS, timeout): temporary. */
   | { kind: 'network'; reason: string };
 
-const FORBIDDEN = 'ECALLBACKFORBIDDEN';
+const client = createOutboundClient({ label: 'callback' });
 
-class ForbiddenTarget extends Error {
-  readonly code = FORBIDDEN;
-}
-
-export function sendCallback(request: CallbackRequest): Promise<CallbackResult> {
-  const url = new URL(request.url);
-  const secure = url.protocol === 'https:';
-  const port = Number(url.port || (secure ? 443 : 80));
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) !== 0) {
-    const reason = forbiddenTarget(host, port, request.self);
-    if (reason) return Promise.resolve({ kind: 'refused', reason });
-  }
-  const resolve = request.resolve ?? systemResolver;
-  // Every address of the name is checked: with one forbidden, none is used.
-  const lookup = (
-    hostname: string,
-    options: { all?: boolean },
-    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
-  ) => {
-    resolve(hostname, (error, addresses) => {
-      if (error) return callback(error, []);
-      if (addresses.length === 0)
-        return callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), []);
-      for (const entry of addresses) {
-        const reason = forbiddenTarget(entry.address, port, request.self);
-        if (reason) return callback(new ForbiddenTarget(`${hostname} resolves to ${reason}`), []);
-      }
-      if (options.all) return callback(null, addresses);
-      const [first] = addresses as [LookupAddress];
-      callback(null, first.address, first.family);
-    });
-  };
-
-  return new Promise((settle) => {
-    let done = false;
-    const finish = (result: CallbackResult) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      request.signal?.removeEventListener('abort', onAbort);
-      settle(result);
-    };
-    const outgoing = (secure ? https : http).request(
-      {
-        protocol: url.protocol,
-        hostname: host,
-        port,
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-        lookup: lookup as never,
-        agent: false,
-        servername: secure && isIP(host) === 0 ? host : undefined,
-      },
-      (response) => {
-        // The answer's body is not used: drain it so the socket closes.
-        response.resume();
-        response.on('error', () => {});
-        finish({
-          kind: 'answer',
-          status: response.statusCode ?? 0,
-          retryAfterMs: retryAfterMs([response.headers['retry-after']], request.now),
-        });
-      },
-    );
-    const timer = setTimeout(() => {
-      outgoing.destroy();
-      finish({ kind: 'network', reason: `no answer within ${request.timeoutMs / 1000} s` });
-    }, request.timeoutMs);
-    timer.unref();
-    const onAbort = () => {
-      outgoing.destroy();
-      finish({ kind: 'network', reason: 'the gateway is stopping' });
-    };
-    if (request.signal?.aborted) onAbort();
-    request.signal?.addEventListener('abort', onAbort);
-    outgoing.on('error', (error) => {
-      if (error instanceof ForbiddenTarget) finish({ kind: 'refused', reason: error.message });
-      // Only the code: a message may quote the URL, which may carry a token.
-      else finish({ kind: 'network', reason: `request failed (${networkCode(error)})` });
-    });
-    outgoing.end(request.body);
+export async function sendCallback(request: CallbackRequest): Promise<CallbackResult> {
+  const answered = (status: number, headers: Headers): CallbackResult => ({
+    kind: 'answer',
+    status,
+    retryAfterMs: retryAfterMs([headers.get('retry-after')], request.now),
   });
+  try {
+    const answer = await client.send(
+      {
+        method: 'POST',
+        url: request.url,
+        headers: request.headers,
+        body: request.body,
+        timeoutMs: request.timeoutMs,
+        redirect: 'manual',
+        maxBodyBytes: ANSWER_BODY_BYTES,
+        guard: {
+          check: (ip, port) => forbiddenTarget(ip, port, request.self),
+          resolve: request.resolve,
+        },
+      },
+      request.signal,
+    );
+    return answered(answer.status, answer.headers);
+  } catch (error) {
+    if (request.signal?.aborted) return { kind: 'network', reason: 'the gateway is stopping' };
+    if (!(error instanceof OutboundError)) {
+      return { kind: 'network', reason: `request failed (${networkCode(error)})` };
+    }
+    // The status had arrived when the body broke off or ran out of time: that is the answer.
+    if (error.answer) return answered(error.answer.status, error.answer.headers);
+    if (error.failure === 'refused') return { kind: 'refused', reason: error.refusal ?? 'refused' };
+    if (error.failure === 'timeout') {
+      return { kind: 'network', reason: `no answer within ${request.timeoutMs / 1000} s` };
+    }
+    // Only the code: a message may quote the URL, which may carry a token.
+    return { kind: 'network', reason: `request failed (${error.code ?? 'network error'})` };
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * The one outbound HTTP client: every call agentgate makes to another service
- * (messaging platforms, model providers, Google) goes through it, on Node's
- * global fetch (undici).
+ * (messaging platforms, model providers, Google, completion callbacks) goes
+ * through it, on Node's global fetch (undici).
  *
  * What it does, so callers don't:
  * - a time limit on every request (`timeoutMs`, default 30 s), combined with the
@@ -16,6 +16,11 @@
  *   (`send`); `expectOk` throws for a non-2xx answer instead, classified:
  *   408, 425, 429 and 5xx are temporary, other 4xx permanent, with the wait
  *   from `Retry-After` (seconds or an HTTP date);
+ * - on request, what a caller that must not trust the other side needs (the
+ *   completion callbacks, docs/callers.md, "Retries" and "SSRF rules"): a
+ *   `guard` that checks the address actually connected to (connect-guard.ts),
+ *   `redirect: 'manual'` so a 3xx is the answer rather than followed, and
+ *   `maxBodyBytes` so no more of the answer's body is read than that;
  * - every message it builds goes through the client's redaction: the caller
  *   names its secrets (a token in the URL path, an API key, a password) and may
  *   add its own scrubbing (patterns such as `?token=`).
@@ -29,6 +34,8 @@
  *     const answer = await client.send({ url, json: { chat_id, text } }, signal);
  *     if (answer.status === 429) wait(retryAfterMs([answer.json?.parameters?.retry_after]));
  */
+
+import { type ConnectGuard, type GuardedTarget, guardedTarget } from './connect-guard.js';
 
 /** Default time limit for one request. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -51,6 +58,19 @@ export interface OutboundRequest {
   contentType?: string;
   /** Replaces the client's time limit for this request. */
   timeoutMs?: number;
+  /** `manual`: a 3xx answer is returned as it is, not followed. Default `follow`. */
+  redirect?: 'follow' | 'manual';
+  /**
+   * Read at most this many bytes of the answer's body (as decoded); the rest is
+   * not read, and the connection is closed. Default: the whole body.
+   */
+  maxBodyBytes?: number;
+  /**
+   * Connect only where the guard allows, checked on the address connected to,
+   * on a connection of this request's own (connect-guard.ts). A refused target
+   * fails the request with an OutboundError of failure `refused`, permanent.
+   */
+  guard?: ConnectGuard;
 }
 
 /** An answer, read whole. */
@@ -60,6 +80,8 @@ export interface OutboundResponse {
   headers: Headers;
   /** The body as text (an HTML error page from a proxy stays readable here). */
   raw: string;
+  /** The body was longer than the request's `maxBodyBytes`: `raw` holds only its start. */
+  truncated: boolean;
   /** The body parsed as a JSON object, or undefined when it is not one. */
   json: Record<string, unknown> | undefined;
 }
@@ -67,8 +89,11 @@ export interface OutboundResponse {
 /** `temporary` is worth another try (later); `permanent` will fail the same way again. */
 export type FailureKind = 'temporary' | 'permanent';
 
-/** Why a request failed: no answer in time, no answer at all, or an answer refusing it. */
-export type OutboundFailure = 'timeout' | 'network' | 'status';
+/**
+ * Why a request failed: no answer in time, no answer at all, an answer refusing
+ * it, or a target its guard refused (no connection made).
+ */
+export type OutboundFailure = 'timeout' | 'network' | 'status' | 'refused';
 
 /** A failed outbound request; its message never holds a secret the client was told about. */
 export class OutboundError extends Error {
@@ -85,6 +110,14 @@ export class OutboundError extends Error {
   readonly duringAnswer?: boolean;
   /** Timeouts: the time limit that ran out. */
   readonly timeoutMs?: number;
+  /** Refusals: why the request's guard refused the target. */
+  readonly refusal?: string;
+  /**
+   * Timeouts and network failures while the body was being read: the answer's
+   * status and headers, which had arrived (a caller that needs only the status
+   * may take it as the answer).
+   */
+  readonly answer?: { status: number; headers: Headers };
 
   constructor(message: string, details: Omit<OutboundError, keyof Error | 'temporary'>) {
     super(message);
@@ -96,6 +129,8 @@ export class OutboundError extends Error {
     this.code = details.code;
     this.duringAnswer = details.duringAnswer;
     this.timeoutMs = details.timeoutMs;
+    this.refusal = details.refusal;
+    this.answer = details.answer;
   }
 
   get temporary(): boolean {
@@ -156,49 +191,80 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     const { body, contentType } = encodeBody(request);
     const headers: Record<string, string> = { ...request.headers };
     if (contentType && !hasHeader(headers, 'content-type')) headers['content-type'] = contentType;
-    const failure = (error: unknown, duringAnswer: boolean): unknown => {
+    let target: GuardedTarget | undefined;
+    const refused = (reason: string) =>
+      new OutboundError(redact(`${label}: refused: ${reason}`), {
+        failure: 'refused',
+        kind: 'permanent',
+        refusal: reason,
+      });
+    /** `answer`: the answer whose body was being read. */
+    const failure = (error: unknown, answer?: Response): unknown => {
       // The caller's own abort (shutdown, run timeout) is theirs to interpret.
       if (signal?.aborted) return signal.reason;
+      // The guard's lookup refused the name: the connection failed for that alone.
+      const refusal = target?.refused === undefined ? target?.refusal() : undefined;
+      if (refusal !== undefined) return refused(refusal);
+      const arrived = answer && { answer: { status: answer.status, headers: answer.headers } };
       if (timeout.aborted) {
         return new OutboundError(redact(`${label}: no answer within ${timeoutMs / 1000} s`), {
           failure: 'timeout',
           kind: 'temporary',
           timeoutMs,
+          ...arrived,
         });
       }
       const code = networkCode(error);
-      const what = duringAnswer ? 'the answer broke off' : 'request failed';
+      const what = answer ? 'the answer broke off' : 'request failed';
       return new OutboundError(redact(`${label}: ${what} (${code})`), {
         failure: 'network',
         kind: 'temporary',
         code,
-        duringAnswer,
+        duringAnswer: answer !== undefined,
+        ...arrived,
       });
     };
-    let response: Response;
-    try {
-      response = await fetchImpl(request.url, {
-        method: request.method ?? (body === undefined ? 'GET' : 'POST'),
-        headers,
-        body,
-        signal: combined,
-      });
-    } catch (error) {
-      throw failure(error, false);
+    if (request.guard) {
+      try {
+        target = await guardedTarget(request.url, request.guard);
+      } catch (error) {
+        throw failure(error);
+      }
+      if (target.refused !== undefined) throw refused(target.refused);
     }
-    let raw: string;
+    const dispatcher = target?.refused === undefined ? target?.dispatcher : undefined;
     try {
-      raw = await response.text();
-    } catch (error) {
-      throw failure(error, true);
+      let response: Response;
+      try {
+        response = await fetchImpl(request.url, {
+          method: request.method ?? (body === undefined ? 'GET' : 'POST'),
+          headers,
+          body,
+          signal: combined,
+          ...(request.redirect ? { redirect: request.redirect } : {}),
+          ...(dispatcher ? { dispatcher } : {}),
+        });
+      } catch (error) {
+        throw failure(error);
+      }
+      let read: { raw: string; truncated: boolean };
+      try {
+        read = await readBody(response, request.maxBodyBytes);
+      } catch (error) {
+        throw failure(error, response);
+      }
+      return {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+        raw: read.raw,
+        truncated: read.truncated,
+        json: read.truncated ? undefined : parseObject(read.raw),
+      };
+    } finally {
+      // The request's own connection: closed whatever happened.
+      await dispatcher?.destroy().catch(() => {});
     }
-    return {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-      raw,
-      json: parseObject(raw),
-    };
   }
 
   async function expectOk(
@@ -302,6 +368,36 @@ function encodeBody(request: OutboundRequest): { body?: string; contentType?: st
   }
   if (request.body !== undefined) return { body: request.body, contentType: request.contentType };
   return {};
+}
+
+/**
+ * The body as text; with `max`, at most that many bytes of it, and the rest is
+ * not read (cancelling the stream closes the connection).
+ */
+async function readBody(
+  response: Response,
+  max: number | undefined,
+): Promise<{ raw: string; truncated: boolean }> {
+  if (max === undefined || response.body === null) return { raw: await response.text(), truncated: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { raw: decode(chunks, size), truncated: false };
+    if (size + value.byteLength > max) {
+      chunks.push(value.subarray(0, max - size));
+      await reader.cancel().catch(() => {});
+      return { raw: decode(chunks, max), truncated: true };
+    }
+    chunks.push(value);
+    size += value.byteLength;
+  }
+}
+
+/** As Response.text() decodes: UTF-8, a leading BOM dropped, bad bytes replaced. */
+function decode(chunks: Uint8Array[], size: number): string {
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {

@@ -106,6 +106,57 @@ describe('send', () => {
   });
 });
 
+describe('for callers that must not trust the other side', () => {
+  it('reads at most maxBodyBytes of the answer and says it was cut', async () => {
+    answer = (res) => sendText(res, 200, 'é'.repeat(100));
+    const cut = await client().send({ url: url(), maxBodyBytes: 11 });
+    expect(cut).toMatchObject({ status: 200, truncated: true, json: undefined });
+    expect(cut.raw).toBe(`${'é'.repeat(5)}\uFFFD`);
+    const whole = await client().send({ url: url(), maxBodyBytes: 200 });
+    expect(whole).toMatchObject({ truncated: false, raw: 'é'.repeat(100) });
+  });
+
+  it("returns a redirect as the answer with redirect: 'manual'", async () => {
+    answer = (res) => {
+      res.writeHead(302, { location: '/elsewhere' });
+      res.end();
+    };
+    const before = seen.length;
+    const got = await client().send({ url: url(), redirect: 'manual' });
+    expect(got.status).toBe(302);
+    expect(got.headers.get('location')).toBe('/elsewhere');
+    expect(seen.length).toBe(before + 1);
+  });
+
+  it('refuses a target its guard refuses, permanently, and connects where it allows', async () => {
+    answer = (res) => sendJson(res, 200, { ok: true });
+    const port = Number(new URL(server.url).port);
+    const guard = { check: (ip: string, p: number) => (ip === '127.0.0.1' && p === port ? 'no' : undefined) };
+    const error = await rejection(client().send({ url: url(), guard }));
+    expect(error).toMatchObject({ failure: 'refused', kind: 'permanent', refusal: 'no' });
+    expect(error.message).toBe('testing: refused: no');
+    const named = await rejection(
+      client().send({
+        url: `http://named.test:${port}/x`,
+        guard: { ...guard, resolve: (_name, done) => done(null, [{ address: '127.0.0.1', family: 4 }]) },
+      }),
+    );
+    expect(named).toMatchObject({ failure: 'refused', refusal: 'named.test resolves to no' });
+    const allowed = await client().send({ url: url(), guard: { check: () => undefined } });
+    expect(allowed.json).toEqual({ ok: true });
+  });
+
+  it('keeps the status and headers of an answer whose body ran out of time', async () => {
+    answer = (res) => {
+      res.writeHead(503, { 'retry-after': '2' });
+      res.write('partial');
+    };
+    const error = await rejection(client({ timeoutMs: 150 }).send({ url: url() }));
+    expect(error).toMatchObject({ failure: 'timeout', answer: { status: 503 } });
+    expect(error.answer?.headers.get('retry-after')).toBe('2');
+  });
+});
+
 describe('expectOk', () => {
   it('returns a 2xx answer', async () => {
     answer = (res) => sendJson(res, 201, { id: 'p1' });
