@@ -112,7 +112,7 @@ describe('waitForCompletion', () => {
 
   it('answers 202 with the status when the run does not finish within hooks.maxWaitSeconds', async () => {
     const started = Date.now();
-    const answer = await gw.hook('agent', agentBody('slow:5000 say:late'));
+    const answer = await gw.hook('agent', agentBody('slow:3000 say:late'));
     const waited = Date.now() - started;
     expect(answer.status).toBe(202);
     expect(answer.body).toEqual({
