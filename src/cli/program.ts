@@ -94,7 +94,7 @@ export function buildProgram(io: CliIo): Command {
       'enable the APIs, create the topic, grant Gmail publish rights, create the push subscription, call watch',
     )
     .option('--show-secrets', 'print the push URL with its token')
-    .action(async (options) => (await import('./gmail-setup.js')).gmailSetupCommand(options));
+    .action(async (options) => (await import('./gmail-setup.js')).gmailSetupCommand(io, options));
   gmail
     .command('run')
     .description('run the Pub/Sub push receiver that forwards new mail to /hooks/gmail')
