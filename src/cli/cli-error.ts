@@ -1,9 +1,11 @@
 /**
- * How the operator commands end: a CliError carries the sentence for stderr and
- * the exit code; `action` turns it into both, so each command just throws.
+ * How a command ends with an error: a CliError carries the sentence for stderr
+ * and the exit code; `runCli` (program.ts) turns it into both, so each command
+ * just throws.
  */
 
 export class CliError extends Error {
+  /** An empty message prints nothing: the command has said why already (e.g. doctor's `fail` lines). */
   constructor(
     message: string,
     readonly exitCode = 1,
@@ -11,23 +13,4 @@ export class CliError extends Error {
     super(message);
     this.name = 'CliError';
   }
-}
-
-/**
- * Wraps a command's action for commander: a CliError is printed as
- * `agentgate: <message>` on stderr and sets the exit code; anything else is a
- * bug and keeps its stack trace.
- */
-export function action<A extends unknown[]>(
-  run: (...args: A) => Promise<void>,
-): (...args: A) => Promise<void> {
-  return async (...args: A) => {
-    try {
-      await run(...args);
-    } catch (error) {
-      if (!(error instanceof CliError)) throw error;
-      if (error.message) console.error(`agentgate: ${error.message}`);
-      process.exitCode = error.exitCode;
-    }
-  };
 }

@@ -1,21 +1,24 @@
-import { ConfigFileMissing, loadConfigFile } from '../config/load.js';
+/** `agentgate config check` (docs/cli.md): every problem on stderr and exit 1, else `<file>: ok`. */
+import { ConfigFileMissing, type LoadResult, loadConfigFile } from '../config/load.js';
 import { locateConfigFile } from '../config/paths.js';
+import { CliError } from './cli-error.js';
+import type { CliIo } from './io.js';
 
-export function configCheckCommand(options: { config?: string }): void {
-  const path = locateConfigFile(options.config, process.env);
+export function configCheckCommand(io: CliIo, options: { config?: string }): void {
+  const path = locateConfigFile(options.config, io.env);
+  let result: LoadResult;
   try {
-    const result = loadConfigFile(path);
-    if (!result.ok) {
-      for (const problem of result.problems) console.error(problem);
-      console.error(`${path}: ${result.problems.length} problem(s)`);
-      process.exitCode = 1;
-      return;
-    }
-    for (const warning of result.warnings) console.error(`warning: ${warning}`);
-    console.log(`${path}: ok`);
+    result = loadConfigFile(path, io.env);
   } catch (error) {
     if (!(error instanceof ConfigFileMissing)) throw error;
-    console.error(error.message);
-    process.exitCode = 1;
+    io.console.error(error.message);
+    throw new CliError('', 1);
   }
+  if (!result.ok) {
+    for (const problem of result.problems) io.console.error(problem);
+    io.console.error(`${path}: ${result.problems.length} problem(s)`);
+    throw new CliError('', 1);
+  }
+  for (const warning of result.warnings) io.console.error(`warning: ${warning}`);
+  io.console.log(`${path}: ok`);
 }

@@ -2,6 +2,7 @@
  * Output for people: aligned columns, relative times, durations. (`--json`
  * prints the API's own answer instead, for scripts.)
  */
+import type { CliIo } from './io.js';
 
 /** Columns padded to their widest cell, two spaces apart; the last column is not padded. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -61,8 +62,8 @@ export function oneLine(text: string | null | undefined, max = 60): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+export function printJson(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** Display width: code points (good enough for ids, statuses and times). */

@@ -21,7 +21,7 @@ export interface GatewayTarget {
   baseUrl: string;
 }
 
-export function resolveTarget(options: TargetOptions, env: NodeJS.ProcessEnv = process.env): GatewayTarget {
+export function resolveTarget(options: TargetOptions, env: NodeJS.ProcessEnv): GatewayTarget {
   const path = locateConfigFile(options.config, env);
   let loaded: ReturnType<typeof loadConfigFile>;
   try {

@@ -26,6 +26,8 @@ import {
   type GoogleCredentials,
 } from '../gmail/google/oauth.js';
 import { defaultHookUrl, readCredentials } from '../gmail/start.js';
+import { CliError } from './cli-error.js';
+import type { CliIo } from './io.js';
 
 export interface GmailSetupOptions {
   config?: string;
@@ -43,15 +45,19 @@ type GmailSettings = Record<string, unknown> & {
   endpoints?: { oauthToken?: string; gmail?: string; pubsub?: string; serviceUsage?: string };
 };
 
-const fail = (message: string): never => {
-  console.error(`agentgate hooks gmail setup: ${message}`);
-  process.exit(1);
-};
+/** Says why on stderr, under this command's name rather than `agentgate:`, and ends it with exit 1. */
+function failOn(io: CliIo): (message: string) => never {
+  return (message) => {
+    io.console.error(`agentgate hooks gmail setup: ${message}`);
+    throw new CliError('', 1);
+  };
+}
 
-export async function gmailSetupCommand(options: GmailSetupOptions): Promise<void> {
-  const path = locateConfigFile(options.config, process.env);
-  let text = existsSync(path) ? readFileSync(path, 'utf8') : starterConfigText();
-  const loaded = parseConfigText(text, path, process.env);
+export async function gmailSetupCommand(io: CliIo, options: GmailSetupOptions): Promise<void> {
+  const fail = failOn(io);
+  const path = locateConfigFile(options.config, io.env);
+  let text = existsSync(path) ? readFileSync(path, 'utf8') : starterConfigText(io.env);
+  const loaded = parseConfigText(text, path, io.env);
   if (!loaded.ok) fail(`fix the config first:\n${loaded.problems.join('\n')}`);
   const config = (loaded as Extract<typeof loaded, { ok: true }>).config;
   const current = (getConfigValue(text, ['hooks', 'gmail']) ?? {}) as GmailSettings;
@@ -73,13 +79,13 @@ export async function gmailSetupCommand(options: GmailSetupOptions): Promise<voi
   let credentials: GoogleCredentials | undefined;
   if (options.credentials) credentials = readCredentials(options.credentials);
   else if (options.clientSecret)
-    credentials = await consentInBrowser(options.clientSecret, endpoints.oauthToken);
+    credentials = await consentInBrowser(io, options.clientSecret, endpoints.oauthToken);
   else if (existsSync(credentialsPath)) credentials = readCredentials(credentialsPath);
   else fail('pass --client-secret FILE (consent in a browser) or --credentials FILE');
   if (options.credentials || options.clientSecret) {
     mkdirSync(dirname(credentialsPath), { recursive: true, mode: 0o700 });
     writeFileSync(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-    console.log(`stored the Gmail credentials in ${credentialsPath} (mode 0600)`);
+    io.console.log(`stored the Gmail credentials in ${credentialsPath} (mode 0600)`);
   }
 
   // 2. hooks.gmail, keeping what the user set before (pushToken above all).
@@ -101,10 +107,10 @@ export async function gmailSetupCommand(options: GmailSetupOptions): Promise<voi
   };
   text = setConfigValue(text, ['hooks', 'gmail'], settings);
   text = addToConfigArray(text, ['hooks', 'presets'], 'gmail');
-  const check = parseConfigText(text, path, process.env);
+  const check = parseConfigText(text, path, io.env);
   if (!check.ok) fail(`the updated config would be invalid:\n${check.problems.join('\n')}`);
   writeConfigFile(path, text);
-  console.log(`wrote hooks.gmail and enabled the gmail preset in ${path}`);
+  io.console.log(`wrote hooks.gmail and enabled the gmail preset in ${path}`);
 
   const pushEndpoint = `${pushUrl}${pushUrl.includes('?') ? '&' : '?'}token=${settings.pushToken as string}`;
   const shownEndpoint = options.showSecrets
@@ -114,7 +120,7 @@ export async function gmailSetupCommand(options: GmailSetupOptions): Promise<voi
   const subscriptionName = `projects/${project}/subscriptions/${subscription}`;
 
   if (!options.apply) {
-    console.log(`\nNext, create the Google side (or run again with --apply):
+    io.console.log(`\nNext, create the Google side (or run again with --apply):
   gcloud services enable gmail.googleapis.com pubsub.googleapis.com --project ${project}
   gcloud pubsub topics create ${topic}
   gcloud pubsub topics add-iam-policy-binding ${topic} --member=serviceAccount:gmail-api-push@system.gserviceaccount.com --role=roles/pubsub.publisher
@@ -128,15 +134,15 @@ Then start the receiver: \`agentgate hooks gmail run\` (or \`agentgate run\`, wh
   const admin = new GcpAdmin(auth, endpoints);
   for (const service of ['gmail.googleapis.com', 'pubsub.googleapis.com']) {
     await admin.enableService(project, service);
-    console.log(`enabled ${service}`);
+    io.console.log(`enabled ${service}`);
   }
-  console.log(`topic ${topic}: ${await admin.ensureTopic(topic)}`);
-  console.log(`publisher grant for Gmail's push account: ${await admin.grantPublisher(topic)}`);
-  console.log(
+  io.console.log(`topic ${topic}: ${await admin.ensureTopic(topic)}`);
+  io.console.log(`publisher grant for Gmail's push account: ${await admin.grantPublisher(topic)}`);
+  io.console.log(
     `push subscription ${subscriptionName}: ${await admin.ensurePushSubscription(subscriptionName, topic, pushEndpoint)}`,
   );
   const watch = await new GmailApi(auth, endpoints.gmail).watch(account, topic, [settings.label as string]);
-  console.log(
+  io.console.log(
     `watching ${account} (${settings.label}) until ${new Date(Number(watch.expiration)).toISOString()}`,
   );
 }
@@ -146,12 +152,16 @@ Then start the receiver: \`agentgate hooks gmail run\` (or \`agentgate run\`, wh
  * consent page opened by the user. Read-only Gmail, plus cloud-platform for the
  * `--apply` steps on the user's project.
  */
-async function consentInBrowser(clientSecretFile: string, tokenUrl: string): Promise<GoogleCredentials> {
+async function consentInBrowser(
+  io: CliIo,
+  clientSecretFile: string,
+  tokenUrl: string,
+): Promise<GoogleCredentials> {
   const secret = JSON.parse(readFileSync(clientSecretFile, 'utf8')) as {
     installed?: { client_id: string; client_secret: string; token_uri?: string };
   };
   const client =
-    secret.installed ?? fail(`${clientSecretFile}: expected a Desktop app OAuth client ("installed")`);
+    secret.installed ?? failOn(io)(`${clientSecretFile}: expected a Desktop app OAuth client ("installed")`);
   const { codeVerifier: verifier, codeChallenge: challenge } = await createPkcePair();
   const state = randomBytes(16).toString('hex');
   const server = createServer();
@@ -173,7 +183,7 @@ async function consentInBrowser(clientSecretFile: string, tokenUrl: string): Pro
         .end('agentgate has your consent; you can close this tab.');
       resolve(given);
     });
-    console.log(
+    io.console.log(
       `Open this URL in a browser and allow read-only Gmail access:\n\n  ${authorizationUrl({
         clientId: client.client_id,
         redirectUri,

@@ -4,14 +4,14 @@
  * resolves, or check the installation (`doctor`).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { action } from './cli-error.js';
 import { DEFAULT_MAX_WAIT_S, DEFAULT_PROBE_TIMEOUT_S, RUN_STATUSES, WAKE_MODES } from './defaults.js';
+import type { CliIo } from './io.js';
 
 // Each command's module is loaded only when that command runs: `agentgate status` need not load
 // the store drivers doctor uses, and none of them the gateway itself.
-/** An action whose module is imported when it runs, then wrapped by `action`. */
-function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<void>>) {
-  return action(async (...args: A) => (await load())(...args));
+/** An action whose module is imported when it runs; it gets `io`, then commander's arguments. */
+function lazy<A extends unknown[]>(io: CliIo, load: () => Promise<(io: CliIo, ...args: A) => Promise<void>>) {
+  return async (...args: A) => (await load())(io, ...args);
 }
 
 const CONFIG_HELP = 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)';
@@ -34,11 +34,11 @@ function client(command: Command): Command {
   return command.option('-c, --config <file>', CONFIG_HELP).option('--url <url>', URL_HELP);
 }
 
-export function registerOperatorCommands(program: Command): void {
+export function registerOperatorCommands(program: Command, io: CliIo): void {
   client(program.command('status'))
     .description('is the gateway up and ready, and how many runs and deliveries wait (exit 1 when not)')
     .option('--json', 'print JSON')
-    .action(lazy(async () => (await import('./commands/status.js')).statusCommand));
+    .action(lazy(io, async () => (await import('./commands/status.js')).statusCommand));
 
   const runs = program.command('runs').description('list, inspect, retry and redeliver agent runs');
   client(runs.command('list'))
@@ -48,22 +48,22 @@ export function registerOperatorCommands(program: Command): void {
     .option('--limit <n>', 'at most this many runs (default 50)', positiveInt(1000))
     .option('--before <runId>', 'the page after this run (as printed under "more:")')
     .option('--json', "print the API's answer as JSON")
-    .action(lazy(async () => (await import('./commands/runs.js')).runsListCommand));
+    .action(lazy(io, async () => (await import('./commands/runs.js')).runsListCommand));
   client(runs.command('show'))
     .description('one run: status, times, delivery, error and reply')
     .argument('<runId>')
     .option('--json', "print the API's answer as JSON")
-    .action(lazy(async () => (await import('./commands/runs.js')).runsShowCommand));
+    .action(lazy(io, async () => (await import('./commands/runs.js')).runsShowCommand));
   client(runs.command('retry'))
     .description('run a finished run again with the same inputs (a new run)')
     .argument('<runId>')
     .option('--json', "print the API's answer as JSON")
-    .action(lazy(async () => (await import('./commands/runs.js')).runsRetryCommand));
+    .action(lazy(io, async () => (await import('./commands/runs.js')).runsRetryCommand));
   client(runs.command('redeliver'))
     .description("deliver a run's reply again, on the same route")
     .argument('<runId>')
     .option('--json', "print the API's answer as JSON")
-    .action(lazy(async () => (await import('./commands/runs.js')).runsRedeliverCommand));
+    .action(lazy(io, async () => (await import('./commands/runs.js')).runsRedeliverCommand));
 
   const send = program
     .command('send')
@@ -72,7 +72,7 @@ export function registerOperatorCommands(program: Command): void {
     .description('POST {hooks.path}/wake: a system event for the main session')
     .argument('<text>')
     .addOption(new Option('--mode <mode>', 'when the heartbeat sees it').choices(WAKE_MODES))
-    .action(lazy(async () => (await import('./commands/send.js')).sendWakeCommand));
+    .action(lazy(io, async () => (await import('./commands/send.js')).sendWakeCommand));
   client(send.command('agent'))
     .description('POST {hooks.path}/agent: an isolated agent run')
     .argument('<message>')
@@ -92,7 +92,7 @@ export function registerOperatorCommands(program: Command): void {
       `with --wait: give up after this long (default ${DEFAULT_MAX_WAIT_S})`,
       seconds,
     )
-    .action(lazy(async () => (await import('./commands/send.js')).sendAgentCommand));
+    .action(lazy(io, async () => (await import('./commands/send.js')).sendAgentCommand));
 
   program
     .command('doctor')
@@ -106,5 +106,5 @@ export function registerOperatorCommands(program: Command): void {
       `time limit of each service check (default ${DEFAULT_PROBE_TIMEOUT_S})`,
       seconds,
     )
-    .action(lazy(async () => (await import('./commands/doctor.js')).doctorCommand));
+    .action(lazy(io, async () => (await import('./commands/doctor.js')).doctorCommand));
 }

@@ -3,6 +3,7 @@
  * spinner and a message that can change (`update`), erased by `stop`. When
  * stderr is a pipe or a file it prints nothing, so scripts and logs stay clean.
  */
+import type { CliStream } from './io.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const INTERVAL_MS = 100;
@@ -12,7 +13,7 @@ export interface Progress {
   stop(): void;
 }
 
-export function startProgress(message: string, stream: NodeJS.WriteStream = process.stderr): Progress {
+export function startProgress(message: string, stream: CliStream): Progress {
   if (!stream.isTTY) return { update() {}, stop() {} };
   let current = message;
   let frame = 0;

@@ -11,7 +11,16 @@ export function locateConfigFile(explicit: string | undefined, env: NodeJS.Proce
   if (explicit) return resolve(explicit);
   if (env.AGENTGATE_CONFIG) return resolve(env.AGENTGATE_CONFIG);
   if (env.AGENTGATE_HOME) return resolve(env.AGENTGATE_HOME, CONFIG_FILE_NAME);
-  return join(homedir(), '.agentgate', CONFIG_FILE_NAME);
+  return join(homeDirectory(env), '.agentgate', CONFIG_FILE_NAME);
+}
+
+/**
+ * `~`: what os.homedir() reads from the process ($HOME, %USERPROFILE% on Windows), read from `env`
+ * instead, so that a command run in process with another environment (tests) looks where a child
+ * process with that environment would.
+ */
+function homeDirectory(env: NodeJS.ProcessEnv): string {
+  return (process.platform === 'win32' ? env.USERPROFILE : env.HOME) ?? homedir();
 }
 
 /** Expands `{config_dir}` and makes relative paths relative to the config directory. */

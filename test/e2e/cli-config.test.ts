@@ -1,15 +1,20 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config files hold literal ${ENV} references
 /**
- * The real `agentgate` CLI (docs/cli.md, docs/configuration.md):
+ * The `agentgate` CLI (docs/cli.md, docs/configuration.md):
  * `config check`, `run` refusing an invalid config before listening, `--help`,
  * where the config file is looked for, the starter config and a clean
  * SIGTERM/SIGINT exit.
+ *
+ * `run` is the real bin in a child process. `config check` and `--help` mostly
+ * run in process (`runCliInProcess`); `--help`, `--version` and one `config
+ * check` spawn the bin (`runCli`), so its output and exit code stay covered.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import JSON5 from 'json5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, baseConfig, HOOK_TOKEN, merge, readAnswer, tempDir } from '../helpers/gateway.js';
 
 let dir: string;
@@ -77,8 +82,14 @@ describe('agentgate --help', () => {
     expect(result.stdout).toMatch(/^\s+config\b/m);
   });
 
+  it('--version prints the version', async () => {
+    const result = await runCli(['--version'], isolated);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('0.1.0\n');
+  });
+
   it('config --help lists check', async () => {
-    const result = await runCli(['config', '--help'], isolated);
+    const result = await runCliInProcess(['config', '--help'], isolated);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^\s+check\b/m);
   });
@@ -87,7 +98,7 @@ describe('agentgate --help', () => {
 describe('agentgate config check', () => {
   it('exits 0 and prints ok for a valid file', async () => {
     const file = writeConfigIn(dir);
-    const result = await runCli(['config', 'check', '--config', file], isolated);
+    const result = await runCliInProcess(['config', 'check', '--config', file], isolated);
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe(`${file}: ok`);
     expect(result.stderr).toBe('');
@@ -113,7 +124,7 @@ describe('agentgate config check', () => {
 
   it('exits 1 naming the key path of an unknown key and a missing variable', async () => {
     const file = writeConfigIn(dir, { hooks: { tokn: 'x', token: '${AGENTGATE_TEST_UNSET}' } });
-    const result = await runCli(['config', 'check', '--config', file], {
+    const result = await runCliInProcess(['config', 'check', '--config', file], {
       ...isolated,
       AGENTGATE_TEST_UNSET: undefined,
     });
@@ -125,9 +136,9 @@ describe('agentgate config check', () => {
 
   it('substitutes ${ENV} from its environment', async () => {
     const file = writeConfigIn(dir, { hooks: { token: '${AGENTGATE_TEST_HOOK}' } });
-    const unset = await runCli(['config', 'check', '--config', file], isolated);
+    const unset = await runCliInProcess(['config', 'check', '--config', file], isolated);
     expect(unset.code).toBe(1);
-    const set = await runCli(['config', 'check', '--config', file], {
+    const set = await runCliInProcess(['config', 'check', '--config', file], {
       ...isolated,
       AGENTGATE_TEST_HOOK: HOOK_TOKEN,
     });
@@ -136,14 +147,14 @@ describe('agentgate config check', () => {
 
   it('exits 0 with a warning for a hook token under 32 characters', async () => {
     const file = writeConfigIn(dir, { hooks: { token: 'h'.repeat(20) } });
-    const result = await runCli(['config', 'check', '--config', file], isolated);
+    const result = await runCliInProcess(['config', 'check', '--config', file], isolated);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/^warning: hooks\.token: shorter than 32 characters/m);
   });
 
   it('exits 1 for a file that does not exist, and does not create it', async () => {
     const file = join(dir, 'missing.json5');
-    const result = await runCli(['config', 'check', '--config', file], isolated);
+    const result = await runCliInProcess(['config', 'check', '--config', file], isolated);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(file);
     expect(existsSync(file)).toBe(false);
@@ -243,7 +254,7 @@ describe('agentgate run with an invalid config', () => {
     expect(existsSync(join(folder, 'state'))).toBe(false);
 
     // `config check` reports the same problem.
-    const check = await runCli(['config', 'check', '--config', file], isolated);
+    const check = await runCliInProcess(['config', 'check', '--config', file], isolated);
     expect(check.code).toBe(1);
     expect(lines(check.stderr).some((l) => l.startsWith(expected))).toBe(true);
   });
@@ -260,7 +271,7 @@ describe('config file location', () => {
     const a = candidate('a');
     const b = broken(join(dir, 'b'));
     broken(join(dir, 'c'));
-    const result = await runCli(['config', 'check', '--config', a], {
+    const result = await runCliInProcess(['config', 'check', '--config', a], {
       ...isolated,
       AGENTGATE_CONFIG: b,
       AGENTGATE_HOME: join(dir, 'c'),
@@ -272,7 +283,7 @@ describe('config file location', () => {
   it('$AGENTGATE_CONFIG wins over $AGENTGATE_HOME', async () => {
     const b = candidate('b', join(dir, 'b'));
     broken(join(dir, 'c'));
-    const result = await runCli(['config', 'check'], {
+    const result = await runCliInProcess(['config', 'check'], {
       ...isolated,
       AGENTGATE_CONFIG: b,
       AGENTGATE_HOME: join(dir, 'c'),
@@ -284,14 +295,17 @@ describe('config file location', () => {
   it('$AGENTGATE_HOME/agentgate.json5 wins over ~/.agentgate', async () => {
     const c = candidate('c');
     broken(join(dir, 'home', '.agentgate'));
-    const result = await runCli(['config', 'check'], { ...isolated, AGENTGATE_HOME: join(dir, 'c') });
+    const result = await runCliInProcess(['config', 'check'], {
+      ...isolated,
+      AGENTGATE_HOME: join(dir, 'c'),
+    });
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe(`${c}: ok`);
   });
 
   it('falls back to ~/.agentgate/agentgate.json5', async () => {
     const d = candidate('d', join(dir, 'home', '.agentgate'));
-    const result = await runCli(['config', 'check'], isolated);
+    const result = await runCliInProcess(['config', 'check'], isolated);
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe(`${d}: ok`);
   });
@@ -371,7 +385,7 @@ describe('starter config', () => {
     expect(await cli.kill('SIGTERM')).toEqual({ code: 0, signal: null });
 
     // The written file is itself valid.
-    const check = await runCli(['config', 'check'], { ...isolated, AGENTGATE_HOME: home });
+    const check = await runCliInProcess(['config', 'check'], { ...isolated, AGENTGATE_HOME: home });
     expect(check.code).toBe(0);
   });
 

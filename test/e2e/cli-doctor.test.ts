@@ -1,10 +1,13 @@
 /**
- * `agentgate doctor` through the real CLI (docs/operating.md,
- * "`agentgate doctor`"): against a real running gateway and the loopback fakes
- * of every provider and channel, each answering its probe call (getMe, auth.test,
- * /users/@me, …) — all ok; a refused channel token is a `fail` line and exit 1;
- * weak and reused tokens, an open bind, unrestricted request session keys and
- * loose file modes are named; `--json`. No secret ever appears in the output.
+ * `agentgate doctor` (docs/operating.md, "`agentgate doctor`"): against a real
+ * running gateway and the loopback fakes of every provider and channel, each
+ * answering its probe call (getMe, auth.test, /users/@me, …) — all ok; a
+ * refused channel token is a `fail` line and exit 1; weak and reused tokens, an
+ * open bind, unrestricted request session keys and loose file modes are named;
+ * `--json`. No secret ever appears in the output.
+ *
+ * The gateway is the real bin (`startCli`); doctor runs in process
+ * (`runCliInProcess`), but for one test that spawns the bin (`runCli`).
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -22,6 +25,7 @@ import { startFakeSlack } from '../fakes/slack.js';
 import { startFakeTelegram } from '../fakes/telegram.js';
 import { startFakeWhatsApp } from '../fakes/whatsapp.js';
 import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
 import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
 
@@ -186,7 +190,7 @@ describe('agentgate doctor', () => {
     const gateway = await startCli(['--config', config], isolated);
     running.push(gateway);
 
-    const result = await runCli(['doctor', '--config', config], isolated);
+    const result = await runCliInProcess(['doctor', '--config', config], isolated);
     expect(result.stderr).toBe('');
     const checks = verdicts(result.stdout);
     for (const name of ['config', 'hooks.token', 'gateway.auth.token', 'token reuse', 'gateway.bind']) {
@@ -224,7 +228,7 @@ describe('agentgate doctor', () => {
 
   it('--json: one object per check, ok true, the summary', async () => {
     const config = writeConfigFile(fullConfig(await freePort()));
-    const result = await runCli(['doctor', '--json', '--config', config], isolated);
+    const result = await runCliInProcess(['doctor', '--json', '--config', config], isolated);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({ ok: true, config, summary: { fail: 0 } });
     expect(Array.isArray(report.checks)).toBe(true);
@@ -258,7 +262,7 @@ describe('agentgate doctor', () => {
       },
     };
     const path = writeConfigFile(merge(config, wrong));
-    const result = await runCli(['doctor', '--config', path], isolated);
+    const result = await runCliInProcess(['doctor', '--config', path], isolated);
     const checks = verdicts(result.stdout);
     expect(checks.get('channel telegram')).toMatchObject({ status: 'fail' });
     expect(checks.get('channel telegram')?.line).toContain('channels.telegram.botToken is refused: HTTP 401');
@@ -273,7 +277,7 @@ describe('agentgate doctor', () => {
     expect(result.stdout).not.toContain('wrong-telegram-token');
     expect(result.stdout).not.toContain('sk-wrong-key-9999');
 
-    const json = JSON.parse((await runCli(['doctor', '--json', '--config', path], isolated)).stdout);
+    const json = JSON.parse((await runCliInProcess(['doctor', '--json', '--config', path], isolated)).stdout);
     expect(json.ok).toBe(false);
     expect(json.summary.fail).toBe(3);
   });
@@ -285,7 +289,7 @@ describe('agentgate doctor', () => {
         channels: { mattermost: { baseUrl: `http://127.0.0.1:${closed}`, token: SECRETS.mattermost } },
       }),
     );
-    const result = await runCli(['doctor', '--config', path, '--timeout', '2'], isolated);
+    const result = await runCliInProcess(['doctor', '--config', path, '--timeout', '2'], isolated);
     expect(verdicts(result.stdout).get('channel mattermost')?.line).toMatch(
       /^fail\s+channel mattermost\s+cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED$/,
     );
@@ -303,7 +307,7 @@ describe('agentgate doctor', () => {
       models: { providers: { echo: { api: 'echo' } } },
       agents: { defaults: { model: 'echo/echo' } },
     });
-    const result = await runCli(['doctor', '--config', weak], isolated);
+    const result = await runCliInProcess(['doctor', '--config', weak], isolated);
     const checks = verdicts(result.stdout);
     expect(checks.get('hooks.token')?.line).toMatch(
       /^warn\s+hooks\.token\s+weak: 19 characters \(use at least 32\)/,
@@ -323,7 +327,7 @@ describe('agentgate doctor', () => {
       models: { providers: { echo: { api: 'echo' } } },
       agents: { defaults: { model: 'echo/echo' } },
     });
-    const again = await runCli(['doctor', '--config', reused], isolated);
+    const again = await runCliInProcess(['doctor', '--config', reused], isolated);
     const second = verdicts(again.stdout);
     expect(second.get('token reuse')?.line).toMatch(
       /^fail\s+token reuse\s+hooks\.token equals gateway\.auth\.token/,
@@ -343,7 +347,7 @@ describe('agentgate doctor', () => {
       models: { providers: { echo: { api: 'echo' } } },
       agents: { defaults: { model: 'echo/echo' } },
     });
-    const result = await runCli(['doctor', '--config', path], isolated);
+    const result = await runCliInProcess(['doctor', '--config', path], isolated);
     const checks = verdicts(result.stdout);
     expect(checks.get('gateway.bind')?.line).toMatch(
       /^warn\s+gateway\.bind\s+0\.0\.0\.0 is reachable from other hosts and gateway\.trustedProxies is empty/,
@@ -369,7 +373,7 @@ describe('agentgate doctor', () => {
       models: { providers: { echo: { api: 'echo' } } },
       agents: { defaults: { model: 'echo/echo' } },
     });
-    const checks2 = verdicts((await runCli(['doctor', '--config', fixed], isolated)).stdout);
+    const checks2 = verdicts((await runCliInProcess(['doctor', '--config', fixed], isolated)).stdout);
     expect(checks2.get('gateway.bind')?.status).toBe('ok');
     expect(checks2.get('session keys')?.line).toContain('"hook:"');
   });
@@ -384,7 +388,7 @@ describe('agentgate doctor', () => {
     const path = writeConfigFile(config, 0o640);
     mkdirSync(join(dir, 'state'), { mode: 0o755 });
     chmodSync(join(dir, 'state'), 0o755);
-    const result = await runCli(['doctor', '--config', path], isolated);
+    const result = await runCliInProcess(['doctor', '--config', path], isolated);
     const checks = verdicts(result.stdout);
     expect(checks.get('mode config file')?.line).toMatch(
       /^warn\s+mode config file\s+.* is 0640: readable by the group; chmod 600 /,
@@ -395,7 +399,7 @@ describe('agentgate doctor', () => {
     expect(result.code).toBe(0);
 
     chmodSync(path, 0o644);
-    const world = await runCli(['doctor', '--config', path], isolated);
+    const world = await runCliInProcess(['doctor', '--config', path], isolated);
     expect(verdicts(world.stdout).get('mode config file')?.line).toMatch(
       /^fail\s+mode config file\s+.* is 0644: readable by every local user/,
     );
@@ -403,6 +407,7 @@ describe('agentgate doctor', () => {
   });
 
   it('no config file: a fail line naming where it looked', async () => {
+    // Spawned: the bin as a user runs it, `~` from the $HOME of its own process.
     const result = await runCli(['doctor'], isolated);
     expect(result.stdout).toMatch(
       /^fail\s+config\s+no config file at .*home\/\.agentgate\/agentgate\.json5/m,
@@ -424,12 +429,12 @@ describe('agentgate doctor', () => {
             agents: { defaults: { model: 'echo/echo' } },
           });
         const path = config(db.url);
-        const before = verdicts((await runCli(['doctor', '--config', path], isolated)).stdout);
+        const before = verdicts((await runCliInProcess(['doctor', '--config', path], isolated)).stdout);
         expect(before.get('store')?.line).toMatch(/^warn\s+store\s+postgres .*: connected; no schema yet/);
 
         const gateway = await startCli(['--config', path], isolated);
         running.push(gateway);
-        const after = verdicts((await runCli(['doctor', '--config', path], isolated)).stdout);
+        const after = verdicts((await runCliInProcess(['doctor', '--config', path], isolated)).stdout);
         // The verdict also depends on the server's autovacuum (warned about when off).
         const admin = new pg.Client({ connectionString: db.url });
         await admin.connect();
@@ -446,7 +451,7 @@ describe('agentgate doctor', () => {
 
         const closed = await freePort();
         const unreachable = config(`postgres://postgres:pg-secret-password@127.0.0.1:${closed}/agentgate`);
-        const result = await runCli(['doctor', '--config', unreachable, '--timeout', '2'], isolated);
+        const result = await runCliInProcess(['doctor', '--config', unreachable, '--timeout', '2'], isolated);
         expect(verdicts(result.stdout).get('store')?.line).toMatch(
           /^fail\s+store\s+postgres postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/agentgate: cannot connect/,
         );

@@ -1,9 +1,12 @@
 /**
- * The operator's commands through the real CLI against a real running gateway
- * (docs/operating.md, "Command line"): `status`, `send wake|agent [--wait]`,
- * `runs list|show|retry`, with the address and tokens of the config resolved as
- * `run` resolves it, and a clear error when the gateway is not running. Tokens
- * never appear in output.
+ * The operator's commands against a real running gateway (docs/operating.md,
+ * "Command line"): `status`, `send wake|agent [--wait]`, `runs list|show|retry`,
+ * with the address and tokens of the config resolved as `run` resolves it, and
+ * a clear error when the gateway is not running. Tokens never appear in output.
+ *
+ * The gateway is the real bin (`startCli`); the commands run in process
+ * (`runCliInProcess`), but for `status` and `send agent --wait` on a terminal,
+ * which spawn the bin.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +14,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../fakes/openai.js';
-import { CLI, type RunningCli, runCli, startCli } from '../helpers/cli.js';
+import { CLI, type CliResult, type RunningCli, runCli, startCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, baseConfig, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
 
 let dir: string;
@@ -55,9 +59,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs the CLI with the test config; tokens must never be printed. */
-async function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
-  const result = await runCli([...args, '--config', configPath], { ...env, ...extraEnv });
+/**
+ * Runs a command with the test config, in process unless `run` is `runCli` (the bin);
+ * tokens must never be printed.
+ */
+async function cli(
+  args: string[],
+  run: (args: string[], env: NodeJS.ProcessEnv) => Promise<CliResult> = runCliInProcess,
+) {
+  const result = await run([...args, '--config', configPath], env);
   for (const token of [HOOK_TOKEN, ADMIN_TOKEN]) {
     expect(result.stdout).not.toContain(token);
     expect(result.stderr).not.toContain(token);
@@ -74,20 +84,20 @@ async function finishedRun(message: string): Promise<string> {
 
 describe('agentgate --help', () => {
   it('lists the operator commands and their subcommands', async () => {
-    const help = await runCli(['--help'], env);
+    const help = await runCliInProcess(['--help'], env);
     for (const command of ['status', 'runs', 'send', 'doctor'])
       expect(help.stdout).toMatch(new RegExp(`^ +${command}\\b`, 'm'));
-    const runs = await runCli(['runs', '--help'], env);
+    const runs = await runCliInProcess(['runs', '--help'], env);
     for (const command of ['list', 'show', 'retry', 'redeliver'])
       expect(runs.stdout).toMatch(new RegExp(`^ +${command}\\b`, 'm'));
-    const send = await runCli(['send', '--help'], env);
+    const send = await runCliInProcess(['send', '--help'], env);
     for (const command of ['wake', 'agent']) expect(send.stdout).toMatch(new RegExp(`^ +${command}\\b`, 'm'));
   });
 });
 
 describe('agentgate status', () => {
   it('shows health, readiness and queue depth of the gateway the config names', async () => {
-    const result = await cli(['status']);
+    const result = await cli(['status'], runCli);
     expect(result.stdout).toContain(`gateway:    http://127.0.0.1:${port}`);
     expect(result.stdout).toMatch(/^health: +ok$/m);
     expect(result.stdout).toMatch(/^ready: +ok$/m);
@@ -110,7 +120,7 @@ describe('agentgate status', () => {
   });
 
   it('finds the config through $AGENTGATE_CONFIG as run does', async () => {
-    const result = await runCli(['status', '--json'], { ...env, AGENTGATE_CONFIG: configPath });
+    const result = await runCliInProcess(['status', '--json'], { ...env, AGENTGATE_CONFIG: configPath });
     expect(JSON.parse(result.stdout).url).toBe(`http://127.0.0.1:${port}`);
     expect(result.code).toBe(0);
   });
@@ -250,7 +260,10 @@ describe('send agent --wait past hooks.maxWaitSeconds', () => {
     const slowGateway = await startCli(['--config', path], env);
     try {
       // The gateway answers 202 after 1 s; the CLI then polls GET /api/runs/{id}.
-      const result = await runCli(['send', 'agent', 'take your time', '--wait', '--config', path], env);
+      const result = await runCliInProcess(
+        ['send', 'agent', 'take your time', '--wait', '--config', path],
+        env,
+      );
       expect(JSON.parse(result.stdout)).toMatchObject({
         ok: true,
         runId: expect.any(String),
@@ -277,7 +290,7 @@ describe('send agent --wait past hooks.maxWaitSeconds', () => {
         expect(tty).toContain('"reply": "slow answer"');
       }
 
-      const impatient = await runCli(
+      const impatient = await runCliInProcess(
         ['send', 'agent', 'too slow', '--wait', '--max-wait', '0.5', '--config', path],
         env,
       );
@@ -306,14 +319,14 @@ describe('the gateway is not running', () => {
       ['send', 'wake', 'hi'],
       ['send', 'agent', 'hi', '--wait'],
     ]) {
-      const result = await runCli([...args, '--config', path], env);
+      const result = await runCliInProcess([...args, '--config', path], env);
       expect(result.stderr, args.join(' ')).toBe(expected);
       expect(result.code, args.join(' ')).toBe(1);
     }
   });
 
   it('no config file: says where it looked', async () => {
-    const result = await runCli(['status'], env);
+    const result = await runCliInProcess(['status'], env);
     expect(result.stderr).toMatch(/^agentgate: no config file at .*home\/\.agentgate\/agentgate\.json5/);
     expect(result.code).toBe(1);
   });

@@ -1,6 +1,8 @@
 /**
- * `agentgate hooks gmail setup` and `agentgate hooks gmail run` through the real
- * CLI, against a loopback fake of Google's APIs.
+ * `agentgate hooks gmail setup` and `agentgate hooks gmail run` against a
+ * loopback fake of Google's APIs. `setup` runs in process (`runCliInProcess`),
+ * but for the browser consent, which spawns the bin; the receiver and the
+ * gateway are the bin too.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -9,7 +11,8 @@ import JSON5 from 'json5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google.js';
 import { startFakeTelegram } from '../fakes/telegram.js';
-import { CLI, runCli, startCli } from '../helpers/cli.js';
+import { CLI, startCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, tempDir } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -49,7 +52,7 @@ describe('hooks gmail setup', () => {
   });
 
   const setup = (...extra: string[]) =>
-    runCli([
+    runCliInProcess([
       'hooks',
       'gmail',
       'setup',

@@ -2,8 +2,8 @@
  * One writer per SQLite file and private file modes (docs/operating.md, "The
  * SQLite file: one writer, file modes"), through the real CLI: a second
  * `agentgate run` on a database file a running gateway uses exits 1 before
- * listening, naming the file; `status` and `doctor` still work
- * beside the running one; the lock dies with its process (`kill -9`), so the
+ * listening, naming the file; `status` and `doctor` (run in process) still
+ * work beside the running one; the lock dies with its process (`kill -9`), so the
  * next `run` starts; under umask 000 the gateway creates its state folder 0700
  * and the database, its -wal, -shm and lock files 0600, and leaves the modes of
  * what already exists alone.
@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { HOOK_TOKEN, readAnswer, tempDir, writeConfig } from '../helpers/gateway.js';
 
 let dir: string;
@@ -90,11 +91,11 @@ describe('a second agentgate run on the same database file', () => {
 
   it('leaves status and doctor working beside the running gateway', async () => {
     await start([]); // on the configured port, where status and doctor look for it
-    const status = await runCli(['status', '--config', file], env);
+    const status = await runCliInProcess(['status', '--config', file], env);
     expect(status.stdout).toMatch(/^ready: +ok$/m);
     expect(status.code).toBe(0);
 
-    const doctor = await runCli(['doctor', '--json', '--config', file], env);
+    const doctor = await runCliInProcess(['doctor', '--json', '--config', file], env);
     const checks = JSON.parse(doctor.stdout).checks as { name: string; status: string; message: string }[];
     const byName = Object.fromEntries(checks.map((check) => [check.name, check]));
     expect(byName.store?.status, byName.store?.message).toBe('ok');

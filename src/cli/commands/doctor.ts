@@ -9,6 +9,7 @@ import { DEFAULT_PROBE_TIMEOUT_S } from '../defaults.js';
 import { runDoctor } from '../doctor/run-doctor.js';
 import type { CheckResult, Verdict } from '../doctor/types.js';
 import { printJson } from '../format.js';
+import type { CliIo } from '../io.js';
 import { startProgress } from '../progress.js';
 
 export interface DoctorCommandOptions {
@@ -17,14 +18,14 @@ export interface DoctorCommandOptions {
   timeout?: number;
 }
 
-export async function doctorCommand(options: DoctorCommandOptions): Promise<void> {
-  const configPath = locateConfigFile(options.config, process.env);
-  const progress = startProgress('checking…');
+export async function doctorCommand(io: CliIo, options: DoctorCommandOptions): Promise<void> {
+  const configPath = locateConfigFile(options.config, io.env);
+  const progress = startProgress('checking…', io.stderr);
   let checks: CheckResult[];
   try {
     checks = await runDoctor({
       configPath,
-      env: process.env,
+      env: io.env,
       timeoutMs: (options.timeout ?? DEFAULT_PROBE_TIMEOUT_S) * 1000,
       onProgress: (done, total, pending) =>
         progress.update(
@@ -37,10 +38,10 @@ export async function doctorCommand(options: DoctorCommandOptions): Promise<void
   const summary = { ok: 0, warn: 0, fail: 0 };
   for (const check of checks) summary[check.status]++;
   if (options.json) {
-    printJson({ ok: summary.fail === 0, config: configPath, summary, checks });
+    printJson(io, { ok: summary.fail === 0, config: configPath, summary, checks });
   } else {
-    console.log(render(checks, process.stdout.isTTY === true && !process.env.NO_COLOR));
-    console.log(`\n${summary.ok} ok, ${summary.warn} warn, ${summary.fail} fail`);
+    io.console.log(render(checks, io.stdout.isTTY === true && !io.env.NO_COLOR));
+    io.console.log(`\n${summary.ok} ok, ${summary.warn} warn, ${summary.fail} fail`);
   }
   if (summary.fail > 0) throw new CliError('', 1);
 }

@@ -6,6 +6,7 @@ import { GatewayClient } from '../admin-client.js';
 import { CliError } from '../cli-error.js';
 import { between, fields, oneLine, printJson, relativeTime, table } from '../format.js';
 import { resolveTarget, type TargetOptions } from '../gateway-target.js';
+import type { CliIo } from '../io.js';
 
 export interface ListOptions extends TargetOptions {
   status?: string;
@@ -39,8 +40,8 @@ export interface RunView {
   callback?: { status: string; attempts: number };
 }
 
-export async function runsListCommand(options: ListOptions): Promise<void> {
-  const client = GatewayClient.of(resolveTarget(options));
+export async function runsListCommand(io: CliIo, options: ListOptions): Promise<void> {
+  const client = GatewayClient.of(resolveTarget(options, io.env));
   const query = new URLSearchParams();
   if (options.status) query.set('status', options.status);
   if (options.source) query.set('source', options.source);
@@ -48,15 +49,15 @@ export async function runsListCommand(options: ListOptions): Promise<void> {
   if (options.before) query.set('before', options.before);
   const path = `/api/runs${query.size > 0 ? `?${query}` : ''}`;
   const answer = await client.expectOk({ path, auth: 'admin' });
-  if (options.json) return printJson(answer);
+  if (options.json) return printJson(io, answer);
 
   const runs = Array.isArray(answer.runs) ? (answer.runs as RunView[]) : [];
   if (runs.length === 0) {
-    console.log(options.status ? `no ${options.status} runs` : 'no runs');
+    io.console.log(options.status ? `no ${options.status} runs` : 'no runs');
     return;
   }
   const now = Date.now();
-  console.log(
+  io.console.log(
     table(
       ['RUN', 'STATUS', 'SOURCE', 'NAME', 'CREATED', 'TOOK', 'DELIVERY'],
       runs.map((run) => [
@@ -78,53 +79,56 @@ export async function runsListCommand(options: ListOptions): Promise<void> {
       options.limit !== undefined ? `--limit ${options.limit}` : '',
       `--before ${answer.next}`,
     ];
-    console.error(`more: ${again.filter(Boolean).join(' ')}`);
+    io.console.error(`more: ${again.filter(Boolean).join(' ')}`);
   }
 }
 
 export async function runsShowCommand(
+  io: CliIo,
   runId: string,
   options: TargetOptions & { json?: boolean },
 ): Promise<void> {
-  const client = GatewayClient.of(resolveTarget(options));
+  const client = GatewayClient.of(resolveTarget(options, io.env));
   const run = (await client.expectOk({
     path: `/api/runs/${encodeURIComponent(runId)}`,
     auth: 'admin',
   })) as unknown as RunView;
-  if (options.json) return printJson(run);
-  console.log(describeRun(run));
+  if (options.json) return printJson(io, run);
+  io.console.log(describeRun(run));
 }
 
 export async function runsRetryCommand(
+  io: CliIo,
   runId: string,
   options: TargetOptions & { json?: boolean },
 ): Promise<void> {
-  const client = GatewayClient.of(resolveTarget(options));
+  const client = GatewayClient.of(resolveTarget(options, io.env));
   const answer = await client.expectOk({
     method: 'POST',
     path: `/api/runs/${encodeURIComponent(runId)}/retry`,
     auth: 'admin',
     json: {},
   });
-  if (options.json) return printJson(answer);
+  if (options.json) return printJson(io, answer);
   if (typeof answer.runId !== 'string') throw new CliError('the gateway answered without a runId');
-  console.log(`run ${runId} retried as ${answer.runId}`);
-  console.error(`follow it: agentgate runs show ${answer.runId}`);
+  io.console.log(`run ${runId} retried as ${answer.runId}`);
+  io.console.error(`follow it: agentgate runs show ${answer.runId}`);
 }
 
 export async function runsRedeliverCommand(
+  io: CliIo,
   runId: string,
   options: TargetOptions & { json?: boolean },
 ): Promise<void> {
-  const client = GatewayClient.of(resolveTarget(options));
+  const client = GatewayClient.of(resolveTarget(options, io.env));
   const answer = await client.expectOk({
     method: 'POST',
     path: `/api/runs/${encodeURIComponent(runId)}/redeliver`,
     auth: 'admin',
     json: {},
   });
-  if (options.json) return printJson(answer);
-  console.log(`the reply of run ${runId} is queued for delivery again`);
+  if (options.json) return printJson(io, answer);
+  io.console.log(`the reply of run ${runId} is queued for delivery again`);
 }
 
 /** A run for people: aligned fields, then the error and the reply in full. */

@@ -16,6 +16,7 @@ import { CliError } from '../cli-error.js';
 import { DEFAULT_MAX_WAIT_S } from '../defaults.js';
 import { printJson, shortDuration } from '../format.js';
 import { resolveTarget, type TargetOptions } from '../gateway-target.js';
+import type { CliIo } from '../io.js';
 import { startProgress } from '../progress.js';
 
 export interface WakeOptions extends TargetOptions {
@@ -41,8 +42,8 @@ const FINISHED = new Set(['succeeded', 'failed', 'timed_out']);
 /** The gateway's default `hooks.maxWaitSeconds` (docs/callers.md, "Waiting in the answer"). */
 const DEFAULT_SERVER_MAX_WAIT_S = 120;
 
-export async function sendWakeCommand(text: string, options: WakeOptions): Promise<void> {
-  const client = GatewayClient.of(resolveTarget(options));
+export async function sendWakeCommand(io: CliIo, text: string, options: WakeOptions): Promise<void> {
+  const client = GatewayClient.of(resolveTarget(options, io.env));
   const body: Record<string, unknown> = { text };
   if (options.mode) body.mode = options.mode;
   const answer = await client.request({
@@ -51,11 +52,11 @@ export async function sendWakeCommand(text: string, options: WakeOptions): Promi
     auth: 'hook',
     json: body,
   });
-  finish(answer, 'POST wake');
+  finish(io, answer, 'POST wake');
 }
 
-export async function sendAgentCommand(message: string, options: AgentOptions): Promise<void> {
-  const target = resolveTarget(options);
+export async function sendAgentCommand(io: CliIo, message: string, options: AgentOptions): Promise<void> {
+  const target = resolveTarget(options, io.env);
   const client = GatewayClient.of(target);
   const body: Record<string, unknown> = { message };
   if (options.name) body.name = options.name;
@@ -74,7 +75,7 @@ export async function sendAgentCommand(message: string, options: AgentOptions): 
   const headers = options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined;
 
   const started = Date.now();
-  const progress = options.wait ? startProgress('waiting for the run to finish…') : undefined;
+  const progress = options.wait ? startProgress('waiting for the run to finish…', io.stderr) : undefined;
   try {
     const serverMaxWait =
       (target.config.hooks as { maxWaitSeconds?: number }).maxWaitSeconds ?? DEFAULT_SERVER_MAX_WAIT_S;
@@ -92,7 +93,7 @@ export async function sendAgentCommand(message: string, options: AgentOptions): 
     const settled = answer.status === 200 && typeof answer.json?.status === 'string';
     if (!options.wait || answer.status >= 300 || settled || typeof runId !== 'string') {
       progress?.stop();
-      finish(answer, 'POST agent', options.wait);
+      finish(io, answer, 'POST agent', options.wait);
       return;
     }
     const run = await follow(client, runId, started, (options.maxWait ?? DEFAULT_MAX_WAIT_S) * 1000, (line) =>
@@ -107,7 +108,7 @@ export async function sendAgentCommand(message: string, options: AgentOptions): 
       error: run.error ?? null,
       delivery: run.delivery ?? null,
     };
-    printJson(result);
+    printJson(io, result);
     if (!FINISHED.has(String(run.status))) {
       throw new CliError(
         `run ${runId} is still ${run.status} after --max-wait; follow it: agentgate runs show ${runId}`,
@@ -145,9 +146,9 @@ async function follow(
  * Prints the answer; an error answer also names itself on stderr and exits 1.
  * With `--wait`, a finished run that did not succeed exits 1 too.
  */
-function finish(answer: GatewayAnswer, what: string, waited = false): void {
-  if (answer.json) printJson(answer.json);
-  else if (answer.raw) process.stdout.write(`${answer.raw}\n`);
+function finish(io: CliIo, answer: GatewayAnswer, what: string, waited = false): void {
+  if (answer.json) printJson(io, answer.json);
+  else if (answer.raw) io.stdout.write(`${answer.raw}\n`);
   if (answer.status >= 300) throw new CliError(describeError(answer, what));
   const status = answer.json?.status;
   if (waited && typeof status === 'string' && FINISHED.has(status) && status !== 'succeeded') {

@@ -7,6 +7,7 @@ import { describeError, GatewayClient } from '../admin-client.js';
 import { CliError } from '../cli-error.js';
 import { fields, printJson } from '../format.js';
 import { resolveTarget, type TargetOptions } from '../gateway-target.js';
+import type { CliIo } from '../io.js';
 
 export interface StatusOptions extends TargetOptions {
   json?: boolean;
@@ -20,8 +21,8 @@ interface Queue {
   source: string;
 }
 
-export async function statusCommand(options: StatusOptions): Promise<void> {
-  const target = resolveTarget(options);
+export async function statusCommand(io: CliIo, options: StatusOptions): Promise<void> {
+  const target = resolveTarget(options, io.env);
   const client = GatewayClient.of(target);
 
   const health = await client.request({ path: '/healthz', auth: 'none' });
@@ -37,7 +38,7 @@ export async function statusCommand(options: StatusOptions): Promise<void> {
   const queue = await queueDepth(client);
 
   if (options.json) {
-    printJson({
+    printJson(io, {
       url: target.baseUrl,
       health: { ok: healthy },
       ready,
@@ -45,7 +46,7 @@ export async function statusCommand(options: StatusOptions): Promise<void> {
     });
   } else {
     const count = (n: number | null) => (n === null ? '?' : String(n));
-    console.log(
+    io.console.log(
       fields([
         ['gateway', target.baseUrl],
         ['config', target.config.configPath],

@@ -14,11 +14,12 @@ import type { OutboundResponse } from '../../http/outbound.js';
 import { httpProbe, statusDetail } from './http-probe.js';
 import { type CheckResult, fail, ok, type Probe, warn } from './types.js';
 
-export function providerProbes(raw: RawConfig, timeoutMs: number): Probe[] {
+/** `env`: doctor's environment, whose PATH a `command` provider's program is looked up on. */
+export function providerProbes(raw: RawConfig, timeoutMs: number, env: NodeJS.ProcessEnv): Probe[] {
   return Object.entries(raw.models.providers).map(([id, provider]) => {
     const name = `provider ${id}`;
     const wanted = modelsNamed(raw, id);
-    return { name, run: (signal) => probeProvider(name, provider, wanted, timeoutMs, signal) };
+    return { name, run: (signal) => probeProvider(name, provider, wanted, timeoutMs, signal, env) };
   });
 }
 
@@ -28,12 +29,13 @@ async function probeProvider(
   wanted: string[],
   timeoutMs: number,
   signal: AbortSignal,
+  env: NodeJS.ProcessEnv,
 ): Promise<CheckResult> {
   switch (provider.api) {
     case 'echo':
       return ok(name, 'echo: the offline demo provider (nothing to check)');
     case 'command':
-      return commandCheck(name, provider);
+      return commandCheck(name, provider, env);
     case 'openai-chat': {
       const headers: Record<string, string> = { ...provider.headers, accept: 'application/json' };
       if (provider.apiKey) headers.authorization = `Bearer ${provider.apiKey}`;
@@ -122,9 +124,13 @@ function modelsNamed(raw: RawConfig, providerId: string): string[] {
   return [...models];
 }
 
-function commandCheck(name: string, provider: Extract<ProviderConfig, { api: 'command' }>): CheckResult {
+function commandCheck(
+  name: string,
+  provider: Extract<ProviderConfig, { api: 'command' }>,
+  env: NodeJS.ProcessEnv,
+): CheckResult {
   const program = provider.command[0] as string;
-  const path = provider.env?.PATH ?? process.env.PATH ?? '';
+  const path = provider.env?.PATH ?? env.PATH ?? '';
   const candidates = program.includes('/')
     ? [isAbsolute(program) ? program : resolve(provider.cwd ?? '.', program)]
     : path

@@ -28,7 +28,7 @@ export interface DoctorOptions {
 export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> {
   const source = readConfigSource(options.configPath, options.env);
   const local = [configCheck(source), ...securityChecks(source), ...fileModeChecks(source)];
-  const probes = probesFor(source, options.timeoutMs);
+  const probes = probesFor(source, options.timeoutMs, options.env);
   const pending = new Set(probes.map((probe) => probe.name));
   let done = 0;
   options.onProgress?.(0, probes.length, [...pending]);
@@ -73,7 +73,7 @@ function configCheck(source: ConfigSource): CheckResult {
   return ok('config', `${source.path} parses and validates`);
 }
 
-function probesFor(source: ConfigSource, timeoutMs: number): Probe[] {
+function probesFor(source: ConfigSource, timeoutMs: number, env: NodeJS.ProcessEnv): Probe[] {
   const probes: Probe[] = [];
   if (source.resolved) probes.push(gatewayProbe(source.resolved, timeoutMs));
   const raw = source.raw;
@@ -81,7 +81,7 @@ function probesFor(source: ConfigSource, timeoutMs: number): Probe[] {
   const store: ResolvedStore =
     source.resolved?.store ?? resolveStore(raw.store, (path) => resolveConfigPath(path, source.configDir));
   probes.push(storeProbe(store, timeoutMs));
-  probes.push(...providerProbes(raw, timeoutMs));
+  probes.push(...providerProbes(raw, timeoutMs, env));
   probes.push(...channelProbes(raw.channels, timeoutMs));
   return probes;
 }
