@@ -3,6 +3,7 @@
  * how it resolves, opens and is checked by `agentgate doctor`. The store
  * itself is loaded only when a gateway opens one.
  */
+import type { Client as PgClient } from 'pg';
 import { z } from 'zod';
 import {
   type EngineCheck,
@@ -94,7 +95,7 @@ async function checkDatabase(url: string, timeoutMs: number): Promise<EngineChec
 }
 
 /** The server settings autovacuum needs: both must be on for it to run at all. */
-async function vacuumSettings(client: pg.Client): Promise<{ autovacuum: string; trackCounts: string }> {
+async function vacuumSettings(client: PgClient): Promise<{ autovacuum: string; trackCounts: string }> {
   const { rows } = await client.query<{ autovacuum: string; track_counts: string }>(
     "SELECT current_setting('autovacuum') AS autovacuum, current_setting('track_counts') AS track_counts",
   );
