@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -9,5 +10,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Vitest's default is one file at a time per core less one: on a 2-core machine, one file at
+    // a time. Most files spend their time waiting on real servers, processes and timers, not on
+    // the CPU, so two at a time there roughly halves the wall time (measured: ~7 min → 3 min 38 s,
+    // no test slower than its own bound).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });

@@ -12,14 +12,27 @@
 #   3. installs the dependencies there with the machine's npm running under that
 #      Node, better-sqlite3 built from source by node-gyp (no prebuilt binary is
 #      downloadable here) against the headers of <major>.0.0, as its prebuilt
-#      binaries are (npm_config_nodedir; see run_major for why not the newest's);
+#      binaries are (npm_config_nodedir; see prepare_major for why not the newest's);
 #   4. builds (`npm run build`) and runs a subset of the tests under that Node (the
 #      store conformance on SQLite and PostgreSQL, the ingress over real HTTP, the
 #      real CLI end to end; $AGENTGATE_CI_NODE_TESTS replaces the list).
+# Steps 1-3 and the build are `prepare`, the tests are `test`; with no argument
+# (`all`) both run. `.ci/run` prepares in the background while the main suite runs
+# (compiling better-sqlite3 is one core's work for about a minute per Node), then
+# tests. `test` prepares a major that was not prepared.
 # Every major is tried even when an earlier one fails; the exit status is 1 if any
 # failed. A summary with the time of each phase and the tests passed per file ends
-# the output.
+# the output of `test` and `all`.
 set -euo pipefail
+
+mode="${1:-all}"
+case "$mode" in
+  prepare | test | all) ;;
+  *)
+    echo "usage: $0 [prepare|test|all]" >&2
+    exit 2
+    ;;
+esac
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cache="${AGENTGATE_CI_CACHE:-$HOME/.cache/agentgate-ci}"
@@ -126,9 +139,11 @@ copy_checkout() {
   [ -f "$dest/package.json" ] || die "copying the checkout into $dest failed"
 }
 
-# Runs under Node $1: install, build, tests. Appends its summary lines to $summary.
-run_major() {
-  local major="$1" home headers work started phase_start version report
+# Under Node $1: fetch that Node, copy the checkout, install (better-sqlite3 from
+# source), build. Records what it did in <cache>/work/node<major>.prepared, which
+# test_major reads; a failed step leaves no such file.
+prepare_major() {
+  local major="$1" home headers work started phase_start version t_fetch t_install t_build
   started="$(now)"
   phase_start="$started"
   version="$(newest_release "$major")"
@@ -153,7 +168,7 @@ run_major() {
   t_fetch=$(($(now) - phase_start))
 
   work="$cache/work/node$major"
-  report="$cache/work/node$major-vitest.json"
+  rm -f "$work.prepared"
   log "Node $version: copying the checkout to $work"
   copy_checkout "$work"
 
@@ -189,6 +204,28 @@ run_major() {
   (cd "$work" && "$npm_bin" run build) || die "Node $version: npm run build failed"
   t_build=$(($(now) - phase_start))
 
+  printf 'home=%s\nversion=%s\nheaders_version=%s\nt_prepare=%s\nt_fetch=%s\nt_install=%s\nt_build=%s\n' \
+    "$home" "$version" "$("$headers/bin/node" --version)" "$(($(now) - started))" "$t_fetch" "$t_install" "$t_build" \
+    >"$work.prepared"
+}
+
+# Under Node $1: the tests, in the copy prepare_major made (preparing it first when
+# it has not been). Appends its summary lines to $summary.
+test_major() {
+  local major="$1" work report phase_start home version headers_version t_prepare t_fetch t_install t_build t_tests
+  work="$cache/work/node$major"
+  report="$cache/work/node$major-vitest.json"
+  [ -f "$work.prepared" ] || prepare_major "$major"
+  home="$(sed -n 's/^home=//p' "$work.prepared")"
+  version="$(sed -n 's/^version=//p' "$work.prepared")"
+  headers_version="$(sed -n 's/^headers_version=//p' "$work.prepared")"
+  t_prepare="$(sed -n 's/^t_prepare=//p' "$work.prepared")"
+  t_fetch="$(sed -n 's/^t_fetch=//p' "$work.prepared")"
+  t_install="$(sed -n 's/^t_install=//p' "$work.prepared")"
+  t_build="$(sed -n 's/^t_build=//p' "$work.prepared")"
+  export PATH="$home/bin:$PATH"
+  [ "$(node --version)" = "$version" ] || die "PATH does not lead to $home/bin/node"
+
   phase_start="$(now)"
   log "Node $version: vitest run ${tests[*]}"
   local status=0
@@ -197,9 +234,9 @@ run_major() {
   t_tests=$(($(now) - phase_start))
 
   {
-    printf 'Node %s (better-sqlite3 built against the %s headers): %s in %ss (node %ss, install+better-sqlite3 %ss, build %ss, tests %ss)\n' \
-      "$version" "$("$headers/bin/node" --version)" "$([ "$status" -eq 0 ] && echo passed || echo FAILED)" "$(($(now) - started))" \
-      "$t_fetch" "$t_install" "$t_build" "$t_tests"
+    printf 'Node %s (better-sqlite3 built against the %s headers): %s in %ss (prepared in %ss: node %ss, install+better-sqlite3 %ss, build %ss; tests %ss)\n' \
+      "$version" "$headers_version" "$([ "$status" -eq 0 ] && echo passed || echo FAILED)" "$((t_prepare + t_tests))" \
+      "$t_prepare" "$t_fetch" "$t_install" "$t_build" "$t_tests"
     # shellcheck disable=SC2016 # JavaScript, not shell
     node -e '
       const fs = require("fs");
@@ -226,15 +263,25 @@ for major in "${majors[@]}"; do
   # A subshell per major: its PATH and npm_config_* stay its own, and its failure
   # (set -e active inside, as this is not a condition) does not stop the next major.
   set +e
-  (run_major "$major")
+  case "$mode" in
+    prepare) (prepare_major "$major") ;;
+    test) (test_major "$major") ;;
+    all) (prepare_major "$major" && test_major "$major") ;;
+  esac
   status=$?
   set -e
   if [ "$status" -ne 0 ]; then
     failed+=("$major")
-    grep -q "^Node v$major\." "$summary" || echo "Node $major: FAILED before its tests (see above)" >>"$summary"
+    [ "$mode" = prepare ] || grep -q "^Node v$major\." "$summary" ||
+      echo "Node $major: FAILED before its tests (see above)" >>"$summary"
   fi
 done
 
+if [ "$mode" = prepare ]; then
+  [ "${#failed[@]}" -eq 0 ] || die "preparing Node ${failed[*]} failed"
+  log "prepared Node ${majors[*]} in $cache/work"
+  exit 0
+fi
 log "summary (cache: $cache)"
 cat "$summary" >&2
 [ "${#failed[@]}" -eq 0 ] || die "failed on Node ${failed[*]}"
