@@ -16,7 +16,21 @@ export interface ModelPolicy {
   providers: ReadonlyMap<string, ProviderConfig>;
 }
 
-export interface ResolvedHooks extends Omit<HooksConfig, 'transformsDir'> {
+/** A hook token as the ingress matches it (docs/senders.md); `hooks.token` is the one with id `default`. */
+export interface ResolvedHookToken {
+  id: string;
+  token: string;
+  /** The hook names it opens; undefined for every hook. */
+  hooks?: readonly string[];
+  /** Epoch ms from which it is unknown; undefined for never. */
+  notAfter?: number;
+  /** CIDRs it may be used from; undefined for anywhere. */
+  allowedSources?: readonly string[];
+}
+
+export interface ResolvedHooks extends Omit<HooksConfig, 'transformsDir' | 'tokens'> {
+  /** Every hook token, `hooks.token` first (id `default`) when set, then `hooks.tokens` in order. */
+  tokens: ResolvedHookToken[];
   /** Normalised: starts with "/", no trailing "/". */
   path: string;
   transformsRoot: string;

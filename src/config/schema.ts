@@ -133,9 +133,29 @@ const gmailSchema = z.strictObject({
     }),
 });
 
+/** A sender's own hook token (docs/senders.md): its id, its scope, its expiry and where it may come from. */
+export const HOOK_TOKEN_ID = /^[a-z0-9_-]{1,64}$/;
+/** The id of `hooks.token` wherever token ids appear (RunView, metrics, filters). */
+export const DEFAULT_TOKEN_ID = 'default';
+const hookTokenSchema = z.strictObject({
+  id: z.string().regex(HOOK_TOKEN_ID, 'must be 1-64 lowercase letters, digits, "-" or "_"'),
+  token: nonEmpty,
+  /** The hook names it opens: `wake`, `agent`, `runs`, mapping ids; absent means every hook. */
+  hooks: z.array(nonEmpty).min(1, 'must name at least one hook (remove it to open every hook)').optional(),
+  /** ISO 8601 instant from which the token is unknown. */
+  notAfter: nonEmpty.optional(),
+  /** CIDRs (or single addresses) the token may be used from. */
+  allowedSources: z.array(nonEmpty).optional(),
+});
+export type HookTokenConfig = z.infer<typeof hookTokenSchema>;
+
 const hooksSchema = z.strictObject({
   enabled: z.boolean().default(false),
   token: nonEmpty.optional(),
+  /** More hook tokens, one per sender (docs/senders.md). */
+  tokens: z.array(hookTokenSchema).default([]),
+  /** CIDRs (or single addresses) every hook request must come from (docs/senders.md). */
+  allowedSources: z.array(nonEmpty).optional(),
   path: nonEmpty.default('/hooks'),
   maxBodyBytes: z.number().int().positive().default(262_144),
   allowedAgentIds: z.array(nonEmpty).optional(),
@@ -258,6 +278,7 @@ export const configSchema = z.strictObject({
   }),
   hooks: hooksSchema.default({
     enabled: false,
+    tokens: [],
     path: '/hooks',
     maxBodyBytes: 262_144,
     allowRequestSessionKey: false,

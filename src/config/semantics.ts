@@ -7,8 +7,13 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { resolveStore } from '../store/engines/registry.js';
 import { callbackConfigProblems } from './callback-rules.js';
 import { isInside } from './paths.js';
-import { mainSessionKeyOf, type ResolvedAgent, type ResolvedConfig } from './resolved.js';
-import type { RawConfig } from './schema.js';
+import {
+  mainSessionKeyOf,
+  type ResolvedAgent,
+  type ResolvedConfig,
+  type ResolvedHookToken,
+} from './resolved.js';
+import { DEFAULT_TOKEN_ID, type RawConfig } from './schema.js';
 
 export const MIN_HOOK_TOKEN_LENGTH = 16;
 export const RECOMMENDED_TOKEN_LENGTH = 32;
@@ -162,7 +167,7 @@ export function checkConfig(
     configDir: ctx.configDir,
     gateway: raw.gateway,
     store,
-    hooks: { ...hooks, path: hooksPath, transformsRoot, transformsDir },
+    hooks: { ...hooks, tokens: resolveHookTokens(hooks), path: hooksPath, transformsRoot, transformsDir },
     models: raw.models,
     agents: { defaults: raw.agents.defaults, list: agents, defaultAgentId },
     modelPolicy: { allowed, aliases, providers },
@@ -202,4 +207,20 @@ function resolveAgents(raw: RawConfig, ctx: Context, problems: string[]): Resolv
     );
     return { ...agent, default: isDefault, workspace, mainSessionKey: mainSessionKeyOf(agent.id) };
   });
+}
+
+/** Every hook token the ingress matches: `hooks.token` as `default`, then `hooks.tokens` (docs/senders.md). */
+function resolveHookTokens(hooks: RawConfig['hooks']): ResolvedHookToken[] {
+  const tokens: ResolvedHookToken[] = [];
+  if (hooks.token !== undefined) tokens.push({ id: DEFAULT_TOKEN_ID, token: hooks.token });
+  for (const entry of hooks.tokens) {
+    tokens.push({
+      id: entry.id,
+      token: entry.token,
+      hooks: entry.hooks,
+      notAfter: entry.notAfter === undefined ? undefined : Date.parse(entry.notAfter),
+      allowedSources: entry.allowedSources,
+    });
+  }
+  return tokens;
 }

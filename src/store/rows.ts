@@ -31,6 +31,7 @@ export interface RunRow extends DeliveryColumns {
   error: string | null;
   callback_status: CallbackStatus;
   callback_attempts: number;
+  token_id?: string | null;
 }
 
 export interface HeartbeatRow extends DeliveryColumns {
@@ -70,6 +71,7 @@ export function toRunView(row: RunRow): RunView {
     error: row.error,
     delivery: deliveryOf(row),
     callback: { status: row.callback_status, attempts: row.callback_attempts },
+    tokenId: row.token_id ?? null,
   };
 }
 

@@ -21,6 +21,8 @@ export interface NewEvent {
   source: string;
   wakeMode: WakeMode;
   ts: number;
+  /** The id of the hook token that accepted it (docs/senders.md); absent or null when no hook token did. */
+  tokenId?: string | null;
 }
 
 /** Everything the worker needs to execute an agent run later. */
@@ -46,6 +48,11 @@ export interface NewRun {
   callbackUrl?: string | null;
   /** The run this one retries (`POST /api/runs/{id}/retry`); absent or null for a first run. */
   retryOf?: string | null;
+  /**
+   * The id of the hook token that accepted it (docs/senders.md); absent or null when no hook
+   * token did (a retry is the operator's, not the sender's).
+   */
+  tokenId?: string | null;
 }
 
 export type Action =
@@ -97,6 +104,8 @@ export interface RunView {
   delivery: { status: DeliveryStatus; channel: string | null; to: string | null; reason: string | null };
   /** `attempts` counts HTTP attempts, the successful one included. */
   callback: { status: CallbackStatus; attempts: number };
+  /** The hook token that accepted the run (`default` for hooks.token); null when none did. */
+  tokenId: string | null;
 }
 
 export interface EventView {
@@ -405,6 +414,8 @@ export interface RunListView extends RunView {
 export interface ListRunsOptions {
   status?: RunStatus;
   source?: string;
+  /** Only runs accepted with this hook token id (docs/senders.md). */
+  token?: string;
   /** Only runs accepted strictly before this run (paging). */
   before?: string;
   limit: number;
