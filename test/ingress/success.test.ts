@@ -233,6 +233,7 @@ describe('agent answers and stored runs', () => {
         'name',
         'retryOf',
         'message',
+        'tokenId',
       ].sort(),
     );
     // No override: the run reports the default model or leaves it to the agent's default.
