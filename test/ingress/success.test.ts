@@ -37,6 +37,8 @@ describe('wake answers', () => {
       text: 'deploy finished',
       source: expect.any(String),
       status: 'pending',
+      // The hook token's id once the ingress records it (docs/senders.md); null before.
+      tokenId: expect.toBeOneOf([null, 'default']),
     });
     const ts = Date.parse(event?.ts ?? '');
     expect(ts).toBeGreaterThanOrEqual(before - 1000);
@@ -229,6 +231,7 @@ describe('agent answers and stored runs', () => {
         'error',
         'delivery',
         'callback',
+        'tokenId',
         'source',
         'name',
         'retryOf',
