@@ -175,7 +175,7 @@ describe('agentgate runs', () => {
     expect(result.stdout).toMatch(/^delivery: +skipped — no channel is configured$/m);
     expect(result.stdout).toMatch(/^source: +hook:agent$/m);
     // The hook token that accepted it: its id (docs/senders.md), `-` for none.
-    expect(result.stdout).toMatch(/^token: +(default|-)$/m);
+    expect(result.stdout).toMatch(/^token: +default$/m);
     expect(result.stdout).toMatch(/\nmessage:\n {2}show me\n/);
     expect(result.stdout).toMatch(/\nreply:\n {2}Echo: /);
     expect(result.code).toBe(0);
@@ -204,7 +204,7 @@ describe('agentgate runs', () => {
     expect(lines[0]).toMatch(/^RUN +STATUS +SOURCE +TOKEN +NAME +CREATED +TOOK +DELIVERY$/);
     expect(lines[1]).toMatch(
       new RegExp(
-        `^${runId} +succeeded +hook:agent +(default|-) +CLI test +(just now|\\S+ ago) +\\S+ +skipped$`,
+        `^${runId} +succeeded +hook:agent +default +CLI test +(just now|\\S+ ago) +\\S+ +skipped$`,
       ),
     );
     expect(lines.length).toBeLessThanOrEqual(6);

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { baseConfig, HOOK_TOKEN, merge, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { parseExposition, seriesOf } from '../metrics/exposition.js';
+import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
 
 const GITHUB = 'github-token-0123456789abcdef01234567';
 const CI = 'ci-token-0123456789abcdef0123456789ab';
@@ -224,3 +225,46 @@ describe('the token label and a reload', () => {
     expect((await send('wake', HOOK_TOKEN)).status).toBe(200);
   });
 });
+
+describe.each(PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const))(
+  'the token id on what it accepted (%s)',
+  (driver) => {
+    let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+    afterEach(async () => {
+      await gw?.stop();
+      gw = undefined;
+      await database?.drop();
+      database = undefined;
+    });
+
+    it('records the id with each run and event, and lists runs by it', async () => {
+      if (driver === 'postgres') database = await createTestDatabase();
+      gw = await startTestGateway({
+        ...tokensConfig(SENDERS),
+        ...(database ? { store: { driver: 'postgres', url: database.url } } : {}),
+      });
+      const byCi = await send('agent', CI, { message: 'from ci', deliver: false }, '10.20.0.1');
+      const byOps = await send('agent', OPS, { message: 'from ops', deliver: false });
+      const byDefault = await send('agent', HOOK_TOKEN, { message: 'from default', deliver: false });
+      const wake = await send('github', GITHUB, { repository: 'app' });
+      expect([byCi.status, byOps.status, byDefault.status, wake.status]).toEqual([202, 202, 202, 200]);
+
+      expect((await gw.admin(`/api/runs/${byCi.body.runId}`)).body.tokenId).toBe('ci');
+      expect((await gw.admin(`/api/runs/${byDefault.body.runId}`)).body.tokenId).toBe('default');
+      const listed = await gw.admin('/api/runs?tokenId=ops');
+      expect(listed.body.runs.map((run: { runId: string }) => run.runId)).toEqual([byOps.body.runId]);
+      const events = await gw.admin(`/api/sessions/${encodeURIComponent('agent:main:main')}/events`);
+      expect(
+        events.body.events.find((event: { id: string }) => event.id === wake.body.eventId),
+      ).toMatchObject({
+        tokenId: 'github',
+      });
+
+      // The caller follows its run with its own token, and sees which token started it.
+      const status = await fetch(`${gw.url}/hooks/runs/${byCi.body.runId}`, {
+        headers: { authorization: `Bearer ${CI}`, 'x-forwarded-for': '10.20.0.1' },
+      });
+      expect(((await status.json()) as { tokenId: string }).tokenId).toBe('ci');
+    });
+  },
+);
