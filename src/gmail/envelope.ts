@@ -15,11 +15,10 @@ export interface Envelope {
 export function parseEnvelope(body: Buffer): Envelope {
   const malformed = (why: string) => new HttpError(400, 'invalid_payload', `malformed Pub/Sub push: ${why}`);
   // The nesting bound of every JSON body, before anything is parsed (docs/errors.md, "Nesting depth").
-  const text = body.toString('utf8');
-  if (nestedDeeperThan(text, MAX_JSON_DEPTH)) throw jsonTooDeep();
+  if (nestedDeeperThan(body, MAX_JSON_DEPTH)) throw jsonTooDeep();
   let outer: { message?: { data?: unknown; messageId?: unknown; message_id?: unknown } };
   try {
-    outer = JSON.parse(text);
+    outer = JSON.parse(body.toString('utf8'));
   } catch {
     throw malformed('not JSON');
   }
@@ -28,13 +27,13 @@ export function parseEnvelope(body: Buffer): Envelope {
   const messageId = message.messageId ?? message.message_id;
   if (typeof messageId !== 'string' || messageId === '') throw malformed('message.messageId is missing');
   let data: { emailAddress?: unknown; historyId?: unknown };
-  const notification = Buffer.from(message.data, 'base64').toString('utf8');
+  const notification = Buffer.from(message.data, 'base64');
   // The same bound for the JSON inside: a field of the push, so a malformed push (invalid_payload).
   if (nestedDeeperThan(notification, MAX_JSON_DEPTH)) {
     throw malformed(`message.data is nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
   try {
-    data = JSON.parse(notification);
+    data = JSON.parse(notification.toString('utf8'));
   } catch {
     throw malformed('message.data is not base64 JSON');
   }

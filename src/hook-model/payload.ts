@@ -77,18 +77,17 @@ export type AgentRequest = z.infer<typeof agentRequestSchema>;
 
 /**
  * Parses a JSON body into an object, or fails with `invalid_json`: empty, nested
- * deeper than MAX_JSON_DEPTH (checked on the text before JSON.parse builds
- * anything; docs/errors.md, "Nesting depth"), not JSON, or not an object.
+ * deeper than MAX_JSON_DEPTH (checked on the bytes before anything is decoded
+ * or built; docs/errors.md, "Nesting depth"), not JSON, or not an object.
  */
 export function parseJsonObject(body: Buffer | undefined): Record<string, unknown> {
   if (body === undefined || body.length === 0) {
     throw new HttpError(400, 'invalid_json', 'request body is empty; send a JSON object');
   }
-  const text = body.toString('utf8');
-  if (nestedDeeperThan(text, MAX_JSON_DEPTH)) throw jsonTooDeep();
+  if (nestedDeeperThan(body, MAX_JSON_DEPTH)) throw jsonTooDeep();
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(body.toString('utf8'));
   } catch (error) {
     throw new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
   }

@@ -6,7 +6,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../src/util/json-depth.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan as scan } from '../../src/util/json-depth.js';
+
+/** The scan of `text`'s UTF-8 bytes, as a body arrives. */
+const nestedDeeperThan = (text: string, limit: number) => scan(Buffer.from(text), limit);
 
 /** The reference: levels of arrays and objects of a parsed value (a scalar is 0). */
 function depthOf(value: unknown): number {
@@ -80,6 +83,26 @@ describe('nestedDeeperThan', () => {
     expect(scannedDepth(backslashes)).toBe(4);
   });
 
+  it('finds the end of strings of every length, escapes on either side of where indexOf takes over', () => {
+    // The first bytes of a string are read one by one, the rest searched with indexOf.
+    for (let before = 0; before <= 40; before++) {
+      for (const tail of ['\\"', '\\\\', '\\\\\\"', 'x', '\\\\x', '[{']) {
+        const inner = `${'a'.repeat(before)}${tail}${'b'.repeat(before % 7)}`;
+        const text = `[${JSON.stringify(JSON.parse(`"${inner}"`))},"${inner}",${arrays(3)}]`;
+        expect(depthOf(JSON.parse(text)), text).toBe(4);
+        expect(scannedDepth(text), text).toBe(4);
+      }
+    }
+  });
+
+  it('reads a body that is a slice of a larger buffer from the slice only', () => {
+    const whole = Buffer.from(`${arrays(10)}{"a":"${'['.repeat(10)}"}`);
+    const slice = whole.subarray(20);
+    expect(slice.toString()).toBe(`{"a":"${'['.repeat(10)}"}`);
+    expect(scan(slice, 1)).toBe(false);
+    expect(scan(whole.subarray(0, 20), 9)).toBe(true);
+  });
+
   it('refuses 5,000 and 100,000 levels, of arrays and of objects, in linear time', () => {
     for (const depth of [5_000, 100_000]) {
       expect(nestedDeeperThan(arrays(depth), MAX_JSON_DEPTH)).toBe(true);
@@ -139,6 +162,19 @@ describe('nestedDeeperThan', () => {
       fc.assert(
         fc.property(json, fc.constantFrom(undefined, 1, 2, '\t'), (value, indent) => {
           const text = JSON.stringify(value, null, indent);
+          expect(scannedDepth(text)).toBe(depthOf(JSON.parse(text)));
+        }),
+        { numRuns: 500 },
+      );
+    });
+
+    it('for arrays of long strings made of quotes, backslashes and brackets', () => {
+      const strings = fc.array(fc.string({ unit: tricky, maxLength: 80 }), { maxLength: 20 });
+      fc.assert(
+        fc.property(strings, fc.integer({ min: 0, max: 6 }), (list, nesting) => {
+          let value: unknown = list;
+          for (let level = 0; level < nesting; level++) value = [value, ...list];
+          const text = JSON.stringify(value);
           expect(scannedDepth(text)).toBe(depthOf(JSON.parse(text)));
         }),
         { numRuns: 500 },
