@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { CHANNEL_IDS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
 import { checkCallbackUrl } from '../http/callback-url.js';
-import { HttpError, invalidPayload } from '../http/errors.js';
+import { HttpError, invalidPayload, jsonTooDeep } from '../http/errors.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../util/json-depth.js';
 
 /** A turn shorter than a second cannot reach any model; smaller values are mistakes (or probes). */
 const MIN_TIMEOUT_SECONDS = 1;
@@ -74,11 +75,16 @@ export const agentRequestSchema = z.object({
 export type WakeRequest = z.infer<typeof wakeRequestSchema>;
 export type AgentRequest = z.infer<typeof agentRequestSchema>;
 
-/** Parses a JSON body into an object, or fails with `invalid_json`. */
+/**
+ * Parses a JSON body into an object, or fails with `invalid_json`: empty, nested
+ * deeper than MAX_JSON_DEPTH (checked on the bytes before anything is decoded
+ * or built; docs/errors.md, "Nesting depth"), not JSON, or not an object.
+ */
 export function parseJsonObject(body: Buffer | undefined): Record<string, unknown> {
   if (body === undefined || body.length === 0) {
     throw new HttpError(400, 'invalid_json', 'request body is empty; send a JSON object');
   }
+  if (nestedDeeperThan(body, MAX_JSON_DEPTH)) throw jsonTooDeep();
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));

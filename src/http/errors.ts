@@ -2,6 +2,8 @@
  * The one error type every HTTP answer of the gateway is built from:
  * `{"ok":false,"error":"<human sentence>","code":"<code>"}` (docs/endpoints.md).
  */
+import { MAX_JSON_DEPTH } from '../util/json-depth.js';
+
 export type ErrorCode =
   | 'token_in_query'
   | 'ambiguous_credentials'
@@ -58,3 +60,7 @@ export class HttpError extends Error {
 
 export const invalidPayload = (field: string, problem: string) =>
   new HttpError(400, 'invalid_payload', `${field}: ${problem}`, {}, field);
+
+/** A body nested deeper than the bound of docs/errors.md ("Nesting depth"), refused before parsing. */
+export const jsonTooDeep = () =>
+  new HttpError(400, 'invalid_json', `request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
