@@ -116,7 +116,9 @@ describe('agentgate config check', () => {
     const result = await runCli(['config', 'check', '--config', file], isolated);
     expect(result.code).toBe(1);
     const errors = lines(result.stderr);
-    expect(errors).toContain('hooks.token: required when hooks.enabled is true');
+    expect(errors).toContain(
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+    );
     expect(errors).toContain('hooks.path: must not be "/"');
     expect(errors.some((l) => l.startsWith('hooks.defaultSessionKey: "x" is outside'))).toBe(true);
     expect(result.stdout).not.toMatch(/\bok\b/);
@@ -169,7 +171,9 @@ describe('agentgate run with an invalid config', () => {
     expect(result.code).not.toBeNull();
     expect(`${result.stdout}${result.stderr}`).not.toMatch(/listening/);
     const errors = lines(result.stderr);
-    expect(errors).toContain('hooks.token: required when hooks.enabled is true');
+    expect(errors).toContain(
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+    );
     expect(errors).toContain('hooks.path: must not be "/"');
     // Nothing was opened: the store does not exist.
     expect(existsSync(join(dir, 'state'))).toBe(false);
@@ -193,7 +197,7 @@ describe('agentgate run with an invalid config', () => {
     [
       'hooks.enabled without hooks.token',
       () => ({ hooks: { enabled: true, token: undefined } }),
-      'hooks.token: required when hooks.enabled is true',
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
     ],
     [
       'a hook token under 16 characters',
