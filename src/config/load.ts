@@ -54,7 +54,13 @@ export function parseConfigText(text: string, configPath: string, env: NodeJS.Pr
   const substituted = substituteReferences(parsed, env);
   const validated = configSchema.safeParse(substituted.value);
   const problems = substituted.problems.map((p) => `${p.path}: ${p.message}`);
-  if (!validated.success) problems.push(...formatIssues(validated.error.issues));
+  if (!validated.success) {
+    // A reference that could not be substituted left an empty string: "must not be empty" at the
+    // same key would only repeat the problem.
+    const unsubstituted = new Set(substituted.problems.map((p) => p.path));
+    const issues = validated.error.issues.filter((issue) => !unsubstituted.has(formatPath(issue.path)));
+    problems.push(...formatIssues(issues));
+  }
   if (problems.length > 0 || !validated.success) return { ok: false, problems: unique(problems) };
 
   const raw = validated.data;
