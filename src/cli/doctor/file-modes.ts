@@ -13,7 +13,7 @@
  *   shields; see docs/operating.md, "The SQLite file");
  * - transforms dir: writable by group/others → fail (code injection); reading is fine;
  * - each file a `${file:}` reference reads (docs/configuration.md, "Secrets in files"): open
- *   to group or others at all → warn, naming the key it fills. Only a warning: Docker mounts
+ *   to group or others at all → warn, naming the key it fills. Only a warning: Docker Swarm mounts
  *   secrets 0444 and Kubernetes 0644 by default, inside a container of one user.
  */
 import { existsSync, statSync } from 'node:fs';
