@@ -17,7 +17,7 @@
 //                    [--threads 1] [--pin on|off] [--generator wrk|autocannon]
 //                    [--gateway-dir <checkout>]... [--json <file>]
 //                    [--store sqlite|postgres] [--replicas 1|2|...] [--pg-url <admin url>]
-//                    [--scrape-metrics]
+//                    [--scrape-metrics] [--hook-tokens N]
 //
 // --store postgres runs each gateway on its own new PostgreSQL database (made on the
 // server of --pg-url, default postgres://postgres@127.0.0.1:5432/postgres, dropped at
@@ -32,6 +32,9 @@
 // --scrape-metrics` (the one without answers its scrapes 404); the report then gives
 // each gateway's per-round ratio to the first one, so both share the machine's moods.
 //
+// --hook-tokens N configures N hook tokens (hooks.token and N-1 senders' hooks.tokens,
+// docs/senders.md); the load sends the last one, so a token check that grew with the
+// list would show. Gateways from before hooks.tokens existed refuse N above 1.
 // --gateway-dir runs the gateway of another checkout (built there with
 // `npm run build`) under this benchmark; given twice or more, the gateways are
 // measured in the same rounds (their order alternating), so a before/after
@@ -76,6 +79,7 @@ const { values } = parseArgs({
     'pg-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     'scrape-metrics': { type: 'boolean', default: false },
     drain: { type: 'boolean', default: false },
+    'hook-tokens': { type: 'string', default: '1' },
   },
 });
 const rounds = Number(values.rounds);
@@ -97,7 +101,18 @@ if (storeDriver === 'sqlite' && replicaCount > 1) {
 }
 
 const benchRoot = new URL('..', import.meta.url).pathname;
-const HOOK_TOKEN = `bench-hook-${'x'.repeat(40)}`;
+const hookTokenCount = Number(values['hook-tokens']);
+if (!Number.isInteger(hookTokenCount) || hookTokenCount < 1) {
+  log('--hook-tokens must be a whole number of at least 1');
+  process.exit(2);
+}
+const DEFAULT_HOOK_TOKEN = `bench-hook-${'x'.repeat(40)}`;
+/** The senders' tokens after hooks.token: as long as it, differing in their last characters. */
+const SENDER_TOKENS = Array.from(
+  { length: hookTokenCount - 1 },
+  (_, i) => `bench-hook-${'x'.repeat(36)}${String(i).padStart(4, '0')}`,
+);
+const HOOK_TOKEN = SENDER_TOKENS.at(-1) ?? DEFAULT_HOOK_TOKEN;
 const ADMIN_TOKEN = `bench-admin-${'y'.repeat(40)}`;
 const scrapeMetrics = values['scrape-metrics'];
 
@@ -161,7 +176,10 @@ function gatewayOf(dir, index) {
       gateway: { bind: '127.0.0.1', port: 0, auth: { token: ADMIN_TOKEN } },
       hooks: {
         enabled: true,
-        token: HOOK_TOKEN,
+        token: DEFAULT_HOOK_TOKEN,
+        ...(SENDER_TOKENS.length > 0
+          ? { tokens: SENDER_TOKENS.map((token, i) => ({ id: `sender-${i}`, token })) }
+          : {}),
         defaultSessionKey: 'hook:bench',
         allowedSessionKeyPrefixes: ['hook:'],
       },
@@ -328,7 +346,7 @@ try {
       '',
       ...gateways.map((g) => `gateway${g.name}: ${g.dir} (${g.revision})`),
       `machine: ${cpu.length} × ${cpu[0]?.model.trim()}, Node ${process.version}; generator: ${generator === 'wrk' ? `wrk ${wrkVersion()}, ${threads} thread(s)` : 'autocannon'}; ${placement}`,
-      `load: ${connections} connections, ~1 KB JSON bodies with distinct ids, bearer token; ${rounds} interleaved rounds of ${duration} s, each after ${warmup} s warm-up${scrapeMetrics ? '; GET /metrics scraped every second during every gateway load' : ''}`,
+      `load: ${connections} connections, ~1 KB JSON bodies with distinct ids, bearer token${hookTokenCount > 1 ? ` (the last of ${hookTokenCount} hook tokens)` : ''}; ${rounds} interleaved rounds of ${duration} s, each after ${warmup} s warm-up${scrapeMetrics ? '; GET /metrics scraped every second during every gateway load' : ''}`,
       ...(generatorWarning ? [generatorWarning] : []),
       '',
     ].join('\n'),

@@ -10,19 +10,22 @@ import { HttpError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { AuthLimiter } from './auth-limiter.js';
 import { queryHasToken } from './query-token.js';
-import type { CredentialReader, TokenMatcher } from './token.js';
+import type { CredentialReader } from './token.js';
 
-export interface TokenGuardOptions {
+/** Who a presented token is, if it is a valid one: the identity the guard hands on (e.g. a hook token). */
+export type IdentityMatcher<I> = (presented: string | undefined) => I | undefined;
+
+export interface TokenGuardOptions<I> {
   limiter: AuthLimiter;
   log?: Logger;
   /** Reads the presented token; throws 400 `ambiguous_credentials` (not an auth failure). */
   credential: CredentialReader;
   /**
-   * The matcher for the expected token, asked on every request (a config
-   * reload swaps the hook token); undefined when no token is set, which
+   * The matcher for the expected tokens, asked on every request (a config
+   * reload swaps the hook tokens); undefined when no token is set, which
    * refuses every request with 401 `disabled` without counting a failure.
    */
-  matcher: () => TokenMatcher | undefined;
+  matcher: () => IdentityMatcher<I> | undefined;
   /** The 401 message for a missing or wrong token. */
   unauthorized: string;
   /** The 401 message while `matcher` gives no token. */
@@ -32,13 +35,18 @@ export interface TokenGuardOptions {
 }
 
 /**
- * What a token guard gives: the client address, synchronously, once the token
- * matched (a good request never waits on anything); or, for a missing or wrong
- * token, a promise that rejects with the 401 — or the 429 if the address got
- * locked meanwhile — once the failure is counted (across replicas, a database
- * round trip: docs/postgres.md).
+ * What a token guard gives: the client address and who the token is,
+ * synchronously, once the token matched (a good request never waits on
+ * anything); or, for a missing or wrong token, a promise that rejects with the
+ * 401 — or the 429 if the address got locked meanwhile — once the failure is
+ * counted (across replicas, a database round trip: docs/postgres.md).
  */
-export type GuardResult = string | Promise<never>;
+export type GuardResult<I> = Authenticated<I> | Promise<never>;
+
+export interface Authenticated<I> {
+  address: string;
+  identity: I;
+}
 
 /**
  * A token check in the documented order (docs/authentication.md): token in the
@@ -47,7 +55,7 @@ export type GuardResult = string | Promise<never>;
  * caller's, since a hook whose sender signature is still to be checked is not
  * authenticated yet.
  */
-export function tokenGuard(options: TokenGuardOptions): (request: FastifyRequest) => GuardResult {
+export function tokenGuard<I>(options: TokenGuardOptions<I>): (request: FastifyRequest) => GuardResult<I> {
   const { limiter, log, credential, matcher, method } = options;
   const disabled = options.disabled ?? options.unauthorized;
   return (request) => {
@@ -61,7 +69,8 @@ export function tokenGuard(options: TokenGuardOptions): (request: FastifyRequest
     refuseIfLockedOut(limiter, address);
     const matches = matcher();
     if (matches === undefined) throw new HttpError(401, 'unauthorized', disabled);
-    if (!matches(credential(request.raw.rawHeaders))) {
+    const identity = matches(credential(request.raw.rawHeaders));
+    if (identity === undefined) {
       return refuseAuthFailure(
         limiter,
         address,
@@ -69,7 +78,7 @@ export function tokenGuard(options: TokenGuardOptions): (request: FastifyRequest
         log,
       );
     }
-    return address;
+    return { address, identity };
   };
 }
 
@@ -78,17 +87,17 @@ export function tokenGuard(options: TokenGuardOptions): (request: FastifyRequest
  * success path in the same tick (no promise for a good request); a failed token
  * is answered once its failure is counted.
  */
-export function guardHook<R extends FastifyRequest>(
-  guard: (request: R) => GuardResult,
-  then: (request: R, address: string) => void,
+export function guardHook<R extends FastifyRequest, I>(
+  guard: (request: R) => GuardResult<I>,
+  then: (request: R, address: string, identity: I) => void,
 ): (request: R, reply: FastifyReply, done: (error?: Error) => void) => void {
   return (request, _reply, done) => {
-    const address = guard(request);
-    if (typeof address !== 'string') {
-      address.catch(done);
+    const result = guard(request);
+    if (result instanceof Promise) {
+      result.catch(done);
       return;
     }
-    then(request, address);
+    then(request, result.address, result.identity);
     done();
   };
 }

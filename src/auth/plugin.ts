@@ -13,19 +13,21 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from '../log.js';
 import type { AuthLimiter } from './auth-limiter.js';
-import { guardHook, tokenGuard } from './guards.js';
-import {
-  type CredentialReader,
-  presentedBearerToken,
-  presentedHookToken,
-  type TokenMatcher,
-} from './token.js';
+import { guardHook, type IdentityMatcher, tokenGuard } from './guards.js';
+import type { HookToken } from './hook-tokens.js';
+import { type CredentialReader, presentedBearerToken, presentedHookToken } from './token.js';
 
-/** The two tokens: `gateway.auth.token` (admin API, metrics, dashboard data) and the hooks' token. */
+/** The two kinds of token: `gateway.auth.token` (admin API, metrics, dashboard data) and the hook tokens. */
 export type TokenKind = 'gateway' | 'hook';
 
-export interface RouteAuth<R extends FastifyRequest = FastifyRequest> {
-  token: TokenKind;
+/** Who a matched token is: the gateway token is just itself; a hook token has an id, a scope, sources. */
+export interface Identities {
+  gateway: 'gateway';
+  hook: HookToken;
+}
+
+export interface RouteAuth<R extends FastifyRequest = FastifyRequest, K extends TokenKind = TokenKind> {
+  token: K;
   /** The one method taken; any other is refused 405 right after the query-token check. */
   method?: string;
   /** The 401 sentence while no such token is configured (default: the missing-token one). */
@@ -36,7 +38,7 @@ export interface RouteAuth<R extends FastifyRequest = FastifyRequest> {
    * failures). A hook whose sender signature is still to be checked is not
    * authenticated yet, so the hook routes count it themselves.
    */
-  onAuthenticated?: (request: R, address: string) => void;
+  onAuthenticated?: (request: R, address: string, identity: Identities[K]) => void;
 }
 
 export type OnRequestGuard<R extends FastifyRequest> = (
@@ -48,14 +50,16 @@ export type OnRequestGuard<R extends FastifyRequest> = (
 export interface AuthPluginOptions {
   limiter: AuthLimiter;
   log?: Logger;
-  /** The matcher of each token, asked on every request (a config reload swaps the hook token). */
-  matchers: Record<TokenKind, () => TokenMatcher | undefined>;
+  /** The matcher of each kind, asked on every request (a config reload swaps the hook tokens). */
+  matchers: { [K in TokenKind]: () => IdentityMatcher<Identities[K]> | undefined };
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The `onRequest` guard for a route (or a scope) that takes this token (auth/plugin.ts). */
-    requireToken<R extends FastifyRequest = FastifyRequest>(auth: RouteAuth<R>): OnRequestGuard<R>;
+    requireToken<R extends FastifyRequest = FastifyRequest, K extends TokenKind = TokenKind>(
+      auth: RouteAuth<R, K>,
+    ): OnRequestGuard<R>;
   }
 }
 
@@ -67,19 +71,22 @@ const TOKENS: Record<TokenKind, { credential: CredentialReader; unauthorized: st
 function authPlugin(app: FastifyInstance, options: AuthPluginOptions, done: (error?: Error) => void): void {
   const { limiter, log, matchers } = options;
   const succeed = (_request: FastifyRequest, address: string) => limiter.succeed(address);
-  app.decorate('requireToken', <R extends FastifyRequest>(auth: RouteAuth<R>): OnRequestGuard<R> => {
-    const { credential, unauthorized } = TOKENS[auth.token];
-    const guard = tokenGuard({
-      limiter,
-      log,
-      credential,
-      matcher: matchers[auth.token],
-      unauthorized,
-      disabled: auth.disabled,
-      method: auth.method,
-    });
-    return guardHook<R>(guard, auth.onAuthenticated ?? succeed);
-  });
+  app.decorate(
+    'requireToken',
+    <R extends FastifyRequest, K extends TokenKind>(auth: RouteAuth<R, K>): OnRequestGuard<R> => {
+      const { credential, unauthorized } = TOKENS[auth.token];
+      const guard = tokenGuard<Identities[K]>({
+        limiter,
+        log,
+        credential,
+        matcher: matchers[auth.token] as () => IdentityMatcher<Identities[K]> | undefined,
+        unauthorized,
+        disabled: auth.disabled,
+        method: auth.method,
+      });
+      return guardHook<R, Identities[K]>(guard, auth.onAuthenticated ?? succeed);
+    },
+  );
   done();
 }
 

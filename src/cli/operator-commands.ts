@@ -45,6 +45,7 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .description('recent runs, newest first')
     .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_STATUSES))
     .option('--source <source>', 'only runs from this source (hook:agent, hook:<mapping id>, …)')
+    .option('--token <id>', 'only runs accepted with the hook token of this id ("default" for hooks.token)')
     .option('--limit <n>', 'at most this many runs (default 50)', positiveInt(1000))
     .option('--before <runId>', 'the page after this run (as printed under "more:")')
     .option('--json', "print the API's answer as JSON")

@@ -14,6 +14,8 @@ export interface ActionContext {
   now: number;
   /** e.g. "hook:wake", "hook:agent", "hook:github" */
   source: string;
+  /** The id of the hook token that opened the request (docs/senders.md); absent when none did. */
+  tokenId?: string;
 }
 
 export function wakeAction(request: WakeRequest, ctx: ActionContext): Action {
@@ -26,6 +28,7 @@ export function wakeAction(request: WakeRequest, ctx: ActionContext): Action {
       source: ctx.source,
       wakeMode: request.mode ?? 'now',
       ts: ctx.now,
+      tokenId: ctx.tokenId ?? null,
     },
   };
 }
@@ -69,6 +72,7 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
     source: ctx.source,
     createdAt: ctx.now,
     callbackUrl: request.callbackUrl ?? defaults.callbackUrl ?? null,
+    tokenId: ctx.tokenId ?? null,
   };
   return request.waitForCompletion ? { kind: 'agent', run, waitForCompletion: true } : { kind: 'agent', run };
 }

@@ -9,6 +9,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'hook_rate_limited'
   | 'unauthorized'
+  // A valid hook token used outside its scope or its sources (docs/senders.md):
+  | 'token_not_allowed'
+  | 'source_not_allowed'
   | 'not_found'
   | 'payload_too_large'
   | 'request_timeout'

@@ -10,8 +10,10 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
-import { clientAddress, refuseAuthFailure } from '../auth/guards.js';
-import { type TokenMatcher, tokenMatcher } from '../auth/token.js';
+import { clientAddress, type IdentityMatcher, refuseAuthFailure } from '../auth/guards.js';
+import { type HookToken, HookTokenTable, type SourcesMatcher } from '../auth/hook-tokens.js';
+import { refuseOutsideScope, refuseOutsideSources } from '../auth/sender-rules.js';
+import { sourcesMatcher } from '../auth/sources.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { renderAnswer } from '../hook-model/actions.js';
 import { parseJsonObject } from '../hook-model/payload.js';
@@ -54,7 +56,10 @@ export interface IngressDeps {
 
 interface IngressState {
   config: ResolvedConfig;
-  tokenIsValid: TokenMatcher;
+  /** The hook tokens (docs/senders.md); undefined when none is configured (every request 401). */
+  matchToken: IdentityMatcher<HookToken> | undefined;
+  /** `hooks.allowedSources`: where every hook request must come from; undefined for anywhere. */
+  fromAllowedSource: SourcesMatcher | undefined;
   policy: HookPolicy;
   router: HookRouter;
 }
@@ -82,9 +87,12 @@ export class HookIngress {
     log: Logger,
     transformLimits: Partial<TransformLimits>,
   ): Promise<IngressState> {
+    const tokens = new HookTokenTable(config.hooks.tokens, sourcesMatcher);
+    const everyToken = config.hooks.allowedSources;
     return {
       config,
-      tokenIsValid: tokenMatcher(config.hooks.token ?? ''),
+      matchToken: tokens.empty ? undefined : (presented) => tokens.match(presented),
+      fromAllowedSource: everyToken === undefined ? undefined : sourcesMatcher(everyToken),
       policy: new HookPolicy(config),
       router: await HookRouter.create(config, log, transformLimits),
     };
@@ -124,6 +132,8 @@ export class HookIngress {
 
 interface Pending {
   state: IngressState;
+  /** The hook token that opened this request. */
+  token: HookToken;
   name: string;
   candidates: HookTarget[];
   /** The candidate that took the payload, once chosen (the metrics' `hook` label). */
@@ -142,6 +152,8 @@ declare module 'fastify' {
      * assignment, not a shared object as the default).
      */
     hookPending: Pending | null;
+    /** The id of the hook token that matched, set first thing after the token check (metrics). */
+    hookTokenId: string | null;
   }
 }
 
@@ -162,27 +174,41 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
   const hooksPath = deps.config.hooks.path;
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
 
-  /** Once the hook token matched, before the body: the hook's name, its candidates and its rate. */
-  const afterToken = (request: FastifyRequest<HookRoute>, address: string): void => {
+  /**
+   * Once a hook token matched, before the body: what the token may open and from where
+   * (docs/senders.md), the hook's name, its candidates and its rate.
+   */
+  const afterToken = (request: FastifyRequest<HookRoute>, address: string, token: HookToken): void => {
+    request.hookTokenId = token.id;
     const state = ingress.state;
     const name = request.params['*'] ?? '';
     const candidates = state.router.candidates(name);
+    if (token.hooks !== undefined) {
+      refuseOutsideScope(
+        token,
+        name,
+        candidates.map((target) => target.name),
+      );
+    }
+    refuseOutsideSources(token, state.fromAllowedSource, address);
     // With a signature still to check, authentication is not complete yet.
     if (!candidates.some((target) => target.verifies)) limiter.succeed(address);
     if (candidates.length === 0) throw new HttpError(404, 'not_found', `no hook named "${name}"`);
     // After the name, before the body (docs/callers.md, "Per-hook limits"): a refused request
     // stores nothing.
     takeHookRate(ingress.rates, name, candidates, now());
-    request.hookPending = { state, name, candidates };
+    request.hookPending = { state, token, name, candidates };
   };
 
   const handle = async (request: FastifyRequest<HookRoute>, reply: FastifyReply) => {
-    const { state, name, candidates } = request.hookPending as Pending;
+    const { state, token, name, candidates } = request.hookPending as Pending;
     const body = request.body as Buffer | undefined;
     const payload = parseJsonObject(body);
     const target = candidates.find((candidate) => candidate.accepts?.(payload) ?? true);
     if (!target) throw new HttpError(404, 'not_found', `no mapping of "${name}" matches this payload`);
     (request.hookPending as Pending).target = target;
+    // Mappings that share a path are told apart by the payload: the one it chose must be in scope too.
+    if (token.hooks !== undefined) refuseOutsideScope(token, name, [target.name]);
     if ((body as Buffer).length > target.maxBodyBytes) throw payloadTooLarge(target.maxBodyBytes);
 
     const at = now();
@@ -191,6 +217,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       defaultTimeoutSeconds: state.config.agents.defaults.timeoutSeconds,
       now: at,
       source: target.source,
+      tokenId: token.id,
     };
     let actions: Action[];
     try {
@@ -279,7 +306,14 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     }
   };
 
-  app.register(async (scope) => registerRunStatusRoute(scope, { store, hooksPath }));
+  app.register(async (scope) =>
+    registerRunStatusRoute(scope, {
+      store,
+      hooksPath,
+      limiter,
+      fromAllowedSource: () => ingress.state.fromAllowedSource,
+    }),
+  );
 
   const metrics = deps.metrics;
   /**
@@ -293,9 +327,16 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       : ingress.state.router.candidates(request.params['*'] ?? '')[0];
     return target?.name ?? UNKNOWN_HOOK;
   };
+  /** The `token` label: the matched hook token's id, or `none` (docs/operating.md, "Metrics"). */
+  const tokenLabel = (request: FastifyRequest<HookRoute>): string => request.hookTokenId ?? 'none';
   // Every answer, rejections included; the time is Fastify's own hrtime span of the reply.
   const countAnswer = (request: FastifyRequest<HookRoute>, reply: FastifyReply, done: () => void) => {
-    metrics?.hookAnswered(hookLabel(request), reply.statusCode, reply.elapsedTime / 1000);
+    metrics?.hookAnswered(
+      hookLabel(request),
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+      tokenLabel(request),
+    );
     done();
   };
   // A connection's last answer (413, 408) is written past Fastify (closing-answer.ts), so
@@ -307,18 +348,24 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     done: () => void,
   ) => {
     if (error instanceof HttpError && error.headers.connection === 'close') {
-      metrics?.hookAnswered(hookLabel(request), error.statusCode, reply.elapsedTime / 1000);
+      metrics?.hookAnswered(
+        hookLabel(request),
+        error.statusCode,
+        reply.elapsedTime / 1000,
+        tokenLabel(request),
+      );
     }
     done();
   };
 
   app.register(async (scope) => {
-    const guard = scope.requireToken<FastifyRequest<HookRoute>>({
+    const guard = scope.requireToken<FastifyRequest<HookRoute>, 'hook'>({
       token: 'hook',
       method: 'POST',
       onAuthenticated: afterToken,
     });
     scope.decorateRequest('hookPending', null);
+    scope.decorateRequest('hookTokenId', null);
     // Parse every body ourselves, whatever its Content-Type (docs/endpoints.md).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (request, payload, done) => {

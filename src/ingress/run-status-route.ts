@@ -4,11 +4,15 @@
  * started.
  *
  * The same checks as every hook path, in the same order — token in the
- * query → method (GET only here) → lockout → token — and a failed token counts
+ * query → method (GET only here) → lockout → token → the token's scope (it must
+ * open `runs`) and sources (docs/senders.md) — and a failed token counts
  * toward the lockout. The name `runs` is reserved: no mapping may take it
  * (config/semantics.ts). Routed before `{hooks.path}/*`, being more specific.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AuthLimiter } from '../auth/auth-limiter.js';
+import type { SourcesMatcher } from '../auth/hook-tokens.js';
+import { refuseOutsideScope, refuseOutsideSources } from '../auth/sender-rules.js';
 import { RUNS_HOOK_NAME } from '../config/semantics.js';
 import { HttpError } from '../http/errors.js';
 import type { Store } from '../store/types.js';
@@ -16,6 +20,9 @@ import type { Store } from '../store/types.js';
 export interface RunStatusDeps {
   store: Pick<Store, 'getRun'>;
   hooksPath: string;
+  limiter: Pick<AuthLimiter, 'succeed'>;
+  /** `hooks.allowedSources` as the current config says (a reload changes it). */
+  fromAllowedSource: () => SourcesMatcher | undefined;
 }
 
 interface RunStatusRoute {
@@ -25,7 +32,15 @@ interface RunStatusRoute {
 export function registerRunStatusRoute(app: FastifyInstance, deps: RunStatusDeps): void {
   const { store } = deps;
   // Before any body is read: a refused request costs nothing more.
-  const guard = app.requireToken<FastifyRequest<RunStatusRoute>>({ token: 'hook', method: 'GET' });
+  const guard = app.requireToken<FastifyRequest<RunStatusRoute>, 'hook'>({
+    token: 'hook',
+    method: 'GET',
+    onAuthenticated: (_request, address, token) => {
+      refuseOutsideScope(token, RUNS_HOOK_NAME, [RUNS_HOOK_NAME]);
+      refuseOutsideSources(token, deps.fromAllowedSource(), address);
+      deps.limiter.succeed(address);
+    },
+  });
   app.route<RunStatusRoute>({
     method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: `${deps.hooksPath}/${RUNS_HOOK_NAME}/:runId`,

@@ -121,9 +121,12 @@ export class GatewayMetrics {
     for (const kind of ['runs', 'events'] as const) this.pruned.labels(kind).inc(0);
   }
 
-  /** A hook request was answered (every status, rejections included). */
-  hookAnswered(hook: string, code: number, seconds: number): void {
-    this.hooks.record(hook, code, seconds);
+  /**
+   * A hook request was answered (every status, rejections included); `token` is the id of the
+   * hook token that matched, `none` when none did.
+   */
+  hookAnswered(hook: string, code: number, seconds: number, token: string): void {
+    this.hooks.record(hook, code, seconds, token);
   }
 
   runFinished(status: RunFinishedStatus, seconds: number): void {

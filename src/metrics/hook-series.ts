@@ -1,5 +1,5 @@
 /**
- * The hook path's two series — agentgate_hook_requests_total{hook,code} and
+ * The hook path's two series — agentgate_hook_requests_total{hook,code,token} and
  * agentgate_hook_request_duration_seconds{hook} — counted in plain numbers
  * per hook and handed to prom-client only when scraped.
  *
@@ -21,8 +21,11 @@ export const HOOK_BUCKETS: readonly number[] = [
 ];
 
 interface HookStats {
-  /** Answers per HTTP status. */
-  codes: Map<number, number>;
+  /**
+   * Answers per hook token id (`none` before a token matched), then per HTTP status. Token ids
+   * are the operator's few (docs/senders.md), so the label stays bounded.
+   */
+  codes: Map<string, Map<number, number>>;
   /** Observations per bucket, not cumulative; an observation above the last bound is only in `count`. */
   buckets: Float64Array;
   sum: number;
@@ -37,27 +40,34 @@ export class HookSeries {
     const hooks = this.hooks;
     const requests = new Counter({
       name: 'agentgate_hook_requests_total',
-      help: 'Hook requests answered, by hook (wake, agent, a mapping id, or unknown) and HTTP status.',
-      labelNames: ['hook', 'code'],
+      help: 'Hook requests answered, by hook (wake, agent, a mapping id, or unknown), HTTP status and hook token id (none when no token matched).',
+      labelNames: ['hook', 'code', 'token'],
       registers: [registry],
       // Runs at scrape time: the totals replace whatever the counter held.
       collect() {
         requests.reset();
         for (const [hook, stats] of hooks) {
-          for (const [code, count] of stats.codes) requests.inc({ hook, code: String(code) }, count);
+          for (const [token, codes] of stats.codes) {
+            for (const [code, count] of codes) requests.inc({ hook, code: String(code), token }, count);
+          }
         }
       },
     });
     registry.registerMetric(new HookDurationHistogram(hooks));
   }
 
-  record(hook: string, code: number, seconds: number): void {
+  record(hook: string, code: number, seconds: number, token: string): void {
     let stats = this.hooks.get(hook);
     if (stats === undefined) {
       stats = { codes: new Map(), buckets: new Float64Array(HOOK_BUCKETS.length), sum: 0, count: 0 };
       this.hooks.set(hook, stats);
     }
-    stats.codes.set(code, (stats.codes.get(code) ?? 0) + 1);
+    let codes = stats.codes.get(token);
+    if (codes === undefined) {
+      codes = new Map();
+      stats.codes.set(token, codes);
+    }
+    codes.set(code, (codes.get(code) ?? 0) + 1);
     let bucket = 0;
     while (bucket < HOOK_BUCKETS.length && seconds > (HOOK_BUCKETS[bucket] as number)) bucket++;
     if (bucket < HOOK_BUCKETS.length) stats.buckets[bucket] = (stats.buckets[bucket] as number) + 1;

@@ -5,6 +5,7 @@
  * see openapi.ts). One place, so the document and the checks cannot drift.
  */
 import { z } from 'zod';
+import { HOOK_TOKEN_ID } from '../config/schema.js';
 
 export const MAX_RUN_LIMIT = 1000;
 export const DEFAULT_RUN_LIMIT = 50;
@@ -46,6 +47,14 @@ export const RunsQuery = z.object({
     .min(1, 'must not be empty')
     .optional()
     .describe('Only runs from this source: `hook:agent`, `hook:<mapping id>`, …'),
+  // Not `token`: a `token` query parameter is refused as a credential in the URL (docs/authentication.md).
+  tokenId: z
+    .string({ error: 'must be one hook token id' })
+    .regex(HOOK_TOKEN_ID, 'must be a hook token id: 1-64 lowercase letters, digits, "-" or "_"')
+    .optional()
+    .describe(
+      'Only runs accepted with the hook token of this id (`default` for `hooks.token`; docs/senders.md): its id, never the token itself.',
+    ),
   limit: limitParam(DEFAULT_RUN_LIMIT, MAX_RUN_LIMIT),
   before: z
     .string({ error: 'must be one run id' })
@@ -90,6 +99,12 @@ export const RunView = z.object({
   callback: z
     .object({ status: z.enum(['none', 'pending', 'delivered', 'failed']), attempts: z.number().int() })
     .optional(),
+  tokenId: z
+    .string()
+    .nullable()
+    .describe(
+      'The hook token that accepted the run (`default` for `hooks.token`); null when none did, as for a retry.',
+    ),
 });
 
 export const RunListView = RunView.extend({
@@ -144,6 +159,10 @@ export const EventsAnswer = z.object({
         text: z.string(),
         source: z.string(),
         status: z.enum(['pending', 'consumed']),
+        tokenId: z
+          .string()
+          .nullable()
+          .describe('The hook token that accepted the event; null when none did (a run’s summary).'),
       }),
     )
     .describe('Oldest first, consumed ones included.'),

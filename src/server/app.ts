@@ -105,10 +105,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Before the routes that ask it for their guards (they do so inside their own plugins).
   const adminToken = config.gateway.auth.token;
   const adminTokenIsValid = adminToken ? tokenMatcher(adminToken) : undefined;
+  const matchAdmin =
+    adminTokenIsValid && ((presented?: string) => (adminTokenIsValid(presented) ? 'gateway' : undefined));
   app.register(tokenAuth, {
     limiter: deps.limiter,
     log,
-    matchers: { gateway: () => adminTokenIsValid, hook: () => deps.ingress.state.tokenIsValid },
+    matchers: { gateway: () => matchAdmin, hook: () => deps.ingress.state.matchToken },
   });
   if (config.hooks.enabled) registerHookRoutes(app, deps);
   registerAdminRoutes(app, { ...deps, commits });

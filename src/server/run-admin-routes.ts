@@ -52,8 +52,8 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
       },
     },
     async (request) => {
-      const { status, source, limit, before } = request.query;
-      const page = await store.admin.listRuns({ status, source, limit, before });
+      const { status, source, tokenId, limit, before } = request.query;
+      const page = await store.admin.listRuns({ status, source, token: tokenId, limit, before });
       // Decided: an unknown `before` is refused rather than answered with an empty page,
       // which would look like "no older runs" (a mistyped id, or a run pruned meanwhile).
       if (!page) throw invalidPayload('before', `no run with id "${before}"`);
@@ -84,7 +84,14 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
         );
       }
       const at = now();
-      const run: NewRun = { ...stored.run, id: `run_${uuidv7(at)}`, createdAt: at, retryOf: runId };
+      // A retry is the operator's, not the sender's: it carries no hook token (docs/senders.md).
+      const run: NewRun = {
+        ...stored.run,
+        id: `run_${uuidv7(at)}`,
+        createdAt: at,
+        retryOf: runId,
+        tokenId: null,
+      };
       const actions: Action[] = [{ kind: 'agent', run }];
       const answer = { ok: true as const, runId: run.id, retryOf: runId };
       const result = await store.accept(actions, () => ({ status: 202, body: JSON.stringify(answer) }));

@@ -31,7 +31,8 @@ export interface RunRow extends DeliveryColumns {
   error: string | null;
   callback_status: CallbackStatus;
   callback_attempts: number;
-  token_id?: string | null;
+  /** The hook token that accepted the run (docs/senders.md); null when none did. */
+  token_id: string | null;
 }
 
 export interface HeartbeatRow extends DeliveryColumns {
@@ -46,7 +47,7 @@ export interface HeartbeatRow extends DeliveryColumns {
 
 /** The columns `toRunView` reads, for a SELECT list. */
 export const RUN_VIEW_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
-                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts`;
+                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id`;
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -71,7 +72,7 @@ export function toRunView(row: RunRow): RunView {
     error: row.error,
     delivery: deliveryOf(row),
     callback: { status: row.callback_status, attempts: row.callback_attempts },
-    tokenId: row.token_id ?? null,
+    tokenId: row.token_id,
   };
 }
 

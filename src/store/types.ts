@@ -114,6 +114,8 @@ export interface EventView {
   text: string;
   source: string;
   status: EventStatus;
+  /** The hook token that accepted the event (docs/senders.md); null when none did (a run's summary). */
+  tokenId: string | null;
 }
 
 export interface ListEventsOptions {
@@ -427,7 +429,10 @@ export interface RunPage {
   next: string | null;
 }
 
-/** A run's inputs as accepted, and where it stands: what a retry copies. */
+/**
+ * A run's inputs as accepted, and where it stands: what a retry copies — all but `tokenId`, which
+ * a retry sets to null (a retry is the operator's, not the sender's: docs/senders.md).
+ */
 export interface StoredRun {
   run: NewRun;
   status: RunStatus;

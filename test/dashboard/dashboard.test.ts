@@ -10,6 +10,7 @@ import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewRun } from '../../src/store/types.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway, tempDir } from '../helpers/gateway.js';
@@ -164,6 +165,65 @@ describe.skipIf(skipReason !== undefined)('dashboard in Chromium', { timeout: 90
     await page.goto(`${gw.url}/ui/#/runs/run_that_does_not_exist`);
     await page.locator('#problem').waitFor({ state: 'visible', ...SEEN });
     expect(await page.locator('#problem').textContent()).toBe('no run with id "run_that_does_not_exist"');
+  });
+
+  it('filters by hook token id, shows each run’s token, and the API sentence for a bad id', async () => {
+    // A run as the ingress commits one accepted with the hook token `ci-bot` (docs/senders.md).
+    const runId = `run_dashboard_token_${Date.now()}`;
+    const run: NewRun = {
+      id: runId,
+      agentId: 'main',
+      sessionKey: `hook:${runId}`,
+      mainSessionKey: 'agent:main:main',
+      name: 'Sender',
+      message: 'From a sender with a key of its own',
+      model: null,
+      thinking: null,
+      timeoutSeconds: 60,
+      wakeMode: 'now',
+      deliver: false,
+      channel: 'last',
+      to: null,
+      allowUnsafeExternalContent: false,
+      source: 'hook:agent',
+      createdAt: Date.now(),
+      tokenId: 'ci-bot',
+    };
+    const accepted = await gw.gateway.store.accept([{ kind: 'agent', run }], () => ({
+      status: 202,
+      body: '{}',
+    }));
+    expect(accepted.kind).toBe('committed');
+
+    await page.goto(`${gw.url}/ui/#/runs`);
+    await page.locator('#runs-list tbody tr').first().waitFor(SEEN);
+    await page.locator('#runs-token').fill('ci-bot');
+    await page.locator('#runs-token').press('Enter');
+    await expect.poll(() => page.locator('#runs-list tbody tr').count(), SEEN).toBe(1);
+    const only = page.locator('#runs-list tbody tr');
+    expect(await only.getAttribute('data-run-id')).toBe(runId);
+    expect(await only.locator('td.token').textContent()).toBe('ci-bot');
+    expect(decodeURIComponent(page.url())).toContain('tokenId=ci-bot');
+    // The address keeps the filter: a reload shows the same list.
+    await page.reload();
+    await expect.poll(() => page.locator('#runs-token').inputValue(), SEEN).toBe('ci-bot');
+    await expect.poll(() => page.locator('#runs-list tbody tr').count(), SEEN).toBe(1);
+    // The run's page names the token too.
+    await only.locator('a').first().click();
+    await expect
+      .poll(() => page.locator('#run-detail dl.facts').first().textContent(), SEEN)
+      .toContain('Tokenci-bot');
+    await page.goBack();
+
+    // Not an id: the gateway's sentence, naming the parameter.
+    await page.locator('#runs-token').fill('CI Bot');
+    await page.locator('#runs-token').press('Enter');
+    await page.locator('#problem').waitFor({ state: 'visible', ...SEEN });
+    expect(await page.locator('#problem').textContent()).toContain('hook token id');
+    await page.locator('#runs-token').fill('');
+    await page.locator('#runs-token').press('Enter');
+    await page.locator('#problem').waitFor({ state: 'hidden', ...SEEN });
+    await expect.poll(() => page.locator('#runs-list tbody tr').count(), SEEN).toBeGreaterThan(1);
   });
 
   it('lists a failed delivery and redelivers it', async () => {

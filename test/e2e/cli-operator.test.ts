@@ -174,6 +174,8 @@ describe('agentgate runs', () => {
     expect(result.stdout).toMatch(/^created: +\S+ \((just now|\d+(\.\d)?s ago)\)$/m);
     expect(result.stdout).toMatch(/^delivery: +skipped — no channel is configured$/m);
     expect(result.stdout).toMatch(/^source: +hook:agent$/m);
+    // The hook token that accepted it: its id (docs/senders.md), `-` for none.
+    expect(result.stdout).toMatch(/^token: +default$/m);
     expect(result.stdout).toMatch(/\nmessage:\n {2}show me\n/);
     expect(result.stdout).toMatch(/\nreply:\n {2}Echo: /);
     expect(result.code).toBe(0);
@@ -199,9 +201,11 @@ describe('agentgate runs', () => {
     const result = await cli(['runs', 'list', '--limit', '5']);
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^RUN +STATUS +SOURCE +NAME +CREATED +TOOK +DELIVERY$/);
+    expect(lines[0]).toMatch(/^RUN +STATUS +SOURCE +TOKEN +NAME +CREATED +TOOK +DELIVERY$/);
     expect(lines[1]).toMatch(
-      new RegExp(`^${runId} +succeeded +hook:agent +CLI test +(just now|\\S+ ago) +\\S+ +skipped$`),
+      new RegExp(
+        `^${runId} +succeeded +hook:agent +default +CLI test +(just now|\\S+ ago) +\\S+ +skipped$`,
+      ),
     );
     expect(lines.length).toBeLessThanOrEqual(6);
 
@@ -226,6 +230,35 @@ describe('agentgate runs', () => {
     const result = await cli(['runs', 'list', '--status', 'done']);
     expect(result.stderr).toMatch(/--status <status>' argument 'done' is invalid/);
     expect(result.code).toBe(1);
+  });
+
+  it('runs list --token: only the runs of that hook token id, asked as ?tokenId=', async () => {
+    await finishedRun('a run of the classic token');
+    expect((await cli(['runs', 'list', '--limit', '1'])).stdout).toMatch(/^run_/m);
+    const none = await cli(['runs', 'list', '--token', 'nobody']);
+    expect(none.stdout).toBe('no runs with token nobody\n');
+    expect(none.code, none.stderr).toBe(0);
+    const failed = await cli(['runs', 'list', '--token', 'ci-bot', '--status', 'failed']);
+    expect(failed.stdout).toBe('no failed runs with token ci-bot\n');
+    const json = JSON.parse((await cli(['runs', 'list', '--token', 'nobody', '--json'])).stdout);
+    expect(json).toEqual({ runs: [], next: null });
+  });
+
+  it('runs list --token refuses what is not a token id, and a token itself, before asking', async () => {
+    const bad = await cli(['runs', 'list', '--token', 'CI Bot']);
+    expect(bad.stderr).toBe(
+      'agentgate: --token: "CI Bot" is not a hook token id (1-64 lowercase letters, digits, "-" or "_")\n',
+    );
+    expect(bad.code).toBe(1);
+    // The secret would go into the request's URL: refused, and never printed (`cli` checks).
+    for (const secret of [HOOK_TOKEN, ADMIN_TOKEN]) {
+      const result = await cli(['runs', 'list', '--token', secret]);
+      expect(result.stderr).toBe(
+        'agentgate: --token takes the id of a hook token (hooks.tokens[].id, or "default" for hooks.token), not the token itself\n',
+      );
+      expect(result.stdout).toBe('');
+      expect(result.code).toBe(1);
+    }
   });
 
   it('runs retry: a new run with the same inputs', async () => {

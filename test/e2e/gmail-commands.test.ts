@@ -188,8 +188,12 @@ describe('hooks gmail setup', () => {
     config.channels = { telegram: { botToken: '1:tg', apiBaseUrl: telegram.url } };
     config.agents.defaults.heartbeat = { every: '0' };
     writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
+    const watchesBefore = google.watchCalls.length;
     const gateway = await startCli(['--config', configPath, '--port', '0']);
     try {
+      // The receiver registers its watch once listening; mail added before Google answered it
+      // would be older than the history id the watch starts from.
+      await waitFor(() => google.watchCalls.length > watchesBefore, 'the receiver to register its watch');
       const receiverUrl = await waitFor(
         async () => /agentgate gmail receiver listening on (\S+)/.exec(gateway.output())?.[1],
         'the receiver line',
@@ -222,9 +226,11 @@ describe('hooks gmail setup', () => {
         body: JSON.stringify(google.pushEnvelope()),
       });
       expect(pushed.status).toBe(204);
+      // Push → history → message → ingress → run → delivery: on a loaded 2-core machine, seconds.
       const answer = await waitFor(
         async () => telegram.messagesFor(4242).find((m) => m.text.includes('Subject: Lunch?'))?.text,
         'the agent answer in Telegram',
+        30_000,
       );
       expect(answer).toContain('Noon at the usual place?');
       expect(answer).toMatch(/EXTERNAL_UNTRUSTED_CONTENT/); // echo shows the mail arrived wrapped as untrusted

@@ -37,6 +37,8 @@ describe('wake answers', () => {
       text: 'deploy finished',
       source: expect.any(String),
       status: 'pending',
+      // The hook token's id once the ingress records it (docs/senders.md); null before.
+      tokenId: 'default',
     });
     const ts = Date.parse(event?.ts ?? '');
     expect(ts).toBeGreaterThanOrEqual(before - 1000);
@@ -214,6 +216,7 @@ describe('agent answers and stored runs', () => {
       name: null,
       retryOf: null,
       message: 'summarise the incident',
+      tokenId: 'default',
     });
     expect(Object.keys(run).sort()).toEqual(
       [
@@ -229,6 +232,7 @@ describe('agent answers and stored runs', () => {
         'error',
         'delivery',
         'callback',
+        'tokenId',
         'source',
         'name',
         'retryOf',

@@ -282,6 +282,8 @@ describe('transforms, fan-out, presets and reload', () => {
     );
 
     writeFileSync(path, JSON.stringify(merge(next, { hooks: { tokn: 'typo' } })), { mode: 0o600 });
+    // A check that nothing happens: the valid edit above took effect within the watcher's 200 ms
+    // debounce and a read; 800 ms gives the invalid one as long to (wrongly) replace the hooks.
     await sleep(800);
     expect((await gw.hook('added-later', {})).status).toBe(202);
   });

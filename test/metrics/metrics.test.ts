@@ -108,12 +108,12 @@ describe('GET /metrics', () => {
 
     const families = await metrics(gw);
     expect(seriesOf(families, 'agentgate_hook_requests_total')).toEqual({
-      'hook=wake,code=200': 1,
-      'hook=agent,code=202': 2,
-      'hook=deploys,code=200': 1,
-      'hook=unknown,code=404': 1,
-      'hook=wake,code=401': 1,
-      'hook=agent,code=400': 2,
+      'hook=wake,code=200,token=default': 1,
+      'hook=agent,code=202,token=default': 2,
+      'hook=deploys,code=200,token=default': 1,
+      'hook=unknown,code=404,token=default': 1,
+      'hook=wake,code=401,token=none': 1,
+      'hook=agent,code=400,token=default': 2,
     });
     expect(seriesOf(families, 'agentgate_hook_request_duration_seconds_count')).toEqual({
       'hook=wake': 2,
@@ -142,7 +142,7 @@ describe('GET /metrics', () => {
     gw = await startTestGateway({ hooks: { maxBodyBytes: 1024 } });
     expect((await gw.hook('agent', { message: 'x'.repeat(4096) })).status).toBe(413);
     expect(seriesOf(await metrics(gw), 'agentgate_hook_requests_total')).toEqual({
-      'hook=agent,code=413': 1,
+      'hook=agent,code=413,token=default': 1,
     });
   });
 
@@ -158,8 +158,8 @@ describe('GET /metrics', () => {
     expect(sampleValue(families, 'agentgate_auth_failures_total')).toBe(20);
     expect(sampleValue(families, 'agentgate_auth_lockouts_total')).toBe(1);
     expect(seriesOf(families, 'agentgate_hook_requests_total')).toEqual({
-      'hook=wake,code=401': 20,
-      'hook=wake,code=429': 1,
+      'hook=wake,code=401,token=none': 20,
+      'hook=wake,code=429,token=none': 1,
     });
   });
 
@@ -170,10 +170,10 @@ describe('GET /metrics', () => {
       await gw.hook('wake', { text: 'one' });
       await other.hook('agent', { message: 'two' });
       expect(seriesOf(await metrics(gw), 'agentgate_hook_requests_total')).toEqual({
-        'hook=wake,code=200': 1,
+        'hook=wake,code=200,token=default': 1,
       });
       expect(seriesOf(await metrics(other), 'agentgate_hook_requests_total')).toEqual({
-        'hook=agent,code=202': 1,
+        'hook=agent,code=202,token=default': 1,
       });
     } finally {
       await other.stop();

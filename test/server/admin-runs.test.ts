@@ -8,11 +8,12 @@
  * on PostgreSQL.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RunCompletion, Store } from '../../src/store/types.js';
+import type { NewRun, RunCompletion, Store } from '../../src/store/types.js';
 import { startFakeTelegram } from '../fakes/telegram.js';
 import {
   ADMIN_TOKEN,
   type Answer,
+  HOOK_TOKEN,
   readAnswer,
   startTestGateway,
   type TestGateway,
@@ -63,6 +64,36 @@ async function agentRun(body: Record<string, unknown> = {}): Promise<string> {
   const answer = await gw?.hook('agent', { message: 'hello', deliver: false, ...body });
   expect(answer?.status, answer?.text).toBe(202);
   return answer?.body.runId as string;
+}
+
+/**
+ * A run accepted straight through the gateway's store with a hook token id, as the ingress
+ * commits one (docs/senders.md); its session key is its own.
+ */
+async function tokenRun(store: Store, tokenId: string | null, source = 'hook:agent'): Promise<string> {
+  const id = `run_token_${Math.random().toString(36).slice(2)}`;
+  const run: NewRun = {
+    id,
+    agentId: 'main',
+    sessionKey: `hook:${id}`,
+    mainSessionKey: 'agent:main:main',
+    name: null,
+    message: 'from a sender',
+    model: null,
+    thinking: null,
+    timeoutSeconds: 60,
+    wakeMode: 'now',
+    deliver: false,
+    channel: 'last',
+    to: null,
+    allowUnsafeExternalContent: false,
+    source,
+    createdAt: Date.now(),
+    tokenId,
+  };
+  const result = await store.accept([{ kind: 'agent', run }], () => ({ status: 202, body: '{}' }));
+  expect(result.kind).toBe('committed');
+  return id;
 }
 
 /** Claims the one queued run in the store and records how it ended. */
@@ -160,6 +191,49 @@ describe.each(STORES)('on %s', (kind) => {
       expect(failedView).toMatchObject({ status: 'failed', error: 'model down', reply: null });
     });
 
+    it('filters by hook token id with ?tokenId=, pages with before, and shows each run’s tokenId', async () => {
+      const g = await start();
+      const store = g.gateway.store;
+      const ci1 = await tokenRun(store, 'ci-bot');
+      const grafana = await tokenRun(store, 'grafana');
+      const ci2 = await tokenRun(store, 'ci-bot', 'hook:ci');
+      const none = await tokenRun(store, null);
+      const ci3 = await tokenRun(store, 'ci-bot');
+
+      const list = async (query: string) => {
+        const answer = await g.admin(`/api/runs?${query}`);
+        expect(answer.status, answer.text).toBe(200);
+        return answer.body;
+      };
+      const ids = async (query: string) => (await list(query)).runs.map((r: { runId: string }) => r.runId);
+      expect(await ids('tokenId=ci-bot')).toEqual([ci3, ci2, ci1]);
+      expect(await ids('tokenId=grafana')).toEqual([grafana]);
+      expect(await ids('tokenId=nobody')).toEqual([]);
+      expect(await ids('tokenId=ci-bot&source=hook:ci')).toEqual([ci2]);
+      expect(await ids('tokenId=ci-bot&status=queued&limit=10')).toEqual([ci3, ci2, ci1]);
+      const page1 = await list('tokenId=ci-bot&limit=2');
+      expect(page1.runs.map((r: { runId: string }) => r.runId)).toEqual([ci3, ci2]);
+      expect(page1.next).toBe(ci2);
+      expect(await list(`tokenId=ci-bot&limit=2&before=${page1.next}`)).toMatchObject({ next: null });
+      expect(await ids(`tokenId=ci-bot&limit=2&before=${page1.next}`)).toEqual([ci1]);
+
+      const all = await list('limit=10');
+      const tokens = Object.fromEntries(
+        all.runs.map((r: { runId: string; tokenId: string | null }) => [r.runId, r.tokenId]),
+      );
+      expect(tokens).toMatchObject({ [ci1]: 'ci-bot', [grafana]: 'grafana', [none]: null, [ci3]: 'ci-bot' });
+      // GET /api/runs/{id} and the hook token's GET {hooks.path}/runs/{id} show it as well.
+      expect((await g.admin(`/api/runs/${grafana}`)).body.tokenId).toBe('grafana');
+      const followed = await readAnswer(
+        await fetch(`${g.url}/hooks/runs/${grafana}`, {
+          headers: { authorization: `Bearer ${HOOK_TOKEN}` },
+        }),
+      );
+      expect(followed.status, followed.text).toBe(200);
+      expect(followed.body.tokenId).toBe('grafana');
+      expect((await g.admin(`/api/runs/${none}`)).body.tokenId).toBeNull();
+    });
+
     it('refuses a bad limit, status or before with 400 invalid_payload naming the parameter', async () => {
       const g = await start();
       const id = await agentRun();
@@ -173,6 +247,14 @@ describe.each(STORES)('on %s', (kind) => {
         expectInvalidPayload(await g.admin(`/api/runs?before=${before}`), 'before');
       }
       expectInvalidPayload(await g.admin('/api/runs?source='), 'source');
+      // A token id is 1-64 of [a-z0-9_-], as hooks.tokens[].id (docs/senders.md).
+      for (const tokenId of ['', 'CI', 'ci%20bot', 'ci.bot', 'x'.repeat(65), 'a&tokenId=b', '%C3%A9']) {
+        expectInvalidPayload(await g.admin(`/api/runs?tokenId=${tokenId}`), 'tokenId');
+      }
+      expect((await g.admin(`/api/runs?tokenId=${'x'.repeat(64)}`)).status).toBe(200);
+      expect((await g.admin('/api/runs?tokenId=ci_bot-2')).status).toBe(200);
+      // `token` itself reads as a credential in the URL, refused before anything else.
+      expectError(await g.admin('/api/runs?token=ci-bot'), 400, 'token_in_query');
       expect((await g.admin('/api/runs?limit=1000')).status).toBe(200);
       expect((await g.admin(`/api/runs?limit=1&before=${id}`)).body).toEqual({ runs: [], next: null });
     });
@@ -241,6 +323,7 @@ describe.each(STORES)('on %s', (kind) => {
       });
       // A retry of a retry names the run it retries.
       expect((await g.gateway.store.admin.getStoredRun(newId))?.run.retryOf).toBe(id);
+      expect(retried.tokenId).toBeNull();
       // A body (as a browser's fetch may send) is ignored, whatever its type; each retry is a new run.
       const withBody = await readAnswer(
         await fetch(`${g.url}/api/runs/${id}/retry`, {
@@ -252,6 +335,28 @@ describe.each(STORES)('on %s', (kind) => {
       expect(withBody.status, withBody.text).toBe(202);
       expect(withBody.body.retryOf).toBe(id);
       expect(withBody.body.runId).not.toBe(newId);
+    });
+
+    it('a retry carries no hook token: the run it retries keeps its own, the new run has null', async () => {
+      const g = await start();
+      const store = g.gateway.store;
+      const id = await tokenRun(store, 'ci-bot');
+      await finish(store, id, { status: 'failed', reply: null, error: 'model down' });
+      const answer = await post(`/api/runs/${id}/retry`);
+      expect(answer.status, answer.text).toBe(202);
+      const newId = answer.body.runId;
+      expect((await g.admin(`/api/runs/${id}`)).body.tokenId).toBe('ci-bot');
+      const retried = await g.admin(`/api/runs/${newId}`);
+      expect(retried.body).toMatchObject({
+        runId: newId,
+        retryOf: id,
+        tokenId: null,
+        message: 'from a sender',
+      });
+      expect((await store.admin.getStoredRun(newId))?.run.tokenId).toBeNull();
+      // So the sender's list does not show the operator's retry.
+      const listed = (await g.admin('/api/runs?tokenId=ci-bot')).body.runs;
+      expect(listed.map((r: { runId: string }) => r.runId)).toEqual([id]);
     });
 
     it('with the workers running, the retried run executes and succeeds', async () => {

@@ -55,7 +55,8 @@ describe('GET /api/openapi.json', () => {
   it('carries the schemas the routes check: query parameters, bodies and answers', () => {
     const list = doc.paths['/api/runs'].get;
     const params = Object.fromEntries(list.parameters.map((p: { name: string; in: string }) => [p.name, p]));
-    expect(Object.keys(params).sort()).toEqual(['before', 'limit', 'source', 'status']);
+    expect(Object.keys(params).sort()).toEqual(['before', 'limit', 'source', 'status', 'tokenId']);
+    expect(params.tokenId.schema.pattern).toBe('^[a-z0-9_-]{1,64}$');
     expect(params.status.in).toBe('query');
     expect(params.status.schema.enum).toEqual(['queued', 'running', 'succeeded', 'failed', 'timed_out']);
     expect(list.security).toEqual([{ adminToken: [] }]);
@@ -63,6 +64,8 @@ describe('GET /api/openapi.json', () => {
     expect(Object.keys(page.properties).sort()).toEqual(['next', 'runs']);
     expect(page.properties.runs.items.properties).toHaveProperty('retryOf');
     expect(page.properties.runs.items.properties).toHaveProperty('source');
+    expect(page.properties.runs.items.properties.tokenId).toMatchObject({ type: 'string', nullable: true });
+    expect(page.properties.runs.items.required).toContain('tokenId');
 
     const retry = doc.paths['/api/runs/{runId}/retry'].post;
     expect(retry.parameters).toEqual([

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMIT_CHECK_INTERVAL_MS } from '../../src/server/commit-check.js';
 import { registerReadiness } from '../../src/server/readiness.js';
 import { readAnswer, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 import { expectError } from '../ingress/support.js';
 import { createTestDatabase, PG_ADMIN_URL, PG_ENABLED } from '../store/engines.js';
 
@@ -81,8 +81,11 @@ async function readinessFollowsWrites(
   expect(told.body.error).toContain('the store cannot commit');
   expect(told.headers.get('retry-after')).toBe('1');
   // No hook traffic from here on (a load balancer took the replica out): the probe finds it.
-  await sleep(COMMIT_CHECK_INTERVAL_MS + 100);
-  const probed = await readyz(gw.url);
+  // The refused write answers /readyz for COMMIT_CHECK_INTERVAL_MS; after that /readyz probes.
+  const probed = await waitFor(async () => {
+    const answer = await readyz(gw.url);
+    return !String(answer.body?.error ?? '').includes('a write failed') && answer;
+  }, `/readyz to answer from its own probe (after ${COMMIT_CHECK_INTERVAL_MS} ms)`);
   expectError(probed, 503, 'unavailable');
   expect(probed.body.error).toContain('the store cannot commit');
   expect(probed.body.error).not.toContain('a write failed');

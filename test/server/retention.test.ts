@@ -67,6 +67,8 @@ describe('retention in a running gateway', () => {
       { workers: true },
     );
     const runId = await finishedRun(gw);
+    // A check that nothing happens: with `every: '1s'`, 2.5 s holds two prune passes or more,
+    // either of which would have taken the run had runs: "0" not kept it.
     await sleep(2500);
     expect((await gw.admin(`/api/runs/${runId}`)).status).toBe(200);
     expect((await pruned(gw))['kind=runs']).toBe(0);

@@ -3,17 +3,22 @@
  * gets its answer, and the stop does not wait for that connection's keep-alive
  * timeout (72 s) once the answer is out.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { HOOK_TOKEN, startTestGateway, tempDir } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = tempDir('agentgate-shutdown-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** One character per call the transform has begun. */
+const CALLS = join(dir, 'calls.txt');
 
 /** A transform that takes a while, so the request is still in flight when the stop begins. */
-const SLOW = `export default async () => {
+const SLOW = `import { appendFileSync } from 'node:fs';
+export default async () => {
+  appendFileSync(${JSON.stringify(CALLS)}, '.');
   await new Promise((resolve) => setTimeout(resolve, 700));
   return { kind: 'wake', text: 'slow but answered' };
 };`;
@@ -45,7 +50,10 @@ it('answers the request in flight and stops without waiting for its kept-alive c
     // Warm the connection and the transform's worker, so the next request reuses both.
     expect((await post(`${gw.url}/hooks/slow`, agent)).status).toBe(200);
     const inFlight = post(`${gw.url}/hooks/slow`, agent);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(
+      () => readFileSync(CALLS, 'utf8').length === 2,
+      'the second request to reach the transform',
+    );
     const started = Date.now();
     await gw.stop();
     const stoppedAfter = Date.now() - started;

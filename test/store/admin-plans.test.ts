@@ -3,7 +3,7 @@
  * each list query, for every filter, walks an index newest first by seq and
  * stops at the page size — no full scan, no sort of the whole table ("TEMP
  * B-TREE"). Checked with EXPLAIN QUERY PLAN on a store holding 20 000 runs and
- * their deliveries. An active status (queued, running) reads runs_active and
+ * their deliveries, for every combination of status, source and hook token. An active status (queued, running) reads runs_active and
  * sorts what it holds: the backlog, not the table.
  */
 import { mkdtempSync } from 'node:fs';
@@ -26,8 +26,8 @@ describe('SQLite list queries use an index for every filter', () => {
     db = new Database(path);
     const insertRun = db.prepare(
       `INSERT INTO runs (id, status, agent_id, session_key, main_session_key, message, timeout_seconds, wake_mode,
-                         deliver, channel, allow_unsafe, source, created_at, delivery_status)
-       VALUES (?, ?, 'main', ?, 'agent:main:main', 'm', 60, 'now', 1, 'telegram', 0, ?, ?, 'delivered')`,
+                         deliver, channel, allow_unsafe, source, created_at, delivery_status, token_id)
+       VALUES (?, ?, 'main', ?, 'agent:main:main', 'm', 60, 'now', 1, 'telegram', 0, ?, ?, 'delivered', ?)`,
     );
     const insertDelivery = db.prepare(
       `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, text, status, next_attempt_at, created_at, updated_at)
@@ -38,7 +38,9 @@ describe('SQLite list queries use an index for every filter', () => {
         // Mostly succeeded and delivered, as a live gateway's tables are; a few of everything else.
         const status =
           i % 100 === 0 ? 'failed' : i % 250 === 0 ? 'timed_out' : i > ROWS - 20 ? 'queued' : 'succeeded';
-        insertRun.run(`run_${i}`, status, `hook:${i}`, i % 50 === 0 ? 'hook:rare' : 'hook:agent', i);
+        // Most runs by the classic token, a few by a sender of their own, some (retries) by none.
+        const token = i % 40 === 0 ? 'rare-bot' : i % 7 === 0 ? null : 'default';
+        insertRun.run(`run_${i}`, status, `hook:${i}`, i % 50 === 0 ? 'hook:rare' : 'hook:agent', i, token);
         insertDelivery.run(
           `dlv_${i}`,
           `run_${i}`,
@@ -58,26 +60,36 @@ describe('SQLite list queries use an index for every filter', () => {
       .join(' | ');
 
   const runCases = [undefined, ...RUN_STATUSES].flatMap((status) =>
-    [false, true].map((bySource) => ({ status, bySource })),
+    [false, true].flatMap((bySource) => [false, true].map((byToken) => ({ status, bySource, byToken }))),
   );
 
-  it.each(runCases)('runs: status $status, by source $bySource', ({ status, bySource }) => {
-    const params = bySource ? [Number.MAX_SAFE_INTEGER, 'hook:rare', 51] : [Number.MAX_SAFE_INTEGER, 51];
-    const sql = runListSql(status, bySource);
-    const detail = plan(sql, params);
-    if (status === 'queued' || status === 'running') {
-      // Read from runs_active (queued and running rows only), whose IN loop leaves the
-      // order to a sort: the cost follows the backlog, not the table.
-      if (!bySource) expect(detail).toMatch(/USING INDEX runs_active/);
-    } else {
-      expect(detail).not.toMatch(/TEMP B-TREE/);
-    }
-    expect(detail).toMatch(/USING (INTEGER PRIMARY KEY|INDEX|COVERING INDEX)/);
-    // Every row read is one it keeps, or close to it: a page costs milliseconds, not a scan.
-    const started = performance.now();
-    for (let i = 0; i < 20; i++) db.prepare(sql).all(...params);
-    expect((performance.now() - started) / 20, detail).toBeLessThan(20);
-  });
+  it.each(runCases)(
+    'runs: status $status, by source $bySource, by token $byToken',
+    ({ status, bySource, byToken }) => {
+      const params = [
+        Number.MAX_SAFE_INTEGER,
+        ...(bySource ? ['hook:rare'] : []),
+        ...(byToken ? ['rare-bot'] : []),
+        51,
+      ];
+      const sql = runListSql(status, bySource, byToken);
+      const detail = plan(sql, params);
+      if (status === 'queued' || status === 'running') {
+        // Read from runs_active (queued and running rows only), whose IN loop leaves the
+        // order to a sort: the cost follows the backlog, not the table.
+        if (!bySource && !byToken) expect(detail).toMatch(/USING INDEX runs_active/);
+      } else {
+        expect(detail).not.toMatch(/TEMP B-TREE/);
+      }
+      // The token alone reads runs_by_token (partial: runs with a token), not the whole table.
+      if (byToken && !bySource && status === undefined) expect(detail).toMatch(/USING INDEX runs_by_token/);
+      expect(detail).toMatch(/USING (INTEGER PRIMARY KEY|INDEX|COVERING INDEX)/);
+      // Every row read is one it keeps, or close to it: a page costs milliseconds, not a scan.
+      const started = performance.now();
+      for (let i = 0; i < 20; i++) db.prepare(sql).all(...params);
+      expect((performance.now() - started) / 20, detail).toBeLessThan(20);
+    },
+  );
 
   it.each([undefined, 'pending', 'delivered', 'failed'] as const)('deliveries: status %s', (status) => {
     const sql = deliveryListSql(status);

@@ -24,10 +24,15 @@ const DAY = 24 * 3600_000;
 let counter = 0;
 const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, '0')}`;
 
-function wake(text: string, sessionKey = MAIN, wakeMode: 'now' | 'next-heartbeat' = 'now'): Action {
+function wake(
+  text: string,
+  sessionKey = MAIN,
+  wakeMode: 'now' | 'next-heartbeat' = 'now',
+  tokenId?: string | null,
+): Action {
   return {
     kind: 'wake',
-    event: { id: nextId('evt'), sessionKey, text, source: 'hook:wake', wakeMode, ts: T0 },
+    event: { id: nextId('evt'), sessionKey, text, source: 'hook:wake', wakeMode, ts: T0, tokenId },
   };
 }
 
@@ -123,6 +128,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
           text: 'disk full',
           source: 'hook:wake',
           status: 'pending',
+          tokenId: null,
         },
       ]);
       expect(await store.getRun(a.run.id)).toEqual({
@@ -138,7 +144,54 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         error: null,
         delivery: { status: 'pending', channel: 'last', to: '+1555', reason: null },
         callback: { status: 'none', attempts: 0 },
+        tokenId: null,
       });
+    });
+
+    it('records the hook token id with each run and event it accepts; null when absent', async () => {
+      const tokened = wake('from ci', MAIN, 'now', 'ci-bot') as Action & { kind: 'wake' };
+      const plain = wake('from nowhere', MAIN, 'now', null) as Action & { kind: 'wake' };
+      const withToken = agent({ tokenId: 'ci-bot' });
+      const withDefault = agent({ tokenId: 'default' });
+      const withNull = agent({ tokenId: null });
+      const without = agent();
+      // One batch of accepts (group commit) and one accept of several actions.
+      await Promise.all([
+        store.accept([tokened, withToken], render),
+        store.accept([withDefault], render),
+        store.accept([plain, withNull, without], render),
+      ]);
+      expect((await store.getRun(withToken.run.id))?.tokenId).toBe('ci-bot');
+      expect((await store.getRun(withDefault.run.id))?.tokenId).toBe('default');
+      expect((await store.getRun(withNull.run.id))?.tokenId).toBeNull();
+      expect((await store.getRun(without.run.id))?.tokenId).toBeNull();
+      const events = (await store.listEvents(MAIN, { limit: 10 })) ?? [];
+      expect(events.map((e) => [e.id, e.tokenId])).toEqual([
+        [tokened.event.id, 'ci-bot'],
+        [plain.event.id, null],
+      ]);
+      // The run list's views carry it too, and the inputs a retry copies (a retry then sets it null).
+      const listed = (await store.admin.listRuns({ limit: 10 }))?.runs ?? [];
+      expect(Object.fromEntries(listed.map((r) => [r.runId, r.tokenId]))).toEqual({
+        [withToken.run.id]: 'ci-bot',
+        [withDefault.run.id]: 'default',
+        [withNull.run.id]: null,
+        [without.run.id]: null,
+      });
+      expect((await store.admin.getStoredRun(withToken.run.id))?.run.tokenId).toBe('ci-bot');
+      expect((await store.admin.getStoredRun(without.run.id))?.run.tokenId).toBeNull();
+    });
+
+    it('a run keeps its token id through its claim and completion; its summary event has none', async () => {
+      const a = agent({ tokenId: 'ci-bot' });
+      await store.accept([a], render);
+      const [claimed] = await store.runs.claimRuns('w1', T0, 60_000, 1);
+      expect(claimed?.id).toBe(a.run.id);
+      const done = completion(a.run, 'w1');
+      expect(await store.runs.completeRun(done)).toBe(true);
+      expect(await store.getRun(a.run.id)).toMatchObject({ status: 'succeeded', tokenId: 'ci-bot' });
+      const events = (await store.listEvents(MAIN, { limit: 10 })) ?? [];
+      expect(events.map((e) => [e.id, e.tokenId])).toEqual([[done.summary.id, null]]);
     });
 
     it('a batch of concurrent accepts all commit, each with its own answer', async () => {
@@ -687,6 +740,45 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       );
     });
 
+    it('listRuns: filters by token id, pages strictly older with before, together with status and source', async () => {
+      const ci1 = await run({ tokenId: 'ci-bot' }, {});
+      const other = await run({ tokenId: 'grafana' }, {});
+      const ci2 = await run(
+        { tokenId: 'ci-bot', source: 'hook:github' },
+        { status: 'failed', reply: null, error: 'x' },
+      );
+      const none = await run({}, {});
+      const ci3 = await run({ tokenId: 'ci-bot' }, null);
+      const dflt = await run({ tokenId: 'default' }, null);
+      const list = async (options: Parameters<Store['admin']['listRuns']>[0]) =>
+        ids(await store.admin.listRuns(options));
+      expect(await list({ limit: 10, token: 'ci-bot' })).toEqual([ci3.id, ci2.id, ci1.id]);
+      expect(await list({ limit: 10, token: 'grafana' })).toEqual([other.id]);
+      expect(await list({ limit: 10, token: 'default' })).toEqual([dflt.id]);
+      expect(await list({ limit: 10, token: 'nobody' })).toEqual([]);
+      // A run accepted without a token is only in the unfiltered list.
+      expect(await list({ limit: 10 })).toContain(none.id);
+      expect(await list({ limit: 10, token: 'ci-bot', status: 'failed' })).toEqual([ci2.id]);
+      expect(await list({ limit: 10, token: 'ci-bot', status: 'queued' })).toEqual([ci3.id]);
+      expect(await list({ limit: 10, token: 'ci-bot', status: 'succeeded' })).toEqual([ci1.id]);
+      expect(await list({ limit: 10, token: 'grafana', status: 'failed' })).toEqual([]);
+      expect(await list({ limit: 10, token: 'ci-bot', source: 'hook:github' })).toEqual([ci2.id]);
+      expect(await list({ limit: 10, token: 'grafana', source: 'hook:github' })).toEqual([]);
+
+      const page1 = await store.admin.listRuns({ limit: 2, token: 'ci-bot' });
+      expect(ids(page1)).toEqual([ci3.id, ci2.id]);
+      expect(page1?.next).toBe(ci2.id);
+      const page2 = await store.admin.listRuns({ limit: 2, token: 'ci-bot', before: page1?.next as string });
+      expect(page2).toMatchObject({ next: null });
+      expect(ids(page2)).toEqual([ci1.id]);
+      // `before` may name a run of another token (or none): the page is the older runs of this one.
+      expect(await list({ limit: 10, token: 'ci-bot', before: dflt.id })).toEqual([ci3.id, ci2.id, ci1.id]);
+      expect(await list({ limit: 10, token: 'ci-bot', before: none.id })).toEqual([ci2.id, ci1.id]);
+      expect(await store.admin.listRuns({ limit: 10, token: 'ci-bot', before: 'run_nope' })).toBeUndefined();
+      const [view] = (await store.admin.listRuns({ limit: 1, token: 'grafana' }))?.runs ?? [];
+      expect(view).toMatchObject({ runId: other.id, tokenId: 'grafana', status: 'succeeded' });
+    });
+
     it('getStoredRun: the inputs as accepted and the status; a retry committed by accept names its original', async () => {
       const original = await run(
         {
@@ -696,24 +788,35 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
           model: 'echo/echo',
           thinking: 'low',
           timeoutSeconds: 30,
+          tokenId: 'ci-bot',
         },
         { status: 'failed', reply: null, error: 'x' },
       );
       const stored = await store.admin.getStoredRun(original.id);
       expect(stored?.status).toBe('failed');
       expect(stored?.run).toEqual({ ...original, callbackUrl: null, retryOf: null });
+      expect(stored?.run.tokenId).toBe('ci-bot');
       expect(await store.admin.getStoredRun('run_nope')).toBeUndefined();
 
+      // As POST /api/runs/{id}/retry builds it: the inputs, but no hook token (the operator's run).
       const retry = {
         ...(stored?.run as NewRun),
         id: nextId('run'),
         createdAt: T0 + 1,
         retryOf: original.id,
+        tokenId: null,
       };
       expect((await store.accept([{ kind: 'agent', run: retry }], render)).kind).toBe('committed');
       expect(await store.admin.getStoredRun(retry.id)).toEqual({ run: retry, status: 'queued' });
       const [newest] = (await store.admin.listRuns({ limit: 1 }))?.runs ?? [];
-      expect(newest).toMatchObject({ runId: retry.id, retryOf: original.id, status: 'queued' });
+      expect(newest).toMatchObject({
+        runId: retry.id,
+        retryOf: original.id,
+        status: 'queued',
+        tokenId: null,
+      });
+      expect((await store.getRun(retry.id))?.tokenId).toBeNull();
+      expect(ids(await store.admin.listRuns({ limit: 10, token: 'ci-bot' }))).toEqual([original.id]);
     });
 
     it('redeliverRun: not_found, nothing_to_deliver, delivery_pending, then a new outbox item to the fixed route', async () => {

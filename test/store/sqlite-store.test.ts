@@ -4,8 +4,8 @@
  * paging, persistence across reopen, migrations and WAL mode; one writer per
  * file and the modes of the files it creates.
  */
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
@@ -122,6 +122,7 @@ describe('accept', () => {
         text: 'disk full',
         source: 'hook:wake',
         status: 'pending',
+        tokenId: null,
       },
     ]);
     expect(await store.getRun(runId)).toEqual({
@@ -137,6 +138,7 @@ describe('accept', () => {
       error: null,
       delivery: { status: 'pending', channel: 'last', to: '+1555', reason: null },
       callback: { status: 'none', attempts: 0 },
+      tokenId: null,
     });
   });
 
@@ -373,6 +375,41 @@ describe('the database file', () => {
       'transcripts',
     ]);
     raw.close();
+  });
+
+  it('a file from before hook tokens (step 10) migrates: its runs and events read with tokenId null', async () => {
+    mkdirSync(dirname(path), { recursive: true });
+    const old = new Database(path);
+    for (const step of MIGRATIONS.slice(0, 10)) old.exec(step);
+    old.pragma('user_version = 10');
+    old
+      .prepare(
+        `INSERT INTO runs (id, agent_id, session_key, main_session_key, message, timeout_seconds, wake_mode,
+                           deliver, channel, allow_unsafe, source, created_at, delivery_status)
+         VALUES ('run_old', 'main', 'hook:old', ?, 'm', 60, 'now', 0, 'last', 0, 'hook:agent', ?, 'none')`,
+      )
+      .run(MAIN, T0);
+    old
+      .prepare(
+        `INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES ('evt_old', ?, ?, 'old', 'hook:wake', 'now')`,
+      )
+      .run(MAIN, T0);
+    old.close();
+
+    const store = openStore();
+    expect((await store.getRun('run_old'))?.tokenId).toBeNull();
+    expect((await store.listEvents(MAIN, { limit: 10 }))?.map((e) => [e.id, e.tokenId])).toEqual([
+      ['evt_old', null],
+    ]);
+    const tokened = agent({ tokenId: 'ci-bot' }) as Extract<Action, { kind: 'agent' }>;
+    await committedOf(store, [tokened]);
+    expect((await store.admin.listRuns({ limit: 10 }))?.runs.map((r) => [r.runId, r.tokenId])).toEqual([
+      [tokened.run.id, 'ci-bot'],
+      ['run_old', null],
+    ]);
+    expect((await store.admin.listRuns({ limit: 10, token: 'ci-bot' }))?.runs.map((r) => r.runId)).toEqual([
+      tokened.run.id,
+    ]);
   });
 
   it('uses WAL mode', async () => {

@@ -2,15 +2,18 @@
  * `agentgate runs list|show|retry|redeliver` over the admin API (docs/operating.md, "Command line").
  * People get a table or aligned fields; `--json` prints the API's answer as is.
  */
+import { HOOK_TOKEN_ID } from '../../config/schema.js';
 import { GatewayClient } from '../admin-client.js';
 import { CliError } from '../cli-error.js';
 import { between, fields, oneLine, printJson, relativeTime, table } from '../format.js';
-import { resolveTarget, type TargetOptions } from '../gateway-target.js';
+import { type GatewayTarget, resolveTarget, type TargetOptions } from '../gateway-target.js';
 import type { CliIo } from '../io.js';
 
 export interface ListOptions extends TargetOptions {
   status?: string;
   source?: string;
+  /** A hook token's id (docs/senders.md), sent as `tokenId`. */
+  token?: string;
   limit?: number;
   before?: string;
   json?: boolean;
@@ -36,15 +39,20 @@ export interface RunView {
   retryOf?: string | null;
   /** The message as received (GET /api/runs/{id} only). */
   message?: string;
+  /** The hook token that accepted it; null when none did (a retry). */
+  tokenId?: string | null;
   delivery?: { status: string; channel: string | null; to: string | null; reason: string | null };
   callback?: { status: string; attempts: number };
 }
 
 export async function runsListCommand(io: CliIo, options: ListOptions): Promise<void> {
-  const client = GatewayClient.of(resolveTarget(options, io.env));
+  const target = resolveTarget(options, io.env);
+  if (options.token !== undefined) checkTokenId(options.token, target);
+  const client = GatewayClient.of(target);
   const query = new URLSearchParams();
   if (options.status) query.set('status', options.status);
   if (options.source) query.set('source', options.source);
+  if (options.token !== undefined) query.set('tokenId', options.token);
   if (options.limit !== undefined) query.set('limit', String(options.limit));
   if (options.before) query.set('before', options.before);
   const path = `/api/runs${query.size > 0 ? `?${query}` : ''}`;
@@ -53,17 +61,19 @@ export async function runsListCommand(io: CliIo, options: ListOptions): Promise<
 
   const runs = Array.isArray(answer.runs) ? (answer.runs as RunView[]) : [];
   if (runs.length === 0) {
-    io.console.log(options.status ? `no ${options.status} runs` : 'no runs');
+    const none = options.status ? `no ${options.status} runs` : 'no runs';
+    io.console.log(options.token !== undefined ? `${none} with token ${options.token}` : none);
     return;
   }
   const now = Date.now();
   io.console.log(
     table(
-      ['RUN', 'STATUS', 'SOURCE', 'NAME', 'CREATED', 'TOOK', 'DELIVERY'],
+      ['RUN', 'STATUS', 'SOURCE', 'TOKEN', 'NAME', 'CREATED', 'TOOK', 'DELIVERY'],
       runs.map((run) => [
         run.runId,
         run.status,
         run.source ?? '-',
+        run.tokenId ?? '-',
         oneLine(run.name, 24),
         relativeTime(run.createdAt, now),
         between(run.startedAt, run.finishedAt),
@@ -76,10 +86,30 @@ export async function runsListCommand(io: CliIo, options: ListOptions): Promise<
       'agentgate runs list',
       options.status ? `--status ${options.status}` : '',
       options.source ? `--source ${options.source}` : '',
+      options.token !== undefined ? `--token ${options.token}` : '',
       options.limit !== undefined ? `--limit ${options.limit}` : '',
       `--before ${answer.next}`,
     ];
     io.console.error(`more: ${again.filter(Boolean).join(' ')}`);
+  }
+}
+
+/**
+ * `--token` takes a hook token's id (docs/senders.md), which goes into the request's URL: the
+ * token itself would end up in proxies' access logs, so a value that is one of the config's
+ * tokens is refused here, without being printed.
+ */
+function checkTokenId(value: string, { config }: GatewayTarget): void {
+  const secrets = [config.gateway.auth.token, ...config.hooks.tokens.map((t) => t.token)];
+  if (secrets.includes(value)) {
+    throw new CliError(
+      '--token takes the id of a hook token (hooks.tokens[].id, or "default" for hooks.token), not the token itself',
+    );
+  }
+  if (!HOOK_TOKEN_ID.test(value)) {
+    throw new CliError(
+      `--token: "${value}" is not a hook token id (1-64 lowercase letters, digits, "-" or "_")`,
+    );
   }
 }
 
@@ -139,6 +169,7 @@ export function describeRun(run: RunView, now = Date.now()): string {
     ['status', run.status],
   ];
   if (run.source !== undefined) entries.push(['source', run.source]);
+  if (run.tokenId !== undefined) entries.push(['token', run.tokenId ?? '-']);
   if (run.name) entries.push(['name', run.name]);
   entries.push(
     ['agent', run.agentId ?? '-'],

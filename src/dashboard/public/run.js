@@ -102,6 +102,7 @@ function details(run, record) {
     facts([
       ['Status', badge(run.status)],
       ['Hook', run.source ?? undefined],
+      ['Token', run.tokenId ?? undefined],
       ['Name', run.name ?? undefined],
       ['Agent', run.agentId],
       ['Session', h('code', {}, run.sessionKey)],

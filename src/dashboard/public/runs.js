@@ -1,5 +1,5 @@
 // @ts-check
-/** The runs list: newest first, filtered by status and hook, paged by `before`. */
+/** The runs list: newest first, filtered by status, hook and hook token, paged by `before`. */
 import { call, workStanding } from './api.js';
 import { badge, duration, fill, h, runLink, table, time } from './dom.js';
 
@@ -27,16 +27,19 @@ export const originOf = (runId) => origins.get(runId);
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
 const PAGE_SIZES = [20, 50, 100, 200];
+/** A hook token's id (docs/senders.md); the gateway refuses any other `tokenId` with its sentence. */
+const TOKEN_ID = '[a-z0-9_-]{1,64}';
 
 /**
  * @param {import('./app.js').Shell} shell
- * @param {URLSearchParams} params the route's query: status, source, limit
+ * @param {URLSearchParams} params the route's query: status, source, tokenId, limit
  * @returns {import('./app.js').View}
  */
 export function runsView(shell, params) {
   const filter = {
     status: RUN_STATUSES.includes(params.get('status') ?? '') ? (params.get('status') ?? '') : '',
     source: params.get('source') ?? '',
+    tokenId: params.get('tokenId') ?? '',
     limit: PAGE_SIZES.includes(Number(params.get('limit'))) ? Number(params.get('limit')) : 50,
   };
   /** The `before` cursor of each page shown so far; the last one is the current page. */
@@ -59,6 +62,18 @@ export function runsView(shell, params) {
     'aria-label': 'Hook',
     spellcheck: 'false',
   });
+  // The id, never the token itself: it goes into the address and the API request's URL.
+  const token = h('input', {
+    id: 'runs-token',
+    type: 'search',
+    placeholder: 'token id, e.g. default',
+    value: filter.tokenId,
+    pattern: TOKEN_ID,
+    'aria-label': 'Hook token id',
+    title: 'Only runs accepted with the hook token of this id (default: hooks.token)',
+    spellcheck: 'false',
+    autocomplete: 'off',
+  });
   const size = h(
     'select',
     { id: 'runs-limit', 'aria-label': 'Runs per page' },
@@ -74,10 +89,12 @@ export function runsView(shell, params) {
   const restart = () => {
     filter.status = /** @type {HTMLSelectElement} */ (status).value;
     filter.source = /** @type {HTMLInputElement} */ (source).value.trim();
+    filter.tokenId = /** @type {HTMLInputElement} */ (token).value.trim();
     filter.limit = Number(/** @type {HTMLSelectElement} */ (size).value);
     shell.replaceQuery('/runs', {
       status: filter.status,
       source: filter.source,
+      tokenId: filter.tokenId,
       limit: filter.limit === 50 ? '' : String(filter.limit),
     });
     pages = [undefined];
@@ -86,6 +103,7 @@ export function runsView(shell, params) {
   status.addEventListener('change', restart);
   size.addEventListener('change', restart);
   source.addEventListener('change', restart);
+  token.addEventListener('change', restart);
   older.addEventListener('click', () => {
     if (!next) return;
     pages.push(next);
@@ -109,6 +127,7 @@ export function runsView(shell, params) {
       { class: 'toolbar' },
       status,
       source,
+      token,
       size,
       h('span', { class: 'grow' }),
       pageLabel,
@@ -127,6 +146,7 @@ export function runsView(shell, params) {
       const answer = await call('GET', 'api/runs', {
         status: filter.status,
         source: filter.source,
+        tokenId: filter.tokenId,
         limit: filter.limit,
         before,
       });
@@ -142,7 +162,8 @@ export function runsView(shell, params) {
       if (key === shown) return;
       shown = key;
       for (const run of answer.runs) remember(run.runId, run);
-      fill(list, runsTable(answer.runs, filter.status !== '' || filter.source !== ''));
+      const filtered = filter.status !== '' || filter.source !== '' || filter.tokenId !== '';
+      fill(list, runsTable(answer.runs, filtered));
     },
   };
 }
@@ -153,7 +174,7 @@ export function runsView(shell, params) {
  */
 function runsTable(runs, filtered) {
   const hasCallbacks = runs.some((run) => run.callback && run.callback.status !== 'none');
-  const headings = ['Status', 'Run', 'Hook', 'Created', 'Took', 'Outcome', 'Delivery'];
+  const headings = ['Status', 'Run', 'Hook', 'Token', 'Created', 'Took', 'Outcome', 'Delivery'];
   if (hasCallbacks) headings.push('Callback');
   const rows = runs.map((run) =>
     h(
@@ -174,6 +195,7 @@ function runsTable(runs, filtered) {
           : null,
       ),
       h('td', {}, run.source ?? '—', run.name ? h('span', { class: 'muted' }, ` · ${run.name}`) : null),
+      h('td', { class: 'token' }, run.tokenId ?? h('span', { class: 'muted' }, '—')),
       h('td', {}, time(run.createdAt)),
       h('td', {}, run.finishedAt ? duration(run.startedAt, run.finishedAt) : '—'),
       h('td', { class: 'excerpt', title: run.error ?? run.reply ?? '' }, outcome(run)),

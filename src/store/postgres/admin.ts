@@ -3,8 +3,8 @@
  * SQLite's: what any replica answers is read from the database.
  *
  * Lists walk an index newest first by seq and stop at the page size (the
- * primary key; runs_active, runs_failed, runs_timed_out or runs_by_source for a
- * filter; deliveries_pending or deliveries_failed). A status goes into the SQL
+ * primary key; runs_active, runs_failed, runs_timed_out, runs_by_source or runs_by_token
+ * for a filter; deliveries_pending or deliveries_failed). A status goes into the SQL
  * as a literal from a closed set, so the planner can prove a partial index
  * applies whatever plan it caches.
  */
@@ -51,7 +51,7 @@ export class PgAdmin implements AdminStore {
       if (!found) return undefined;
       beforeSeq = found.seq;
     }
-    const { status, source } = options;
+    const { status, source, token } = options;
     if (status !== undefined && !RUN_STATUSES.includes(status))
       throw new Error(`unknown run status ${status}`);
     const params: unknown[] = [beforeSeq, options.limit + 1];
@@ -60,6 +60,10 @@ export class PgAdmin implements AdminStore {
     if (source !== undefined) {
       params.push(source);
       where.push(`source = $${params.length}`);
+    }
+    if (token !== undefined) {
+      params.push(token);
+      where.push(`token_id = $${params.length}`);
     }
     const rows = await read<RunListRow>(
       this.pool,
@@ -73,7 +77,12 @@ export class PgAdmin implements AdminStore {
 
   async getStoredRun(runId: string): Promise<StoredRun | undefined> {
     const [row] = await read<
-      QueuedRow & { status: RunStatus; retry_of: string | null; callback_url: string | null }
+      QueuedRow & {
+        status: RunStatus;
+        retry_of: string | null;
+        token_id: string | null;
+        callback_url: string | null;
+      }
     >(
       this.pool,
       // The callback's URL lives with its outbox row (callbacks.run_id).
@@ -82,7 +91,10 @@ export class PgAdmin implements AdminStore {
     );
     if (!row) return undefined;
     const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row);
-    return { run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of }, status: row.status };
+    return {
+      run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
+      status: row.status,
+    };
   }
 
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {

@@ -16,7 +16,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { iso, type RunRow, toRunView } from '../rows.js';
+import { iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
@@ -150,13 +150,9 @@ export class PgStore implements Store {
 
   async getRun(runId: string): Promise<RunView | undefined> {
     await this.ready;
-    const [row] = await read<RunRow>(
-      this.pool,
-      `SELECT id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
-              delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts
-         FROM runs WHERE id = $1`,
-      [runId],
-    );
+    const [row] = await read<RunRow>(this.pool, `SELECT ${RUN_VIEW_COLUMNS} FROM runs WHERE id = $1`, [
+      runId,
+    ]);
     if (!row) return undefined;
     return toRunView(row);
   }
@@ -179,9 +175,10 @@ export class PgStore implements Store {
       text: string;
       source: string;
       status: EventView['status'];
+      token_id: string | null;
     }>(
       this.pool,
-      'SELECT id, ts, text, source, status FROM events WHERE session_key = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      'SELECT id, ts, text, source, status, token_id FROM events WHERE session_key = $1 AND seq > $2 ORDER BY seq LIMIT $3',
       [sessionKey, afterSeq, options.limit],
     );
     return rows.map((row) => ({
@@ -190,6 +187,7 @@ export class PgStore implements Store {
       text: row.text,
       source: row.source,
       status: row.status,
+      tokenId: row.token_id,
     }));
   }
 

@@ -37,10 +37,10 @@ export async function appendTranscriptInTx(
 
 /** Inserts events, in order, in one statement; its values are `eventColumns`. */
 export const INSERT_EVENTS = `
-  INSERT INTO events (id, session_key, ts, text, source, wake_mode)
-  SELECT id, session_key, ts, text, source, wake_mode
-    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[])
-         WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, n)
+  INSERT INTO events (id, session_key, ts, text, source, wake_mode, token_id)
+  SELECT id, session_key, ts, text, source, wake_mode, token_id
+    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[])
+         WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, token_id, n)
    ORDER BY n`;
 
 export function eventColumns(events: readonly NewEvent[]): unknown[][] {
@@ -51,6 +51,7 @@ export function eventColumns(events: readonly NewEvent[]): unknown[][] {
     events.map((e) => e.text),
     events.map((e) => e.source),
     events.map((e) => e.wakeMode),
+    events.map((e) => e.tokenId ?? null),
   ];
 }
 

@@ -6,7 +6,7 @@
  * Lists walk an index newest first by seq and stop at the page size: no filter
  * means the primary key; `status` of an active run the partial index
  * runs_active_by_session (read whole and sorted: it holds the active runs only), of a
- * failed run runs_failed; `source` runs_by_source. A status
+ * failed run runs_failed; `source` runs_by_source; `token` runs_by_token. A status
  * is written into the SQL as a literal (it comes from a closed set), because
  * SQLite uses a partial index only when the query's own text implies its WHERE.
  */
@@ -59,12 +59,17 @@ function statusTerm(status: RunStatus): string {
   return `status = '${status}'`;
 }
 
-/** The run list's query: parameters `before` seq, then the source when `bySource`, then the row limit. */
-export function runListSql(status: RunStatus | undefined, bySource: boolean): string {
+/**
+ * The run list's query: parameters `before` seq, then the source when `bySource`, the token id
+ * when `byToken`, then the row limit.
+ */
+export function runListSql(status: RunStatus | undefined, bySource: boolean, byToken = false): string {
   if (status !== undefined && !RUN_STATUSES.includes(status)) throw new Error(`unknown run status ${status}`);
   const where = ['seq < ?'];
   if (status !== undefined) where.push(statusTerm(status));
   if (bySource) where.push('source = ?');
+  // `token_id = ?` implies runs_by_token's `token_id IS NOT NULL`: SQLite sees that on its own.
+  if (byToken) where.push('token_id = ?');
   // The planner would rather walk the primary key than sort, which reads every finished run
   // when few are active: the active runs' own index is read whole instead.
   const from =
@@ -100,7 +105,12 @@ export class SqliteAdmin implements AdminStore {
       runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE id = ?'),
       storedRun: db.prepare<
         [string],
-        QueuedRow & { status: RunStatus; retry_of: string | null; callback_url: string | null }
+        QueuedRow & {
+          status: RunStatus;
+          retry_of: string | null;
+          token_id: string | null;
+          callback_url: string | null;
+        }
       >(
         // The callback's URL lives with its outbox row (callbacks.run_id).
         `SELECT r.*, c.url AS callback_url FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id WHERE r.id = ?`,
@@ -136,17 +146,18 @@ export class SqliteAdmin implements AdminStore {
       if (!found) return undefined;
       beforeSeq = found.seq;
     }
-    const { status, source } = options;
+    const { status, source, token } = options;
     if (status !== undefined && !RUN_STATUSES.includes(status))
       throw new Error(`unknown run status ${status}`);
-    const key = `${status ?? ''}|${source === undefined ? '' : 's'}`;
+    const key = `${status ?? ''}|${source === undefined ? '' : 's'}|${token === undefined ? '' : 't'}`;
     let statement = this.listStatements.get(key);
     if (!statement) {
-      statement = this.db.prepare(runListSql(status, source !== undefined));
+      statement = this.db.prepare(runListSql(status, source !== undefined, token !== undefined));
       this.listStatements.set(key, statement);
     }
     const params: unknown[] = [beforeSeq];
     if (source !== undefined) params.push(source);
+    if (token !== undefined) params.push(token);
     params.push(options.limit + 1);
     const rows = statement.all(...params) as RunListRow[];
     const more = rows.length > options.limit;
@@ -158,7 +169,10 @@ export class SqliteAdmin implements AdminStore {
     const row = this.s.storedRun.get(runId);
     if (!row) return undefined;
     const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row, row.created_at);
-    return { run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of }, status: row.status };
+    return {
+      run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
+      status: row.status,
+    };
   }
 
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {

@@ -24,7 +24,7 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
-import { iso, type RunRow, toRunView } from '../rows.js';
+import { iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
@@ -74,6 +74,7 @@ interface EventRow {
   text: string;
   source: string;
   status: EventView['status'];
+  token_id: string | null;
 }
 
 /** WAL size (pages, 8 MiB) at which the checkpointer thread gets the WAL started over; see the header comment. */
@@ -153,26 +154,22 @@ export class SqliteStore implements Store {
         `SELECT id, text FROM events WHERE session_key = ? AND status = 'pending' ORDER BY seq DESC LIMIT 1`,
       ),
       insertEvent: db.prepare(
-        'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (id, session_key, ts, text, source, wake_mode, token_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       insertRun: db.prepare(
         `INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
            timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-           delivery_status, delivery_channel, delivery_to, retry_of)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           delivery_status, delivery_channel, delivery_to, retry_of, token_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       /** Keeps the key's head when it has one: heads only move forward on completion. */
       addRunHead: db.prepare('INSERT OR IGNORE INTO run_heads (session_key, seq, source) VALUES (?, ?, ?)'),
-      getRun: db.prepare<[string], RunRow>(
-        `SELECT id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
-                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts
-           FROM runs WHERE id = ?`,
-      ),
+      getRun: db.prepare<[string], RunRow>(`SELECT ${RUN_VIEW_COLUMNS} FROM runs WHERE id = ?`),
       eventSeq: db.prepare<[string, string], { seq: number }>(
         'SELECT seq FROM events WHERE id = ? AND session_key = ?',
       ),
       listEvents: db.prepare<[string, number, number], EventRow>(
-        `SELECT seq, id, ts, text, source, status FROM events WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ${BOUND_LIMIT}`,
+        `SELECT seq, id, ts, text, source, status, token_id FROM events WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ${BOUND_LIMIT}`,
       ),
     };
     // Built bottom-up, so each part gets the ones it writes through, already made.
@@ -252,7 +249,15 @@ export class SqliteStore implements Store {
         if (newest && newest.text === event.text) {
           return { kind: 'wake', eventId: newest.id, outcome: 'coalesced' };
         }
-        s.insertEvent.run(event.id, event.sessionKey, event.ts, event.text, event.source, event.wakeMode);
+        s.insertEvent.run(
+          event.id,
+          event.sessionKey,
+          event.ts,
+          event.text,
+          event.source,
+          event.wakeMode,
+          event.tokenId ?? null,
+        );
         this.newestPending.set(event.sessionKey, { id: event.id, text: event.text });
         return { kind: 'wake', eventId: event.id, outcome: 'queued' };
       }
@@ -278,6 +283,7 @@ export class SqliteStore implements Store {
         run.deliver ? run.channel : null,
         run.deliver ? run.to : null,
         run.retryOf ?? null,
+        run.tokenId ?? null,
       );
       s.addRunHead.run(run.sessionKey, inserted.lastInsertRowid, run.source);
       if (run.callbackUrl)
@@ -325,6 +331,7 @@ export class SqliteStore implements Store {
       text: row.text,
       source: row.source,
       status: row.status,
+      tokenId: row.token_id,
     }));
   }
 

@@ -202,6 +202,8 @@ describe('command provider', () => {
         request({ signal: controller.signal }),
       ),
     ).rejects.toThrow('stopped');
+    // A check that nothing happens: a process started anyway would write its pid file as its
+    // first act (the tests above wait for that); none appears within 200 ms.
     await sleep(200);
     expect(readPid(pidFile)).toBeUndefined();
   });
