@@ -1,5 +1,5 @@
 /**
- * Reads, substitutes, validates and resolves a config file. Every problem is
+ * Reads, substitutes (`${ENV}`, `${file:}`), validates and resolves a config file. Every problem is
  * reported at once, each prefixed by its key path, so one run of
  * `agentgate config check` shows everything to fix.
  */
@@ -7,14 +7,20 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import JSON5 from 'json5';
 import type { z } from 'zod';
-import { substituteEnv } from './env.js';
+import { type SecretFileRef, substituteReferences } from './env.js';
 import { resolveConfigPath } from './paths.js';
 import type { ResolvedConfig } from './resolved.js';
 import { configSchema } from './schema.js';
 import { checkConfig } from './semantics.js';
 
 export type LoadResult =
-  | { ok: true; config: ResolvedConfig; warnings: string[] }
+  | {
+      ok: true;
+      config: ResolvedConfig;
+      warnings: string[];
+      /** The keys whose values came from `${file:}` references, for doctor's mode check. */
+      secretFiles: SecretFileRef[];
+    }
   | { ok: false; problems: string[] };
 
 export class ConfigFileMissing extends Error {
@@ -45,11 +51,16 @@ export function parseConfigText(text: string, configPath: string, env: NodeJS.Pr
     return { ok: false, problems: [`${configPath}: the top level must be an object`] };
   }
 
-  const substitutionProblems: { path: string; message: string }[] = [];
-  const substituted = substituteEnv(parsed, env, substitutionProblems);
-  const validated = configSchema.safeParse(substituted);
-  const problems = substitutionProblems.map((p) => `${p.path}: ${p.message}`);
-  if (!validated.success) problems.push(...formatIssues(validated.error.issues));
+  const substituted = substituteReferences(parsed, env);
+  const validated = configSchema.safeParse(substituted.value);
+  const problems = substituted.problems.map((p) => `${p.path}: ${p.message}`);
+  if (!validated.success) {
+    // A reference that could not be substituted left an empty string: "must not be empty" at the
+    // same key would only repeat the problem.
+    const unsubstituted = new Set(substituted.problems.map((p) => p.path));
+    const issues = validated.error.issues.filter((issue) => !unsubstituted.has(formatPath(issue.path)));
+    problems.push(...formatIssues(issues));
+  }
   if (problems.length > 0 || !validated.success) return { ok: false, problems: unique(problems) };
 
   const raw = validated.data;
@@ -57,7 +68,7 @@ export function parseConfigText(text: string, configPath: string, env: NodeJS.Pr
   const resolvePath = (value: string) => resolveConfigPath(value, configDir);
   const checked = checkConfig(raw, { configPath, configDir, resolvePath });
   if (checked.problems.length > 0) return { ok: false, problems: checked.problems };
-  return { ok: true, config: checked.config, warnings: checked.warnings };
+  return { ok: true, config: checked.config, warnings: checked.warnings, secretFiles: substituted.files };
 }
 
 function formatIssues(issues: z.core.$ZodIssue[]): string[] {

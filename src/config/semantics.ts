@@ -6,6 +6,14 @@ import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { resolveStore } from '../store/engines/registry.js';
 import { callbackConfigProblems } from './callback-rules.js';
+import {
+  hookTokenRules,
+  MIN_HOOK_TOKEN_LENGTH,
+  parseInstant,
+  RECOMMENDED_TOKEN_LENGTH,
+  RUNS_HOOK_NAME,
+  trustedProxyProblems,
+} from './hook-token-rules.js';
 import { isInside } from './paths.js';
 import {
   mainSessionKeyOf,
@@ -15,11 +23,9 @@ import {
 } from './resolved.js';
 import { DEFAULT_TOKEN_ID, type RawConfig } from './schema.js';
 
-export const MIN_HOOK_TOKEN_LENGTH = 16;
-export const RECOMMENDED_TOKEN_LENGTH = 32;
+export { MIN_HOOK_TOKEN_LENGTH, RECOMMENDED_TOKEN_LENGTH, RUNS_HOOK_NAME } from './hook-token-rules.js';
+
 const RESERVED_PATHS = ['/api', '/healthz'];
-/** `{hooks.path}/runs/{runId}` is the run status endpoint, so no mapping may take that name. */
-export const RUNS_HOOK_NAME = 'runs';
 
 interface Context {
   configPath: string;
@@ -30,13 +36,16 @@ interface Context {
 export function checkConfig(
   raw: RawConfig,
   ctx: Context,
+  now = Date.now(),
 ): { config: ResolvedConfig; problems: string[]; warnings: string[] } {
   const problems: string[] = [];
   const warnings: string[] = [];
   const { hooks, gateway } = raw;
 
   // --- hooks: token ---------------------------------------------------------
-  if (hooks.enabled && !hooks.token) problems.push('hooks.token: required when hooks.enabled is true');
+  if (hooks.enabled && !hooks.token && hooks.tokens.length === 0) {
+    problems.push('hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)');
+  }
   if (hooks.token !== undefined) {
     if (hooks.token.length < MIN_HOOK_TOKEN_LENGTH) {
       problems.push(`hooks.token: must be at least ${MIN_HOOK_TOKEN_LENGTH} characters`);
@@ -52,6 +61,12 @@ export function checkConfig(
   if (gateway.auth.token !== undefined && gateway.auth.token.length < MIN_HOOK_TOKEN_LENGTH) {
     warnings.push(`gateway.auth.token: shorter than ${MIN_HOOK_TOKEN_LENGTH} characters`);
   }
+
+  // --- hooks: the senders' own tokens and where hooks may be sent from (docs/senders.md) ---
+  const tokenRules = hookTokenRules(raw, now);
+  problems.push(...tokenRules.problems);
+  warnings.push(...tokenRules.warnings);
+  problems.push(...trustedProxyProblems(gateway.trustedProxies));
 
   // --- hooks: path ------------------------------------------------------------
   const hooksPath = normaliseHooksPath(hooks.path);
@@ -218,7 +233,7 @@ function resolveHookTokens(hooks: RawConfig['hooks']): ResolvedHookToken[] {
       id: entry.id,
       token: entry.token,
       hooks: entry.hooks,
-      notAfter: entry.notAfter === undefined ? undefined : Date.parse(entry.notAfter),
+      notAfter: entry.notAfter === undefined ? undefined : parseInstant(entry.notAfter),
       allowedSources: entry.allowedSources,
     });
   }

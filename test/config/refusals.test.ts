@@ -59,7 +59,9 @@ const withTransform = (module: string, extra: Record<string, unknown> = {}) => (
 
 describe('startup refusals', () => {
   it('hooks.enabled without hooks.token', () => {
-    expect(problemsOf(load({ enabled: true }))).toEqual(['hooks.token: required when hooks.enabled is true']);
+    expect(problemsOf(load({ enabled: true }))).toEqual([
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+    ]);
   });
 
   it('a token is not required while hooks are disabled', () => {
@@ -358,7 +360,9 @@ describe('several problems at once', () => {
         'agents.defaults.model',
       ]),
     );
-    expect(problems).toContain('hooks.token: required when hooks.enabled is true');
+    expect(problems).toContain(
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+    );
   });
 
   it('reports short-token and same-token problems together', () => {

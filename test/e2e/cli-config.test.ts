@@ -11,6 +11,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import JSON5 from 'json5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
@@ -116,7 +117,9 @@ describe('agentgate config check', () => {
     const result = await runCli(['config', 'check', '--config', file], isolated);
     expect(result.code).toBe(1);
     const errors = lines(result.stderr);
-    expect(errors).toContain('hooks.token: required when hooks.enabled is true');
+    expect(errors).toContain(
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+    );
     expect(errors).toContain('hooks.path: must not be "/"');
     expect(errors.some((l) => l.startsWith('hooks.defaultSessionKey: "x" is outside'))).toBe(true);
     expect(result.stdout).not.toMatch(/\bok\b/);
@@ -161,6 +164,199 @@ describe('agentgate config check', () => {
   });
 });
 
+describe('agentgate config check: hook tokens and ${file:}', () => {
+  const CI = 'ci-sender-token-0123456789abcdef01234';
+
+  it("accepts senders' tokens without hooks.token, and prints an expired one as a warning", async () => {
+    const file = writeConfigIn(dir, {
+      hooks: {
+        enabled: true,
+        token: undefined,
+        allowedSources: ['10.0.0.0/8', '2001:db8::/32'],
+        tokens: [
+          { id: 'ci', token: CI, hooks: ['agent', 'runs'], notAfter: '2999-01-01T00:00:00Z' },
+          { id: 'old', token: `${CI}-old`, notAfter: '2020-01-01T00:00:00+02:00', allowedSources: ['::1'] },
+        ],
+      },
+    });
+    const result = await runCliInProcess(['config', 'check', '--config', file], isolated);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe(`${file}: ok`);
+    expect(lines(result.stderr.trim())).toEqual([
+      'warning: hooks.tokens[1].notAfter: expired (2020-01-01T00:00:00+02:00); it opens nothing',
+    ]);
+  });
+
+  it('names every problem of the token list by key path, never a token', async () => {
+    const file = writeConfigIn(dir, {
+      hooks: {
+        allowedSources: [],
+        tokens: [
+          { id: 'ci', token: CI, hooks: ['nope'] },
+          { id: 'ci', token: CI, notAfter: 'next week' },
+          { id: 'default', token: HOOK_TOKEN, allowedSources: ['10.0.0.0/33'] },
+        ],
+      },
+    });
+    const result = await runCliInProcess(['config', 'check', '--config', file], isolated);
+    expect(result.code).toBe(1);
+    expect(lines(result.stderr.trim())).toEqual([
+      'hooks.tokens[0].hooks[0]: "nope" is not a hook; the hooks are wake, agent, runs',
+      'hooks.tokens[1].id: "ci" is also the id of hooks.tokens[0]; ids must be unique',
+      'hooks.tokens[1].token: the same as hooks.tokens[0].token; give each sender its own token',
+      'hooks.tokens[1].notAfter: "next week" is not an ISO 8601 date-time with a zone, like "2026-12-31T23:59:59Z" or "2026-12-31T23:59:59+02:00"',
+      'hooks.tokens[2].id: "default" is the id of hooks.token; choose another',
+      'hooks.tokens[2].token: must differ from hooks.token; give each sender its own token',
+      'hooks.tokens[2].allowedSources[0]: "10.0.0.0/33": the prefix length must be a number from 0 to 32 for IPv4',
+      'hooks.allowedSources: is empty, which would refuse every address; remove it to allow every address',
+      `${file}: 8 problem(s)`,
+    ]);
+    expect(result.stderr).not.toContain(CI);
+    expect(result.stderr).not.toContain(HOOK_TOKEN);
+  });
+
+  it('reads ${file:} secrets, and names a missing file by key, path and ENOENT', async () => {
+    const secret = join(dir, 'hook-token');
+    writeFileSync(secret, `${HOOK_TOKEN}\n`, { mode: 0o600 });
+    const file = writeConfigIn(dir, {
+      hooks: { token: `\${file:${secret}}`, tokens: [{ id: 'ci', token: '${file:${SECRETS}/ci-token}' }] },
+    });
+    const missing = await runCliInProcess(['config', 'check', '--config', file], {
+      ...isolated,
+      SECRETS: dir,
+    });
+    expect(missing.code).toBe(1);
+    expect(lines(missing.stderr.trim())).toEqual([
+      `hooks.tokens[0].token: cannot read ${join(dir, 'ci-token')}: ENOENT`,
+      `${file}: 1 problem(s)`,
+    ]);
+    writeFileSync(join(dir, 'ci-token'), `${CI}\r\n`, { mode: 0o600 });
+    const found = await runCliInProcess(['config', 'check', '--config', file], { ...isolated, SECRETS: dir });
+    expect(found.code).toBe(0);
+    expect(found.stderr).toBe('');
+    const relative = writeConfigIn(dir, { hooks: { token: '${file:hook-token}' } });
+    const refused = await runCliInProcess(['config', 'check', '--config', relative], isolated);
+    expect(lines(refused.stderr.trim())[0]).toBe(
+      'hooks.token: ${file:hook-token}: the file path must be absolute (it starts with "/")',
+    );
+  });
+
+  it('fuzz: any token list gives exit 0 or 1, key-path lines only, and never a token', async () => {
+    // Every token carries this mark, which nothing else in a config or a path holds.
+    const MARK = 'sekret-';
+    const free = (text: string) => !text.includes('sekret');
+    const token = fc.oneof(
+      fc
+        .string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 1, maxLength: 40 })
+        .map((t) => MARK + t),
+      fc.constantFrom(`${MARK}shared-0123456789abcdef0123456789`, `${MARK}x`),
+    );
+    const id = fc.oneof(
+      fc.constantFrom('ci', 'github', 'default', 'a', 'ci', 'Bad Id', '', 'x'.repeat(65), 'ünï'),
+      fc.stringMatching(/^[a-z0-9_]{1,20}$/),
+    );
+    const octet = fc.integer({ min: 0, max: 300 });
+    const cidr = fc.oneof(
+      fc
+        .tuple(octet, octet, octet, octet, fc.integer({ min: 0, max: 40 }))
+        .map(([a, b, c, d, n]) => `${a}.${b}.${c}.${d}/${n}`),
+      fc.ipV4(),
+      fc.tuple(fc.ipV6(), fc.integer({ min: 0, max: 140 })).map(([ip, n]) => `${ip}/${n}`),
+      fc.ipV6(),
+      fc.constantFrom(
+        '::ffff:10.0.0.0/104',
+        'fe80::1%eth0',
+        '10.0.0.0/255.0.0.0',
+        '::/0',
+        'loopback',
+        'localhost',
+      ),
+      fc.string({ maxLength: 20 }).filter(free),
+      fc.constant(42),
+    );
+    const sources = fc.option(fc.array(cidr, { maxLength: 4 }), { nil: undefined });
+    const offset = fc.constantFrom('Z', '+02:00', '-11:30', 'z', '+2', '');
+    const notAfter = fc.option(
+      fc.oneof(
+        fc
+          .tuple(
+            fc.date({ min: new Date('1990-01-01'), max: new Date('2999-12-31'), noInvalidDate: true }),
+            offset,
+          )
+          .map(([date, zone]) => date.toISOString().replace('Z', zone)),
+        fc.constantFrom('2026-02-30T00:00:00Z', '2026-12-31', 'tomorrow', '2026-12-31T24:00:00Z'),
+        fc.string({ maxLength: 30 }).filter(free),
+      ),
+      { nil: undefined },
+    );
+    const hookName = fc.constantFrom('wake', 'agent', 'runs', 'github', 'mapping-1', 'gmail', 'nope', '');
+    const entry = fc.record(
+      {
+        id,
+        token,
+        hooks: fc.option(fc.array(hookName, { maxLength: 3 }), { nil: undefined }),
+        notAfter,
+        allowedSources: sources,
+      },
+      { requiredKeys: ['id', 'token'] },
+    );
+    const config = fc.record({
+      enabled: fc.boolean(),
+      hookToken: fc.option(fc.oneof(token, fc.constant(HOOK_TOKEN), fc.constant(ADMIN_TOKEN)), {
+        nil: undefined,
+      }),
+      tokens: fc.array(
+        fc.oneof(
+          { weight: 5, arbitrary: entry },
+          { weight: 1, arbitrary: entry.map((e) => ({ ...e, token: ADMIN_TOKEN })) },
+        ),
+        { maxLength: 6 },
+      ),
+      allowedSources: sources,
+      trustedProxies: fc.array(cidr, { maxLength: 3 }),
+      presets: fc.constantFrom([], ['gmail']),
+    });
+
+    const file = join(dir, 'fuzz.json5');
+    const keyPath = /^(hooks|gateway)(\.[A-Za-z]+|\[\d+\])*: /;
+    await fc.assert(
+      fc.asyncProperty(config, async (c) => {
+        const hooks = {
+          enabled: c.enabled,
+          token: c.hookToken,
+          tokens: c.tokens,
+          allowedSources: c.allowedSources,
+          presets: c.presets,
+          mappings: [{ id: 'github', match: { path: 'github' } }, { match: { path: 'other' } }],
+        };
+        writeFileSync(
+          file,
+          JSON.stringify({
+            gateway: { auth: { token: ADMIN_TOKEN }, trustedProxies: c.trustedProxies },
+            hooks,
+          }),
+        );
+        const result = await runCliInProcess(['config', 'check', '--config', file], isolated);
+        expect([0, 1]).toContain(result.code);
+        const errors = lines(result.stderr).filter((line) => line !== '');
+        if (result.code === 0) {
+          expect(result.stdout).toBe(`${file}: ok\n`);
+          for (const line of errors) expect(line.replace(/^warning: /, '')).toMatch(keyPath);
+        } else {
+          expect(result.stdout).toBe('');
+          expect(errors.at(-1)).toBe(`${file}: ${errors.length - 1} problem(s)`);
+          for (const line of errors.slice(0, -1)) expect(line).toMatch(keyPath);
+        }
+        const output = result.stdout + result.stderr;
+        expect(output).not.toContain(MARK);
+        expect(output).not.toContain(HOOK_TOKEN);
+        expect(output).not.toContain(ADMIN_TOKEN);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe('agentgate run with an invalid config', () => {
   it('exits non-zero before listening, with the key-path messages', async () => {
     const file = writeConfigIn(dir, { hooks: { enabled: true, token: undefined, path: '/' } });
@@ -169,7 +365,9 @@ describe('agentgate run with an invalid config', () => {
     expect(result.code).not.toBeNull();
     expect(`${result.stdout}${result.stderr}`).not.toMatch(/listening/);
     const errors = lines(result.stderr);
-    expect(errors).toContain('hooks.token: required when hooks.enabled is true');
+    expect(errors).toContain(
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+    );
     expect(errors).toContain('hooks.path: must not be "/"');
     // Nothing was opened: the store does not exist.
     expect(existsSync(join(dir, 'state'))).toBe(false);
@@ -193,7 +391,7 @@ describe('agentgate run with an invalid config', () => {
     [
       'hooks.enabled without hooks.token',
       () => ({ hooks: { enabled: true, token: undefined } }),
-      'hooks.token: required when hooks.enabled is true',
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
     ],
     [
       'a hook token under 16 characters',

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: configs hold literal ${file:…} references
 /**
  * `agentgate doctor` (docs/operating.md, "`agentgate doctor`"): against a real
  * running gateway and the loopback fakes of every provider and channel, each
@@ -404,6 +405,126 @@ describe('agentgate doctor', () => {
       /^fail\s+mode config file\s+.* is 0644: readable by every local user/,
     );
     expect(world.code).toBe(1);
+  });
+
+  it('hook tokens: one line per id with its hooks, expiry and sources; soon and expired warn; never the token', async () => {
+    const day = 86_400_000;
+    const inTwoDays = new Date(Date.now() + 2 * day + 60_000).toISOString();
+    const later = '2999-06-30T12:00:00+02:00';
+    const past = '2020-01-01T00:00:00Z';
+    const tokens = {
+      ci: 'ci-sender-token-0123456789abcdef01234',
+      soon: 'soon-sender-token-0123456789abcdef012',
+      old: 'old-sender-token-0123456789abcdef0123',
+      weak: 'weakweakweakweakweakweakweakweak',
+    };
+    const path = writeConfigFile({
+      gateway: { bind: '127.0.0.1', port: await freePort(), auth: { token: ADMIN_TOKEN } },
+      hooks: {
+        enabled: true,
+        token: HOOK_TOKEN,
+        allowedSources: ['10.0.0.0/8', '::1'],
+        mappings: [{ id: 'github', match: { path: 'github' } }],
+        tokens: [
+          {
+            id: 'ci',
+            token: tokens.ci,
+            hooks: ['agent', 'runs'],
+            notAfter: later,
+            allowedSources: ['10.1.0.0/16'],
+          },
+          { id: 'soon', token: tokens.soon, hooks: ['github'], notAfter: inTwoDays },
+          { id: 'old', token: tokens.old, notAfter: past },
+          { id: 'weak', token: tokens.weak },
+        ],
+      },
+      models: { providers: { echo: { api: 'echo' } } },
+      agents: { defaults: { model: 'echo/echo' } },
+    });
+    const result = await runCliInProcess(['doctor', '--config', path], isolated);
+    const checks = verdicts(result.stdout);
+    expect(checks.get('hook sources')?.line).toMatch(
+      /^ok\s+hook sources\s+every hook request must come from 10\.0\.0\.0\/8, ::1 \(hooks\.allowedSources\)$/,
+    );
+    expect(checks.get('hook token default')?.line).toMatch(
+      /^ok\s+hook token default\s+opens every hook; never expires; from wherever hooks\.allowedSources allows$/,
+    );
+    expect(checks.get('hook token ci')?.line).toMatch(
+      /^ok\s+hook token ci\s+opens agent, runs; expires 2999-06-30T10:00:00\.000Z; from 10\.1\.0\.0\/16$/,
+    );
+    expect(checks.get('hook token soon')?.line).toMatch(
+      /^warn\s+hook token soon\s+opens github; expires \S+Z, in 2 days: give the sender a new token before then; /,
+    );
+    expect(checks.get('hook token old')?.line).toMatch(
+      /^warn\s+hook token old\s+opens every hook; expired 2020-01-01T00:00:00\.000Z: it opens nothing/,
+    );
+    expect(checks.get('hook token weak')?.line).toMatch(
+      /^warn\s+hook token weak\s+.*; weak: one chunk repeated/,
+    );
+    // The config itself is valid: its expiry and length warnings are the token lines' to tell.
+    expect(checks.get('config')?.status).toBe('ok');
+    expect(checks.get('token reuse')?.status).toBe('ok');
+    expect(result.code).toBe(0);
+    expectNoSecrets(result.stdout);
+    for (const token of Object.values(tokens)) expect(result.stdout).not.toContain(token);
+
+    // A sender's token reused elsewhere fails the reuse check, as `run` refuses it.
+    const reused = writeConfigFile({
+      gateway: { bind: '127.0.0.1', port: await freePort(), auth: { token: ADMIN_TOKEN } },
+      hooks: { enabled: true, tokens: [{ id: 'ci', token: ADMIN_TOKEN }] },
+      models: { providers: { echo: { api: 'echo' } } },
+      agents: { defaults: { model: 'echo/echo' } },
+    });
+    const again = await runCliInProcess(['doctor', '--config', reused], isolated);
+    const second = verdicts(again.stdout);
+    expect(second.get('token reuse')?.line).toMatch(
+      /^fail\s+token reuse\s+gateway\.auth\.token equals hooks\.tokens\[0\]\.token/,
+    );
+    // No hooks.token, but a sender's token: hooks may be enabled.
+    expect(second.has('hooks.token')).toBe(false);
+    expect(again.stdout).toContain('- hooks.tokens[0].token: must differ from gateway.auth.token');
+    expect(again.code).toBe(1);
+    expectNoSecrets(again.stdout);
+  });
+
+  it('secret files: one read through ${file:} and open to others warns, naming the key and the file; 0600 is ok', async () => {
+    const secrets = join(dir, 'secrets');
+    mkdirSync(secrets, { mode: 0o700 });
+    const hookFile = join(secrets, 'hook-token');
+    const adminFile = join(secrets, 'admin-token');
+    writeFileSync(hookFile, `${HOOK_TOKEN}\n`, { mode: 0o644 });
+    chmodSync(hookFile, 0o644);
+    writeFileSync(adminFile, `${ADMIN_TOKEN}\n`, { mode: 0o600 });
+    chmodSync(adminFile, 0o600);
+    const path = writeConfigFile({
+      gateway: { bind: '127.0.0.1', port: await freePort(), auth: { token: `\${file:${adminFile}}` } },
+      hooks: { enabled: true, token: `\${file:${hookFile}}` },
+      models: { providers: { echo: { api: 'echo' } } },
+      agents: { defaults: { model: 'echo/echo' } },
+    });
+    const result = await runCliInProcess(['doctor', '--config', path], isolated);
+    const checks = verdicts(result.stdout);
+    const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    expect(checks.get('mode hooks.token')?.line).toMatch(
+      new RegExp(
+        `^warn\\s+mode hooks\\.token\\s+${escaped(hookFile)}, read for hooks\\.token, is 0644: readable by every local user; chmod 600 ${escaped(hookFile)}$`,
+      ),
+    );
+    expect(checks.get('mode gateway.auth.token')?.line).toMatch(
+      new RegExp(`^ok\\s+mode gateway\\.auth\\.token\\s+${escaped(adminFile)} is 0600$`),
+    );
+    // The values came through: the token checks see the file's content, without its newline.
+    expect(checks.get('hooks.token')?.status).toBe('ok');
+    expect(checks.get('token reuse')?.status).toBe('ok');
+    expect(checks.get('config')?.status).toBe('ok');
+    expect(result.code).toBe(0);
+    expectNoSecrets(result.stdout);
+
+    chmodSync(hookFile, 0o600);
+    const fixed = verdicts((await runCliInProcess(['doctor', '--config', path], isolated)).stdout);
+    expect(fixed.get('mode hooks.token')?.status).toBe('ok');
+    const modes = [...fixed.entries()].filter(([name]) => name.startsWith('mode '));
+    expect(modes.filter(([, check]) => check.status !== 'ok')).toEqual([]);
   });
 
   it('no config file: a fail line naming where it looked', async () => {

@@ -203,9 +203,7 @@ describe('agentgate runs', () => {
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^RUN +STATUS +SOURCE +TOKEN +NAME +CREATED +TOOK +DELIVERY$/);
     expect(lines[1]).toMatch(
-      new RegExp(
-        `^${runId} +succeeded +hook:agent +default +CLI test +(just now|\\S+ ago) +\\S+ +skipped$`,
-      ),
+      new RegExp(`^${runId} +succeeded +hook:agent +default +CLI test +(just now|\\S+ ago) +\\S+ +skipped$`),
     );
     expect(lines.length).toBeLessThanOrEqual(6);
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import JSON5 from 'json5';
-import { substituteEnv } from '../../config/env.js';
+import { type SecretFileRef, substituteReferences } from '../../config/env.js';
 import { loadConfigFile } from '../../config/load.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { configSchema, type RawConfig } from '../../config/schema.js';
@@ -17,8 +17,10 @@ export interface ConfigSource {
   configDir: string;
   /** False when there is no file at `path`. */
   exists: boolean;
-  /** The parsed tree after `${ENV}` substitution, whatever the schema says of it. */
+  /** The parsed tree after `${ENV}` and `${file:}` substitution, whatever the schema says of it. */
   tree?: Record<string, unknown>;
+  /** The keys whose values come from `${file:}` references, and those files. */
+  secretFiles: SecretFileRef[];
   /** The config with defaults, when the schema accepts it. */
   raw?: RawConfig;
   /** The config `run` would start with, when it is valid. */
@@ -28,7 +30,14 @@ export interface ConfigSource {
 }
 
 export function readConfigSource(path: string, env: NodeJS.ProcessEnv): ConfigSource {
-  const source: ConfigSource = { path, configDir: dirname(path), exists: true, problems: [], warnings: [] };
+  const source: ConfigSource = {
+    path,
+    configDir: dirname(path),
+    exists: true,
+    secretFiles: [],
+    problems: [],
+    warnings: [],
+  };
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -40,7 +49,9 @@ export function readConfigSource(path: string, env: NodeJS.ProcessEnv): ConfigSo
   try {
     const parsed: unknown = JSON5.parse(text);
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-      source.tree = substituteEnv(parsed, env, []) as Record<string, unknown>;
+      const substituted = substituteReferences(parsed, env);
+      source.tree = substituted.value as Record<string, unknown>;
+      source.secretFiles = substituted.files;
       const validated = configSchema.safeParse(source.tree);
       if (validated.success) source.raw = validated.data;
     }

@@ -11,7 +11,10 @@
  *   or others at all → warn (agentgate creates it 0700 and the database 0600; a
  *   database made by an earlier version may be 0644, which the 0700 directory
  *   shields; see docs/operating.md, "The SQLite file");
- * - transforms dir: writable by group/others → fail (code injection); reading is fine.
+ * - transforms dir: writable by group/others → fail (code injection); reading is fine;
+ * - each file a `${file:}` reference reads (docs/configuration.md, "Secrets in files"): open
+ *   to group or others at all → warn, naming the key it fills. Only a warning: Docker Swarm mounts
+ *   secrets 0444 and Kubernetes 0644 by default, inside a container of one user.
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -41,6 +44,7 @@ export function fileModeChecks(source: ConfigSource): CheckResult[] {
       secretFile('gmail credentials', resolveConfigPath(raw.hooks.gmail.credentialsFile, source.configDir)),
     );
   }
+  for (const { keyPath, file } of source.secretFiles) checks.push(referencedFile(keyPath, file));
   return checks.filter((check): check is CheckResult => check !== undefined);
 }
 
@@ -60,6 +64,27 @@ function secretFile(label: string, path: string): CheckResult | undefined {
   if (mode & 0o004) return fail(name, `${path} is ${octal(mode)}: readable by every local user; ${fix}`);
   if (mode & 0o040) return warn(name, `${path} is ${octal(mode)}: readable by the group; ${fix}`);
   return ok(name, `${path} is ${octal(mode)}`);
+}
+
+/** A file that holds the value of `keyPath`: it should be the gateway user's alone. */
+function referencedFile(keyPath: string, path: string): CheckResult | undefined {
+  const mode = modeOf(path);
+  if (mode === undefined) return undefined; // the config check names a missing file
+  const name = `mode ${keyPath}`;
+  if (mode & 0o077) {
+    return warn(name, `${path}, read for ${keyPath}, is ${octal(mode)}: ${openTo(mode)}; chmod 600 ${path}`);
+  }
+  return ok(name, `${path} is ${octal(mode)}`);
+}
+
+/** Who besides the owner may do what: "readable by every local user, writable by the group". */
+function openTo(mode: number): string {
+  const said: string[] = [];
+  if (mode & 0o004) said.push('readable by every local user');
+  else if (mode & 0o040) said.push('readable by the group');
+  if (mode & 0o002) said.push('writable by every local user');
+  else if (mode & 0o020) said.push('writable by the group');
+  return said.length > 0 ? said.join(', ') : 'open to the group or others';
 }
 
 function stateDir(dbPath: string): CheckResult | undefined {

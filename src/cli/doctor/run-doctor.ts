@@ -11,6 +11,7 @@ import { channelProbes } from './channel-probes.js';
 import { type ConfigSource, readConfigSource } from './config-source.js';
 import { fileModeChecks } from './file-modes.js';
 import { gatewayProbe } from './gateway-probe.js';
+import { hookTokenChecks } from './hook-tokens.js';
 import { providerProbes } from './provider-probes.js';
 import { securityChecks } from './security-checks.js';
 import { storeProbe } from './store-check.js';
@@ -27,7 +28,12 @@ export interface DoctorOptions {
 
 export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> {
   const source = readConfigSource(options.configPath, options.env);
-  const local = [configCheck(source), ...securityChecks(source), ...fileModeChecks(source)];
+  const local = [
+    configCheck(source),
+    ...securityChecks(source),
+    ...hookTokenChecks(source),
+    ...fileModeChecks(source),
+  ];
   const probes = probesFor(source, options.timeoutMs, options.env);
   const pending = new Set(probes.map((probe) => probe.name));
   let done = 0;
@@ -66,8 +72,10 @@ function configCheck(source: ConfigSource): CheckResult {
       details: source.problems,
     };
   }
-  // Token length warnings are the token checks' to report.
-  const warnings = source.warnings.filter((w) => !/^(hooks\.token|gateway\.auth\.token):/.test(w));
+  // Token length and expiry warnings are the token checks' to report.
+  const warnings = source.warnings.filter(
+    (w) => !/^(hooks\.token|gateway\.auth\.token|hooks\.tokens\[\d+\]\.(token|notAfter)):/.test(w),
+  );
   if (warnings.length > 0)
     return { ...warn('config', `${source.path}: valid, with warnings`), details: warnings };
   return ok('config', `${source.path} parses and validates`);

@@ -25,8 +25,14 @@ function hookTokenCheck(tree: Record<string, unknown>): CheckResult | undefined 
   const name = 'hooks.token';
   const token = stringAt(tree, 'hooks.token');
   if (!token) {
+    // The senders' own tokens (docs/senders.md) are each listed as `hook token <id>`.
+    const others = valueAt(tree, 'hooks.tokens');
+    if (Array.isArray(others) && others.length > 0) return undefined;
     return valueAt(tree, 'hooks.enabled') === true
-      ? fail(name, 'not set, but hooks.enabled is true: `agentgate run` refuses to start')
+      ? fail(
+          name,
+          'not set, and hooks.tokens is empty, but hooks.enabled is true: `agentgate run` refuses to start',
+        )
       : undefined;
   }
   return strengthVerdict(name, token, 'the gateway refuses to start with it');
@@ -62,7 +68,8 @@ function strengthVerdict(name: string, token: string, why: string): CheckResult 
 /**
  * Each token guards one door. The hook token equal to the admin token is refused at start
  * (docs/configuration.md), so it fails here too; the Gmail push token travels in a URL through Google's
- * systems and logs, so it must not open any other door either: also a fail.
+ * systems and logs, so it must not open any other door either: also a fail. Each sender's token
+ * (`hooks.tokens`, docs/senders.md) is its own door too, which `run` also enforces.
  */
 function tokenReuseCheck(tree: Record<string, unknown>): CheckResult {
   const name = 'token reuse';
@@ -71,6 +78,13 @@ function tokenReuseCheck(tree: Record<string, unknown>): CheckResult {
     ['gateway.auth.token', stringAt(tree, 'gateway.auth.token')],
     ['hooks.gmail.pushToken', stringAt(tree, 'hooks.gmail.pushToken')],
   ];
+  const senders = valueAt(tree, 'hooks.tokens');
+  if (Array.isArray(senders)) {
+    senders.forEach((entry, index) => {
+      const token = entry && typeof entry === 'object' ? (entry as Record<string, unknown>).token : undefined;
+      tokens.push([`hooks.tokens[${index}].token`, typeof token === 'string' ? token : undefined]);
+    });
+  }
   const present = tokens.filter((entry): entry is [string, string] => !!entry[1]);
   const clashes: string[] = [];
   for (let i = 0; i < present.length; i++) {
