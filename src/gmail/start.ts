@@ -69,7 +69,18 @@ export function createGmailReceiver(
   const account = required('account');
   const topic = required('topic');
   const pushToken = required('pushToken');
-  if (!config.hooks.token) throw new GmailConfigError('hooks.token: required to forward mail to the gateway');
+  // hooks.token, else the first of hooks.tokens that opens the gmail hook and has not expired
+  // (docs/senders.md): the receiver is a sender like any other.
+  const hookToken = config.hooks.tokens.find(
+    (token) =>
+      (token.hooks === undefined || token.hooks.includes('gmail')) &&
+      (token.notAfter === undefined || token.notAfter > Date.now()),
+  )?.token;
+  if (hookToken === undefined) {
+    throw new GmailConfigError(
+      'hooks.token: required to forward mail to the gateway (or an entry in hooks.tokens that opens "gmail")',
+    );
+  }
   const settings = gmail as NonNullable<typeof gmail>;
   const credentials = readCredentials(resolveConfigPath(settings.credentialsFile, config.configDir));
   const auth = new GoogleAuth(credentials, settings.endpoints.oauthToken, { fetch: options.fetch });
@@ -80,10 +91,10 @@ export function createGmailReceiver(
     topic,
     pushToken,
     sink: options.gatewayApp
-      ? handToIngress(options.gatewayApp, `${config.hooks.path}/gmail`, config.hooks.token)
+      ? handToIngress(options.gatewayApp, `${config.hooks.path}/gmail`, hookToken)
       : forwardOverHttp(
           settings.hookUrl ?? defaultHookUrl(config, options.gatewayUrl),
-          config.hooks.token,
+          hookToken,
           options.fetch,
         ),
     includeBody: settings.includeBody,

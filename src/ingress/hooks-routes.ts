@@ -13,7 +13,7 @@ import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { clientAddress, type IdentityMatcher, refuseAuthFailure } from '../auth/guards.js';
 import { type HookToken, HookTokenTable, type SourcesMatcher } from '../auth/hook-tokens.js';
 import { refuseOutsideScope, refuseOutsideSources } from '../auth/sender-rules.js';
-import { sourcesMatcher } from '../auth/sources.js';
+import { sourcesMatcher } from '../util/cidr.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { renderAnswer } from '../hook-model/actions.js';
 import { parseJsonObject } from '../hook-model/payload.js';
