@@ -3,10 +3,16 @@
  * reported (every problem, by key path) and changes nothing; a valid one is
  * handed to `apply`. The folder is watched rather than the file, because
  * editors save by replacing the file.
+ *
+ * The folders of the secret files the config reads (`${file:}`,
+ * docs/configuration.md) are watched too, so a rotated secret applies like an
+ * edit: any change in such a folder re-reads the config, since Kubernetes
+ * replaces a secret volume's content by swapping a `..data` link, not the file.
  */
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Logger } from '../log.js';
+import type { SecretFileRef } from './env.js';
 import { loadConfigFile } from './load.js';
 import type { ResolvedConfig } from './resolved.js';
 
@@ -19,6 +25,40 @@ export function watchConfigFile(
 ): () => void {
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | undefined;
+  const configDir = dirname(path);
+  /** Secret files' folders other than the config's own, each with its watcher. */
+  const secretFolders = new Map<string, FSWatcher>();
+  /** Names in the config's own folder that a change of re-reads the config. */
+  let namesToWatch = new Set([basename(path)]);
+  const schedule = () => {
+    clearTimeout(timer);
+    timer = setTimeout(reload, DEBOUNCE_MS);
+  };
+  const watchSecrets = (files: readonly SecretFileRef[]) => {
+    const folders = new Set(files.map((ref) => dirname(ref.file)));
+    namesToWatch = new Set([
+      basename(path),
+      ...files.filter((ref) => dirname(ref.file) === configDir).map((ref) => basename(ref.file)),
+    ]);
+    for (const [folder, folderWatcher] of secretFolders) {
+      if (folders.has(folder)) continue;
+      folderWatcher.close();
+      secretFolders.delete(folder);
+    }
+    for (const folder of folders) {
+      if (folder === configDir || secretFolders.has(folder)) continue;
+      try {
+        const folderWatcher = watch(folder, schedule);
+        folderWatcher.unref();
+        secretFolders.set(folder, folderWatcher);
+      } catch (error) {
+        log.warn(
+          { folder, error: (error as Error).message },
+          'cannot watch a secret file folder; a changed secret there needs the config saved again',
+        );
+      }
+    }
+  };
   const reload = async () => {
     let loaded: ReturnType<typeof loadConfigFile>;
     try {
@@ -34,6 +74,7 @@ export function watchConfigFile(
       log.error({ problems: loaded.problems }, 'config reload rejected; keeping the current configuration');
       return;
     }
+    watchSecrets(loaded.secretFiles);
     try {
       await apply(loaded.config, loaded.warnings);
     } catch (error) {
@@ -44,17 +85,24 @@ export function watchConfigFile(
     }
   };
   try {
-    watcher = watch(dirname(path), (_event, file) => {
-      if (file !== null && file !== basename(path)) return;
-      clearTimeout(timer);
-      timer = setTimeout(reload, DEBOUNCE_MS);
+    watcher = watch(configDir, (_event, file) => {
+      if (file !== null && !namesToWatch.has(file)) return;
+      schedule();
     });
     watcher.unref();
   } catch (error) {
     log.warn({ error: (error as Error).message }, 'cannot watch the config file; edits need a restart');
   }
+  // The secret files of the config as it was started with.
+  try {
+    const initial = loadConfigFile(path);
+    if (initial.ok) watchSecrets(initial.secretFiles);
+  } catch {
+    // The config was read a moment ago to start; if it is gone now, the next edit tells.
+  }
   return () => {
     clearTimeout(timer);
     watcher?.close();
+    for (const folderWatcher of secretFolders.values()) folderWatcher.close();
   };
 }

@@ -6,7 +6,8 @@
  * the `token` label of the request counter; and a reload that adds, removes
  * and expires tokens without a restart.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { baseConfig, HOOK_TOKEN, merge, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -268,3 +269,24 @@ describe.each(PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as co
     });
   },
 );
+
+describe('a token from a secret file', () => {
+  it('applies a rotated file without a restart: the old token refused, the new one taken', async () => {
+    const secrets = mkdtempSync(join(tmpdir(), 'agentgate-secrets-'));
+    const secret = join(secrets, 'ci_hook');
+    writeFileSync(secret, `${OLD}\n`, { mode: 0o600 });
+    try {
+      gw = await startTestGateway(tokensConfig([{ id: 'ci', token: `\${file:${secret}}` }]));
+      expect((await send('wake', OLD)).status).toBe(200);
+      // As Kubernetes does it: the folder's content changes, not the config file.
+      writeFileSync(secret, `${CI}\n`, { mode: 0o600 });
+      await waitFor(
+        async () => ((await send('wake', CI)).status === 200 ? true : undefined),
+        'the new secret',
+      );
+      expect((await send('wake', OLD)).status).toBe(401);
+    } finally {
+      rmSync(secrets, { recursive: true, force: true });
+    }
+  });
+});
