@@ -84,13 +84,15 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
         );
       }
       const at = now();
-      // A retry is the operator's, not the sender's: it carries no hook token (docs/senders.md).
+      // A retry is the operator's, not the sender's: it carries no hook token (docs/senders.md),
+      // nor the trace of the hook request that queued the first run (docs/tracing.md).
       const run: NewRun = {
         ...stored.run,
         id: `run_${uuidv7(at)}`,
         createdAt: at,
         retryOf: runId,
         tokenId: null,
+        traceParent: null,
       };
       const actions: Action[] = [{ kind: 'agent', run }];
       const answer = { ok: true as const, runId: run.id, retryOf: runId };

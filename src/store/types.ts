@@ -23,6 +23,11 @@ export interface NewEvent {
   ts: number;
   /** The id of the hook token that accepted it (docs/senders.md); absent or null when no hook token did. */
   tokenId?: string | null;
+  /**
+   * The W3C `traceparent` of the hook request that queued it, for the heartbeat to link its trace to
+   * (docs/tracing.md); absent or null when tracing was off.
+   */
+  traceParent?: string | null;
 }
 
 /** Everything the worker needs to execute an agent run later. */
@@ -53,6 +58,11 @@ export interface NewRun {
    * token did (a retry is the operator's, not the sender's).
    */
   tokenId?: string | null;
+  /**
+   * The W3C `traceparent` of the hook request's span, for the worker to continue its trace
+   * (docs/tracing.md); absent or null when tracing was off (and for a retry).
+   */
+  traceParent?: string | null;
 }
 
 export type Action =
@@ -172,6 +182,8 @@ export interface PendingEvent {
   text: string;
   source: string;
   wakeMode: WakeMode;
+  /** The `traceparent` it was accepted with (NewEvent.traceParent); null for none. */
+  traceParent?: string | null;
 }
 
 export interface HeartbeatRecord {

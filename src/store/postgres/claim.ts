@@ -41,6 +41,7 @@ export interface QueuedRow {
   started_at: number;
   attempts: number;
   seq: number;
+  trace_parent: string | null;
 }
 
 export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
@@ -62,6 +63,7 @@ export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
   createdAt: row.created_at,
   startedAt: row.started_at,
   attempts: row.attempts,
+  traceParent: row.trace_parent,
 });
 
 /** Lock-key namespace of the per-source claim locks (capped sources only). */
@@ -110,7 +112,8 @@ const LEASE = `
                   started_at = COALESCE(started_at, $2), attempts = attempts + 1
    WHERE seq = ANY($4::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
   RETURNING id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds,
-            wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at, started_at, attempts, seq`;
+            wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at, started_at, attempts, seq,
+            trace_parent`;
 
 type Counted = pg.QueryResult<{ source: string; n: number }>;
 

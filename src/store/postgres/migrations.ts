@@ -227,6 +227,13 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events ADD COLUMN token_id TEXT;
   CREATE INDEX runs_by_token ON runs (token_id, seq) WHERE token_id IS NOT NULL;
   `,
+  // Tracing (docs/tracing.md): the W3C traceparent of the hook request that accepted each run and
+  // event, so the worker continues that trace; null when tracing was off (and for everything
+  // accepted before this step). Adding a nullable column without a default rewrites no rows.
+  `
+  ALTER TABLE runs ADD COLUMN trace_parent TEXT;
+  ALTER TABLE events ADD COLUMN trace_parent TEXT;
+  `,
 ];
 
 /** Applies the missing steps, each recorded in schema_migrations, under the migration lock. */

@@ -37,10 +37,10 @@ export async function appendTranscriptInTx(
 
 /** Inserts events, in order, in one statement; its values are `eventColumns`. */
 export const INSERT_EVENTS = `
-  INSERT INTO events (id, session_key, ts, text, source, wake_mode, token_id)
-  SELECT id, session_key, ts, text, source, wake_mode, token_id
-    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[])
-         WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, token_id, n)
+  INSERT INTO events (id, session_key, ts, text, source, wake_mode, token_id, trace_parent)
+  SELECT id, session_key, ts, text, source, wake_mode, token_id, trace_parent
+    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+         WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, token_id, trace_parent, n)
    ORDER BY n`;
 
 export function eventColumns(events: readonly NewEvent[]): unknown[][] {
@@ -52,6 +52,7 @@ export function eventColumns(events: readonly NewEvent[]): unknown[][] {
     events.map((e) => e.source),
     events.map((e) => e.wakeMode),
     events.map((e) => e.tokenId ?? null),
+    events.map((e) => e.traceParent ?? null),
   ];
 }
 
@@ -90,9 +91,10 @@ export class PgSessions implements SessionStore {
       text: string;
       source: string;
       wake_mode: WakeMode;
+      trace_parent: string | null;
     }>(
       this.pool,
-      `SELECT id, ts, text, source, wake_mode FROM events
+      `SELECT id, ts, text, source, wake_mode, trace_parent FROM events
         WHERE session_key = $1 AND status = 'pending' ORDER BY seq LIMIT $2`,
       [sessionKey, limit],
     );
@@ -102,6 +104,7 @@ export class PgSessions implements SessionStore {
       text: row.text,
       source: row.source,
       wakeMode: row.wake_mode,
+      traceParent: row.trace_parent,
     }));
   }
 

@@ -41,6 +41,7 @@ export interface QueuedRow {
   created_at: number;
   started_at: number | null;
   attempts: number;
+  trace_parent: string | null;
 }
 
 /**
@@ -49,7 +50,7 @@ export interface QueuedRow {
  */
 const QUEUED_COLUMNS_BEFORE_LEASE = `id, agent_id, session_key, main_session_key, name, message, model,
   thinking, timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-  started_at, attempts - 1 AS attempts`;
+  started_at, attempts - 1 AS attempts, trace_parent`;
 
 export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
   id: row.id,
@@ -70,6 +71,7 @@ export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
   createdAt: row.created_at,
   startedAt: row.started_at ?? now,
   attempts: row.attempts + 1,
+  traceParent: row.trace_parent,
 });
 
 export class SqliteRunQueue implements RunQueueStore {

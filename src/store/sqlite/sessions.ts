@@ -44,9 +44,16 @@ export class SqliteSessions implements SessionStore {
       ),
       pending: db.prepare<
         [string, number],
-        { id: string; ts: number; text: string; source: string; wake_mode: WakeMode }
+        {
+          id: string;
+          ts: number;
+          text: string;
+          source: string;
+          wake_mode: WakeMode;
+          trace_parent: string | null;
+        }
       >(
-        `SELECT id, ts, text, source, wake_mode FROM events
+        `SELECT id, ts, text, source, wake_mode, trace_parent FROM events
           WHERE session_key = ? AND status = 'pending' ORDER BY seq LIMIT ${BOUND_LIMIT}`,
       ),
       awaiting: db.prepare<[], { session_key: string }>(
@@ -102,6 +109,7 @@ export class SqliteSessions implements SessionStore {
       text: row.text,
       source: row.source,
       wakeMode: row.wake_mode,
+      traceParent: row.trace_parent,
     }));
   }
 

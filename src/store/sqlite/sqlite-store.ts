@@ -154,13 +154,13 @@ export class SqliteStore implements Store {
         `SELECT id, text FROM events WHERE session_key = ? AND status = 'pending' ORDER BY seq DESC LIMIT 1`,
       ),
       insertEvent: db.prepare(
-        'INSERT INTO events (id, session_key, ts, text, source, wake_mode, token_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (id, session_key, ts, text, source, wake_mode, token_id, trace_parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       insertRun: db.prepare(
         `INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
            timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-           delivery_status, delivery_channel, delivery_to, retry_of, token_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       /** Keeps the key's head when it has one: heads only move forward on completion. */
       addRunHead: db.prepare('INSERT OR IGNORE INTO run_heads (session_key, seq, source) VALUES (?, ?, ?)'),
@@ -257,6 +257,7 @@ export class SqliteStore implements Store {
           event.source,
           event.wakeMode,
           event.tokenId ?? null,
+          event.traceParent ?? null,
         );
         this.newestPending.set(event.sessionKey, { id: event.id, text: event.text });
         return { kind: 'wake', eventId: event.id, outcome: 'queued' };
@@ -284,6 +285,7 @@ export class SqliteStore implements Store {
         run.deliver ? run.to : null,
         run.retryOf ?? null,
         run.tokenId ?? null,
+        run.traceParent ?? null,
       );
       s.addRunHead.run(run.sessionKey, inserted.lastInsertRowid, run.source);
       if (run.callbackUrl)
