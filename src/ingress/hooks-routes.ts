@@ -8,6 +8,7 @@
  * state object that a config reload swaps whole; `hooks.path` and
  * `hooks.enabled` take effect on restart.
  */
+import type { Span } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { clientAddress, type IdentityMatcher, refuseAuthFailure } from '../auth/guards.js';
@@ -24,6 +25,8 @@ import { SignatureRejected } from '../mappings/mapped-target.js';
 import { HookRouter } from '../mappings/router.js';
 import type { TransformLimits } from '../mappings/transforms.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { requestSpanHooks } from '../observability/request-spans.js';
+import { type Tracing, traceparentOf } from '../observability/tracing.js';
 import type { Action, Committed, RunView, Store, StoredAnswer } from '../store/types.js';
 import { sourcesMatcher } from '../util/cidr.js';
 import { logAccepted } from './accepted-log.js';
@@ -52,6 +55,8 @@ export interface IngressDeps {
   metrics?: GatewayMetrics;
   /** Finished runs, told by the worker, for `waitForCompletion` (else the waits poll the store only). */
   completions?: RunCompletions;
+  /** A SERVER span per hook request when tracing is on (docs/tracing.md); absent: no tracing work. */
+  tracing?: Tracing;
 }
 
 interface IngressState {
@@ -169,7 +174,7 @@ interface HookRoute {
 }
 
 export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): void {
-  const { store, limiter, log, ingress } = deps;
+  const { store, limiter, log, ingress, tracing } = deps;
   const now = deps.now ?? Date.now;
   const hooksPath = deps.config.hooks.path;
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
@@ -240,6 +245,10 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     if (target.verifies) limiter.succeed(clientAddress(request));
     if (actions.length === 0) return reply.code(204).send();
 
+    // The hook span's own context goes with what is committed, for the worker to continue
+    // the trace (docs/tracing.md); null without tracing.
+    const span = tracing ? request.traceSpan : null;
+    if (span) stampTrace(actions, traceparentOf(span.spanContext()));
     const claim = idempotencyClaim(request.headers, `${hooksPath}/${name}`, body as Buffer, at);
     const result = await store.accept(actions, (committed) => renderAnswer(actions, committed), claim);
     if (result.kind === 'conflict') {
@@ -253,6 +262,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     else {
       deps.onCommitted?.(actions, result.committed);
       logAccepted(log, request.id, target.name, result.committed);
+      if (span) spanCommitted(span, result.committed);
     }
     const waits = actions.some((action) => action.kind === 'agent' && action.waitForCompletion);
     const fresh = result.kind === 'committed';
@@ -312,6 +322,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       hooksPath,
       limiter,
       fromAllowedSource: () => ingress.state.fromAllowedSource,
+      tracing,
     }),
   );
 
@@ -388,14 +399,48 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       }
       done();
     };
+    // With tracing on, the span opens before the guard, so rejections are traced too, and
+    // closes after the answer is counted.
+    const spans = tracing
+      ? requestSpanHooks<FastifyRequest<HookRoute>>(
+          scope,
+          tracing,
+          (request) =>
+            `${request.method} ${request.params['*'] === undefined ? hooksPath : `${hooksPath}/{name}`}`,
+          (request, span) => span.setAttribute('agentgate.hook', hookLabel(request)),
+        )
+      : undefined;
+    const onResponse = [...(metrics ? [countAnswer] : []), ...(spans ? [spans.onResponse] : [])];
+    const onError = [...(metrics ? [countClosingAnswer] : []), ...(spans ? [spans.onError] : [])];
     for (const url of [hooksPath, `${hooksPath}/*`]) {
       scope.route<HookRoute>({
         method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
         url,
-        onRequest: [guard, malformedContentTypeIsAbsent],
-        ...(metrics ? { onResponse: countAnswer, onError: countClosingAnswer } : {}),
+        onRequest: spans
+          ? [spans.onRequest, guard, malformedContentTypeIsAbsent]
+          : [guard, malformedContentTypeIsAbsent],
+        ...(onResponse.length > 0 ? { onResponse, onError } : {}),
+        ...(spans ? { onRequestAbort: spans.onRequestAbort } : {}),
         handler: handle,
       });
     }
   });
+}
+
+/** Each run and event a hook request commits carries the hook span's `traceparent`. */
+function stampTrace(actions: readonly Action[], traceParent: string): void {
+  for (const action of actions) {
+    if (action.kind === 'agent') action.run.traceParent = traceParent;
+    else action.event.traceParent = traceParent;
+  }
+}
+
+/** What a hook request committed, on its span: the run or event ids (docs/tracing.md). */
+function spanCommitted(span: Span, committed: readonly Committed[]): void {
+  const runIds = committed.flatMap((c) => (c.kind === 'agent' ? [c.runId] : []));
+  const eventIds = committed.flatMap((c) => (c.kind === 'wake' ? [c.eventId] : []));
+  if (runIds.length === 1) span.setAttribute('agentgate.run_id', runIds[0] as string);
+  else if (runIds.length > 1) span.setAttribute('agentgate.run_ids', runIds);
+  if (eventIds.length === 1) span.setAttribute('agentgate.event_id', eventIds[0] as string);
+  else if (eventIds.length > 1) span.setAttribute('agentgate.event_ids', eventIds);
 }

@@ -15,6 +15,8 @@ import type { SourcesMatcher } from '../auth/hook-tokens.js';
 import { refuseOutsideScope, refuseOutsideSources } from '../auth/sender-rules.js';
 import { RUNS_HOOK_NAME } from '../config/semantics.js';
 import { HttpError } from '../http/errors.js';
+import { requestSpanHooks } from '../observability/request-spans.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { Store } from '../store/types.js';
 
 export interface RunStatusDeps {
@@ -23,6 +25,8 @@ export interface RunStatusDeps {
   limiter: Pick<AuthLimiter, 'succeed'>;
   /** `hooks.allowedSources` as the current config says (a reload changes it). */
   fromAllowedSource: () => SourcesMatcher | undefined;
+  /** A SERVER span per request when tracing is on (docs/tracing.md). */
+  tracing?: Tracing;
 }
 
 interface RunStatusRoute {
@@ -41,10 +45,25 @@ export function registerRunStatusRoute(app: FastifyInstance, deps: RunStatusDeps
       deps.limiter.succeed(address);
     },
   });
+  const url = `${deps.hooksPath}/${RUNS_HOOK_NAME}/:runId`;
+  const spans =
+    deps.tracing &&
+    requestSpanHooks<FastifyRequest<RunStatusRoute>>(
+      app,
+      deps.tracing,
+      (request) => `${request.method} ${deps.hooksPath}/${RUNS_HOOK_NAME}/{runId}`,
+      (request, span) => {
+        span.setAttribute('agentgate.hook', RUNS_HOOK_NAME);
+        span.setAttribute('agentgate.run_id', request.params.runId);
+      },
+    );
   app.route<RunStatusRoute>({
     method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    url: `${deps.hooksPath}/${RUNS_HOOK_NAME}/:runId`,
-    onRequest: guard,
+    url,
+    onRequest: spans ? [spans.onRequest, guard] : guard,
+    ...(spans
+      ? { onResponse: spans.onResponse, onError: spans.onError, onRequestAbort: spans.onRequestAbort }
+      : {}),
     handler: async (request, reply) => {
       const { runId } = request.params;
       const view = await store.getRun(runId);

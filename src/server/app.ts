@@ -42,6 +42,8 @@ export interface AppDeps {
   notifyDelivery?: () => void;
   /** Whether every part of the gateway runs, for `/readyz`. */
   isRunning?: () => boolean;
+  /** Hook requests are traced when given (docs/tracing.md). */
+  tracing?: IngressDeps['tracing'];
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {

@@ -24,6 +24,7 @@ import type { Logger } from '../log.js';
 import type { TransformLimits } from '../mappings/transforms.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { MeteredLimiter } from '../metrics/metered-limiter.js';
+import { startTracing, type TracingEnv } from '../observability/tracing.js';
 import { RetentionEngine } from '../retention/engine.js';
 import { openStore } from '../store/engines/registry.js';
 import type { Store } from '../store/types.js';
@@ -49,6 +50,8 @@ export interface ListenOptions {
   transforms?: Partial<TransformLimits>;
   /** Completion callback pacing and resolution (tests: a manual clock, a rebinding resolver). */
   callbacks?: Partial<Omit<CallbackEngineOptions, 'secret' | 'self' | 'onFinished'>>;
+  /** The `OTEL_*` variables tracing reads (docs/tracing.md); process.env unless given (tests). */
+  tracingEnv?: TracingEnv;
 }
 
 export interface RunningGateway {
@@ -68,7 +71,8 @@ const HOUR_MS = 60 * 60 * 1000;
 const noop = () => {};
 
 /**
- * Starts the parts in this order, and stops them in reverse: transform pools,
+ * Starts the parts in this order, and stops them in reverse: tracing (first
+ * started, so it is stopped last and exports every span the others ended), transform pools,
  * store, housekeeping timers, retention, HTTP listener, delivery, agent turns (worker and
  * heartbeats), intake, config watcher. The listener binds before any work
  * starts, so a gateway that cannot take its port runs nothing from the
@@ -81,6 +85,11 @@ export async function startGateway(
   options: ListenOptions = {},
 ): Promise<RunningGateway> {
   const services = new ServiceList(log);
+  const tracing = await services.open(
+    'tracing',
+    () => startTracing(options.tracingEnv ?? process.env, log),
+    (opened) => opened?.shutdown(),
+  );
   const ingress = await services.open(
     'transform pools',
     () => HookIngress.create(config, log, options.transforms),
@@ -162,6 +171,7 @@ export async function startGateway(
       if (workers) notifyDelivery();
     },
     isRunning: () => running,
+    tracing,
     onCommitted: (actions) => {
       for (const action of actions) {
         if (!workers) continue;
