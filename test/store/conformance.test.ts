@@ -194,6 +194,26 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       expect(events.map((e) => [e.id, e.tokenId])).toEqual([[done.summary.id, null]]);
     });
 
+    it('a run and an event keep the traceparent they were accepted with, through the claim and the pending events (docs/tracing.md)', async () => {
+      const parent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const traced = agent({ traceParent: parent });
+      const untraced = agent({ sessionKey: 'hook:other', traceParent: null });
+      const tracedEvent = wake('traced', MAIN);
+      if (tracedEvent.kind === 'wake') tracedEvent.event.traceParent = parent;
+      const plainEvent = wake('plain', 'agent:other:main');
+      await store.accept([traced, untraced, tracedEvent, plainEvent], render);
+      const claimed = await store.runs.claimRuns('w1', T0, 60_000, 4);
+      expect(Object.fromEntries(claimed.map((r) => [r.id, r.traceParent]))).toEqual({
+        [traced.run.id]: parent,
+        [untraced.run.id]: null,
+      });
+      expect((await store.sessions.pendingEvents(MAIN, 10)).map((e) => e.traceParent)).toEqual([parent]);
+      expect((await store.sessions.pendingEvents('agent:other:main', 10)).map((e) => e.traceParent)).toEqual([
+        null,
+      ]);
+      expect((await store.admin.getStoredRun(traced.run.id))?.run.traceParent).toBe(parent);
+    });
+
     it('a batch of concurrent accepts all commit, each with its own answer', async () => {
       const actions = Array.from({ length: 50 }, () => agent());
       const results = await Promise.all(actions.map((a) => store.accept([a], render)));
