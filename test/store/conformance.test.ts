@@ -814,7 +814,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       );
       const stored = await store.admin.getStoredRun(original.id);
       expect(stored?.status).toBe('failed');
-      expect(stored?.run).toEqual({ ...original, callbackUrl: null, retryOf: null });
+      expect(stored?.run).toEqual({ ...original, callbackUrl: null, retryOf: null, traceParent: null });
       expect(stored?.run.tokenId).toBe('ci-bot');
       expect(await store.admin.getStoredRun('run_nope')).toBeUndefined();
 
