@@ -405,8 +405,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       ? requestSpanHooks<FastifyRequest<HookRoute>>(
           scope,
           tracing,
-          (request) =>
-            `${request.method} ${request.params['*'] === undefined ? hooksPath : `${hooksPath}/{name}`}`,
+          (request) => (request.params['*'] === undefined ? hooksPath : `${hooksPath}/{name}`),
           (request, span) => span.setAttribute('agentgate.hook', hookLabel(request)),
         )
       : undefined;

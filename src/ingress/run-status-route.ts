@@ -51,7 +51,7 @@ export function registerRunStatusRoute(app: FastifyInstance, deps: RunStatusDeps
     requestSpanHooks<FastifyRequest<RunStatusRoute>>(
       app,
       deps.tracing,
-      (request) => `${request.method} ${deps.hooksPath}/${RUNS_HOOK_NAME}/{runId}`,
+      () => `${deps.hooksPath}/${RUNS_HOOK_NAME}/{runId}`,
       (request, span) => {
         span.setAttribute('agentgate.hook', RUNS_HOOK_NAME);
         span.setAttribute('agentgate.run_id', request.params.runId);

@@ -30,14 +30,14 @@ export interface RequestSpanHooks<R extends FastifyRequest> {
 
 /**
  * Decorates `scope`'s requests with `traceSpan` and answers the hooks that
- * open and close it. `name` is the span's low-cardinality name (a route
- * template, e.g. `POST /hooks/{name}`); `finish` adds what is known once the
- * request is answered (the hook it reached).
+ * open and close it. `route` is the request's low-cardinality route template
+ * (`/hooks/{name}`; `http.route`), and the span is named `{method} {route}`;
+ * `finish` adds what is known once the request is answered (the hook it reached).
  */
 export function requestSpanHooks<R extends FastifyRequest>(
   scope: FastifyInstance,
   tracing: Tracing,
-  name: (request: R) => string,
+  route: (request: R) => string,
   finish?: (request: R, span: Span) => void,
 ): RequestSpanHooks<R> {
   scope.decorateRequest('traceSpan', null);
@@ -51,9 +51,10 @@ export function requestSpanHooks<R extends FastifyRequest>(
   };
   return {
     onRequest: (request, _reply, done) => {
-      request.traceSpan = tracing.startServerSpan(name(request), request.headers, {
+      const template = route(request);
+      request.traceSpan = tracing.startServerSpan(`${request.method} ${template}`, request.headers, {
         'http.request.method': request.method,
-        'http.route': request.routeOptions.url ?? '',
+        'http.route': template,
       });
       done();
     },

@@ -24,7 +24,7 @@ import type { Logger } from '../log.js';
 import type { TransformLimits } from '../mappings/transforms.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { MeteredLimiter } from '../metrics/metered-limiter.js';
-import { startTracing, type TracingEnv } from '../observability/tracing.js';
+import { startTracing } from '../observability/tracing.js';
 import { RetentionEngine } from '../retention/engine.js';
 import { openStore } from '../store/engines/registry.js';
 import type { Store } from '../store/types.js';
@@ -50,8 +50,6 @@ export interface ListenOptions {
   transforms?: Partial<TransformLimits>;
   /** Completion callback pacing and resolution (tests: a manual clock, a rebinding resolver). */
   callbacks?: Partial<Omit<CallbackEngineOptions, 'secret' | 'self' | 'onFinished'>>;
-  /** The `OTEL_*` variables tracing reads (docs/tracing.md); process.env unless given (tests). */
-  tracingEnv?: TracingEnv;
 }
 
 export interface RunningGateway {
@@ -87,7 +85,8 @@ export async function startGateway(
   const services = new ServiceList(log);
   const tracing = await services.open(
     'tracing',
-    () => startTracing(options.tracingEnv ?? process.env, log),
+    // The process environment, as the SDK reads its other OTEL_* variables from it too.
+    () => startTracing(process.env, log),
     (opened) => opened?.shutdown(),
   );
   const ingress = await services.open(

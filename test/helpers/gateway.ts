@@ -94,8 +94,6 @@ export interface StartOptions {
   callbacks?: ListenOptions['callbacks'];
   /** A fixed port instead of a random one (tests that must name it in the config). */
   port?: number;
-  /** The OTEL_* variables tracing reads (docs/tracing.md); none (tracing off) unless given. */
-  tracingEnv?: ListenOptions['tracingEnv'];
 }
 
 export async function startTestGateway(
@@ -112,7 +110,6 @@ export async function startTestGateway(
     workers: options.workers ?? false,
     transforms: options.transforms,
     callbacks: options.callbacks,
-    tracingEnv: options.tracingEnv ?? {},
   });
   const hooksPath = loaded.config.hooks.path;
   const url = gateway.url;
