@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { printableEndpoint, tracingSettings } from '../../src/observability/tracing.js';
-import { type FakeOtlp, SPAN_KIND_SERVER, startFakeOtlp } from '../fakes/otlp.js';
+import { type FakeOtlp, SPAN_KIND_SERVER, STATUS_CODE_ERROR, startFakeOtlp } from '../fakes/otlp.js';
 import { type RunningCli, startCli } from '../helpers/cli.js';
 import { HOOK_TOKEN, startTestGateway, type TestGateway, tempDir, writeConfig } from '../helpers/gateway.js';
 
@@ -67,6 +67,7 @@ describe('hook request spans', () => {
     await gw?.stop();
     gw = undefined;
     vi.unstubAllEnvs();
+    vi.restoreAllMocks();
   });
   afterAll(async () => {
     await otlp.close();
@@ -140,6 +141,17 @@ describe('hook request spans', () => {
       ['POST /hooks/{name}', 401, 0],
     ]);
     expect(spans.find((s) => s.name.startsWith('GET'))?.attributes['agentgate.run_id']).toBe('run_nope');
+  });
+
+  it('marks a 5xx answer as an error', async () => {
+    gw = await start();
+    vi.spyOn(gw.gateway.store, 'accept').mockRejectedValueOnce(new Error('the store failed'));
+    const traceId = 'cccccccccccccccccccccccccccccccc';
+    const failed = await gw.hook('wake', { text: 'x' }, { traceparent: `00-${traceId}-${PARENT_ID}-01` });
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    const [span] = await otlp.waitForSpans((s) => s.traceId === traceId);
+    expect(span?.status.code).toBe(STATUS_CODE_ERROR);
+    expect(span?.attributes['http.response.status_code']).toBe(failed.status);
   });
 
   it('with tracing off the run stores no traceparent', async () => {
