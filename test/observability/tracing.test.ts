@@ -77,12 +77,15 @@ describe('hook request spans', () => {
    * A gateway in this process with tracing on: like the SDK, the gateway reads the OTEL_*
    * variables from the process environment (this file's own process: vitest forks one per file).
    */
-  const start = (protocol: 'http/json' | 'http/protobuf' = 'http/protobuf') => {
+  const start = (
+    protocol: 'http/json' | 'http/protobuf' = 'http/protobuf',
+    config: Record<string, unknown> = {},
+  ) => {
     vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', otlp.url);
     vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', protocol);
     vi.stubEnv('OTEL_SERVICE_NAME', 'agentgate-under-test');
     vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '20');
-    return startTestGateway();
+    return startTestGateway(config);
   };
 
   it('continues an incoming traceparent: a SERVER span in that trace, with the hook and run; the run stores its traceparent (protobuf)', async () => {
@@ -152,6 +155,20 @@ describe('hook request spans', () => {
     const [span] = await otlp.waitForSpans((s) => s.traceId === traceId);
     expect(span?.status.code).toBe(STATUS_CODE_ERROR);
     expect(span?.attributes['http.response.status_code']).toBe(failed.status);
+  });
+
+  it('ends the span of a connection’s closing answer (413), written past Fastify', async () => {
+    gw = await start('http/protobuf', { hooks: { maxBodyBytes: 100 } });
+    const traceId = 'dddddddddddddddddddddddddddddddd';
+    const refused = await gw.hook(
+      'wake',
+      { text: 'x'.repeat(200) },
+      { traceparent: `00-${traceId}-${PARENT_ID}-01` },
+    );
+    expect(refused.status).toBe(413);
+    const [span] = await otlp.waitForSpans((s) => s.traceId === traceId);
+    expect(span?.attributes).toMatchObject({ 'http.response.status_code': 413, 'agentgate.hook': 'wake' });
+    expect(span?.status.code).toBe(0);
   });
 
   it('with tracing off the run stores no traceparent', async () => {
