@@ -7,8 +7,8 @@
  * its row links to the run.
  *
  * Four list reads per poll (`GET /api/runs?status=failed`, `?status=timed_out`,
- * `GET /api/deliveries?status=failed`, `GET /api/callbacks?status=failed`), merged here: each is
- * an index walk on the store, and no endpoint of its own is needed for what the page shows.
+ * `GET /api/deliveries?status=failed`, `GET /api/callbacks?status=failed`), merged here: the
+ * page needs nothing those lists do not give, so it has no endpoint of its own.
  */
 import { ApiError, call, seg } from './api.js';
 import { badge, fill, h, runLink, table, time } from './dom.js';
