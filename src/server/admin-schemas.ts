@@ -158,7 +158,9 @@ export const CallbackView = z.object({
   runId: z.string(),
   origin: z
     .string()
-    .describe('The callback URL’s origin only (`https://ci.example.com`): its path may carry a caller’s secret.'),
+    .describe(
+      'The callback URL’s origin only (`https://ci.example.com`): its path may carry a caller’s secret.',
+    ),
   status: z
     .enum(CALLBACK_LIST_STATUSES)
     .describe('`pending` from the run’s acceptance until the callback ends, as on the RunView.'),

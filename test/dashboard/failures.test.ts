@@ -123,7 +123,9 @@ describe.skipIf(skipReason !== undefined)('dashboard Failures view in Chromium',
 
     const order = await page
       .locator('#failures-list tbody tr')
-      .evaluateAll((rows) => rows.map((r) => `${r.getAttribute('data-kind')}:${r.getAttribute('data-run-id')}`));
+      .evaluateAll((rows) =>
+        rows.map((r) => `${r.getAttribute('data-kind')}:${r.getAttribute('data-run-id')}`),
+      );
     expect(order).toEqual([`callback:${ids.callback}`, `delivery:${ids.delivery}`, `run:${ids.run}`]);
 
     const runError = (await gw.admin(`/api/runs/${ids.run}`)).body.error as string;

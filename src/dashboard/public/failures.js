@@ -112,7 +112,11 @@ export function failuresView(shell) {
       const rows = failures.map((failure) => failureRow(failure, retry, redeliver));
       fill(
         list,
-        table(['When', 'What', 'Belongs to', 'Error (first line)', 'Fix'], rows, 'No failures. Nothing to fix.'),
+        table(
+          ['When', 'What', 'Belongs to', 'Error (first line)', 'Fix'],
+          rows,
+          'No failures. Nothing to fix.',
+        ),
       );
     },
   };
@@ -215,7 +219,11 @@ function failureRow(failure, retry, redeliver) {
     h('td', {}, time(failure.at)),
     h('td', {}, `${failure.kind} `, badge(failure.status)),
     h('td', {}, failure.what),
-    h('td', { class: 'excerpt failure-error' }, line ? h('span', { class: 'bad' }, line) : h('span', { class: 'muted' }, '—')),
+    h(
+      'td',
+      { class: 'excerpt failure-error' },
+      line ? h('span', { class: 'bad' }, line) : h('span', { class: 'muted' }, '—'),
+    ),
     h('td', { class: 'fix' }, fix(failure, retry, redeliver)),
   );
 }
@@ -229,7 +237,14 @@ function failureRow(failure, retry, redeliver) {
 function fix(failure, retry, redeliver) {
   const outcome = outcomes.get(failure.key);
   if (outcome?.kind === 'retry') {
-    return h('span', { class: 'outcome' }, 'retried → ', runLink(outcome.runId, true), ' ', badge(outcome.status));
+    return h(
+      'span',
+      { class: 'outcome' },
+      'retried → ',
+      runLink(outcome.runId, true),
+      ' ',
+      badge(outcome.status),
+    );
   }
   if (outcome?.kind === 'redeliver') {
     return h('span', { class: 'outcome' }, 'redelivered → ', badge(outcome.status));
@@ -248,5 +263,7 @@ function fix(failure, retry, redeliver) {
     return button;
   }
   // No admin action sends a callback again: the run's page, where Retry sends a new one.
-  return runId ? h('a', { href: `#/runs/${encodeURIComponent(runId)}`, 'data-action': 'open-run' }, 'Open run') : null;
+  return runId
+    ? h('a', { href: `#/runs/${encodeURIComponent(runId)}`, 'data-action': 'open-run' }, 'Open run')
+    : null;
 }
