@@ -11,9 +11,12 @@ export const MAX_RUN_LIMIT = 1000;
 export const DEFAULT_RUN_LIMIT = 50;
 export const MAX_DELIVERY_LIMIT = 1000;
 export const DEFAULT_DELIVERY_LIMIT = 50;
+export const MAX_CALLBACK_LIMIT = 1000;
+export const DEFAULT_CALLBACK_LIMIT = 50;
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'] as const;
 export const DELIVERY_LIST_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export const CALLBACK_LIST_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
 const quoted = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 
@@ -66,6 +69,11 @@ export const RunsQuery = z.object({
 export const DeliveriesQuery = z.object({
   status: statusParam(DELIVERY_LIST_STATUSES).describe('Only deliveries with this status.'),
   limit: limitParam(DEFAULT_DELIVERY_LIMIT, MAX_DELIVERY_LIMIT),
+});
+
+export const CallbacksQuery = z.object({
+  status: statusParam(CALLBACK_LIST_STATUSES).describe('Only callbacks with this status.'),
+  limit: limitParam(DEFAULT_CALLBACK_LIMIT, MAX_CALLBACK_LIMIT),
 });
 
 const isoTime = z.string().describe('ISO 8601 time');
@@ -144,6 +152,25 @@ export const DeliveryView = z.object({
 });
 
 export const DeliveriesAnswer = z.object({ deliveries: z.array(DeliveryView).describe('Newest first.') });
+
+export const CallbackView = z.object({
+  id: z.string().describe('The `webhook-id` every attempt carried.'),
+  runId: z.string(),
+  origin: z
+    .string()
+    .describe(
+      'The callback URL’s origin only (`https://ci.example.com`): its path may carry a caller’s secret.',
+    ),
+  status: z
+    .enum(CALLBACK_LIST_STATUSES)
+    .describe('`pending` from the run’s acceptance until the callback ends, as on the RunView.'),
+  attempts: z.number().int().describe('HTTP attempts so far.'),
+  lastError: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+
+export const CallbacksAnswer = z.object({ callbacks: z.array(CallbackView).describe('Newest first.') });
 
 /** Every admin route is under the admin token (OpenAPI security requirement). */
 export const ADMIN_SECURITY = [{ adminToken: [] }];

@@ -1,6 +1,6 @@
 /**
- * The operators' run and delivery routes (docs/operating.md, "Admin API"): the run list, retry,
- * redeliver and the delivery list. Registered by admin-routes.ts inside its
+ * The operators' run, delivery and callback routes (docs/operating.md, "Admin API"): the run
+ * list, retry, redeliver, the delivery list and the (read-only) completion callback list. Registered by admin-routes.ts inside its
  * authenticated scope, so every one takes the admin token only.
  *
  * A retry goes through `store.accept` like a hook's agent request — committed
@@ -14,6 +14,8 @@ import type { Action, Committed, NewRun, Store } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
 import {
   ADMIN_SECURITY,
+  CallbacksAnswer,
+  CallbacksQuery,
   DeliveriesAnswer,
   DeliveriesQuery,
   ErrorAnswer,
@@ -148,5 +150,21 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
       },
     },
     async (request) => ({ deliveries: await store.admin.listDeliveries(request.query) }),
+  );
+
+  // Read only: there is no admin action that sends a callback again; a retry of the run sends
+  // its own (docs/operating.md, "Admin API").
+  api.get(
+    '/api/callbacks',
+    {
+      schema: {
+        summary: 'List completion callbacks, newest first',
+        tags: ['callbacks'],
+        security: ADMIN_SECURITY,
+        querystring: CallbacksQuery,
+        response: { 200: CallbacksAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
+      },
+    },
+    async (request) => ({ callbacks: await store.admin.listCallbacks(request.query) }),
   );
 }

@@ -460,6 +460,30 @@ export interface ListDeliveriesOptions {
   limit: number;
 }
 
+/**
+ * A completion callback as the admin API shows it (`GET /api/callbacks`). Only the URL's
+ * origin: a caller's path or query may carry its own secret (docs/callers.md).
+ */
+export interface CallbackView {
+  /** The `webhook-id` every attempt carried. */
+  id: string;
+  runId: string;
+  /** `scheme://host[:port]` of the callback URL. */
+  origin: string;
+  /** `pending` from the run's acceptance until the callback ends, as on the RunView. */
+  status: 'pending' | 'delivered' | 'failed';
+  /** HTTP attempts so far. */
+  attempts: number;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ListCallbacksOptions {
+  status?: CallbackView['status'];
+  limit: number;
+}
+
 /** What `redeliverRun` did. */
 export type RedeliverResult = 'enqueued' | 'not_found' | 'nothing_to_deliver' | 'delivery_pending';
 
@@ -475,6 +499,8 @@ export interface AdminStore {
   redeliverRun(runId: string, now: number): Promise<RedeliverResult>;
   /** Outbox items, newest first. */
   listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]>;
+  /** Completion callbacks, newest first (read only: no admin action sends one again). */
+  listCallbacks(options: ListCallbacksOptions): Promise<CallbackView[]>;
   /** A cheap round trip to the store; throws StoreUnavailableError when it does not answer. */
   ping(): Promise<void>;
   /**

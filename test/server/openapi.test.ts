@@ -40,6 +40,7 @@ describe('GET /api/openapi.json', () => {
         'POST /api/runs/{runId}/retry',
         'POST /api/runs/{runId}/redeliver',
         'GET /api/deliveries',
+        'GET /api/callbacks',
         'GET /api/sessions/{sessionKey}/events',
         'GET /api/sessions/{sessionKey}/transcript',
         'GET /api/sessions/{sessionKey}/heartbeats',

@@ -11,6 +11,9 @@
 import type pg from 'pg';
 import { uuidv7 } from '../../util/ids.js';
 import {
+  CALLBACK_LIST_COLUMNS,
+  type CallbackListRow,
+  callbackStatusWhere,
   DELIVERY_LIST_COLUMNS,
   DELIVERY_STATUSES_OF,
   type DeliveryListRow,
@@ -19,12 +22,15 @@ import {
   PROBE_SCOPE,
   RUN_LIST_COLUMNS,
   type RunListRow,
+  toCallbackView,
   toDeliveryView,
   toRunListView,
 } from '../admin-rows.js';
 import {
   type AdminStore,
+  type CallbackView,
   type DeliveryView,
+  type ListCallbacksOptions,
   type ListDeliveriesOptions,
   type ListRunsOptions,
   type RedeliverResult,
@@ -155,6 +161,16 @@ export class PgAdmin implements AdminStore {
       [options.limit],
     );
     return rows.map(toDeliveryView);
+  }
+
+  async listCallbacks(options: ListCallbacksOptions): Promise<CallbackView[]> {
+    const rows = await read<CallbackListRow>(
+      this.pool,
+      `SELECT ${CALLBACK_LIST_COLUMNS} FROM callbacks ${callbackStatusWhere(options.status)}
+        ORDER BY seq DESC LIMIT $1`,
+      [options.limit],
+    );
+    return rows.map(toCallbackView);
   }
 
   async ping(): Promise<void> {

@@ -1,6 +1,6 @@
 /**
- * The operators' reads and writes on SQLite (docs/operating.md, "Admin API"): run and delivery
- * lists newest first, a run's inputs for a retry, a redelivery, a ping and the
+ * The operators' reads and writes on SQLite (docs/operating.md, "Admin API"): run, delivery and
+ * callback lists newest first, a run's inputs for a retry, a redelivery, a ping and the
  * readiness probe's write.
  *
  * Lists walk an index newest first by seq and stop at the page size: no filter
@@ -13,6 +13,9 @@
 import type Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
 import {
+  CALLBACK_LIST_COLUMNS,
+  type CallbackListRow,
+  callbackStatusWhere,
   DELIVERY_LIST_COLUMNS,
   DELIVERY_STATUSES_OF,
   type DeliveryListRow,
@@ -21,12 +24,15 @@ import {
   PROBE_SCOPE,
   RUN_LIST_COLUMNS,
   type RunListRow,
+  toCallbackView,
   toDeliveryView,
   toRunListView,
 } from '../admin-rows.js';
 import {
   type AdminStore,
+  type CallbackView,
   type DeliveryView,
+  type ListCallbacksOptions,
   type ListDeliveriesOptions,
   type ListRunsOptions,
   type RedeliverResult,
@@ -214,6 +220,19 @@ export class SqliteAdmin implements AdminStore {
       this.listStatements.set(`deliveries|${key}`, statement);
     }
     return (statement.all(options.limit) as DeliveryListRow[]).map(toDeliveryView);
+  }
+
+  async listCallbacks(options: ListCallbacksOptions): Promise<CallbackView[]> {
+    const key = `callbacks|${options.status ?? ''}`;
+    let statement = this.listStatements.get(key);
+    if (!statement) {
+      statement = this.db.prepare(
+        `SELECT ${CALLBACK_LIST_COLUMNS} FROM callbacks ${callbackStatusWhere(options.status)}
+          ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`,
+      );
+      this.listStatements.set(key, statement);
+    }
+    return (statement.all(options.limit) as CallbackListRow[]).map(toCallbackView);
   }
 
   async ping(): Promise<void> {
