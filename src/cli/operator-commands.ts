@@ -63,9 +63,19 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .option('--failed', 'retry the failed runs (no run id)')
     .option('--timed-out', 'retry the timed-out runs (no run id)')
     .option('--source <source>', 'with --failed/--timed-out: only runs from this source')
-    .option('--since <when>', 'with --failed/--timed-out: only runs that finished since (1h, 30m, 2d, or ISO 8601)')
-    .option('--until <when>', 'with --failed/--timed-out: only runs that finished before (1h, 30m, 2d, or ISO 8601)')
-    .option('--limit <n>', 'with --failed/--timed-out: at most this many runs per status (default 100)', positiveInt(1000))
+    .option(
+      '--since <when>',
+      'with --failed/--timed-out: only runs that finished since (1h, 30m, 2d, or ISO 8601)',
+    )
+    .option(
+      '--until <when>',
+      'with --failed/--timed-out: only runs that finished before (1h, 30m, 2d, or ISO 8601)',
+    )
+    .option(
+      '--limit <n>',
+      'with --failed/--timed-out: at most this many runs per status (default 100)',
+      positiveInt(1000),
+    )
     .option('--dry-run', 'with --failed/--timed-out: only count the runs that would be retried')
     .option('--json', "print the API's answer as JSON")
     .action(lazy(io, async () => (await import('./commands/runs.js')).runsRetryCommand));

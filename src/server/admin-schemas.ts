@@ -183,7 +183,9 @@ export const BulkRetryAnswer = z.object({
     .describe('How many runs match the filter, all of them: more than were retried when over `limit`.'),
   retried: z
     .array(z.object({ runId: z.string().describe('The new run.'), retryOf: z.string() }))
-    .describe('The new runs, in the order of the runs they retry (oldest finished first); empty for a dry run.'),
+    .describe(
+      'The new runs, in the order of the runs they retry (oldest finished first); empty for a dry run.',
+    ),
 });
 
 export const OkAnswer = z.object({ ok: z.literal(true) });

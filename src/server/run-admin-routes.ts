@@ -15,8 +15,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { HttpError, invalidPayload } from '../http/errors.js';
 import { parseJsonObject } from '../hook-model/payload.js';
+import { HttpError, invalidPayload } from '../http/errors.js';
 import { BODY_TIMEOUT_MS, readBody } from '../ingress/body.js';
 import type { Action, Committed, NewRun, Store } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
@@ -118,21 +118,28 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (request, payload, done) => {
-      readBody(payload, request.headers['content-length'], BULK_RETRY_BODY_LIMIT, BODY_TIMEOUT_MS, (error, body) => {
-        if (error) return done(error);
-        try {
-          done(null, parseJsonObject(body));
-        } catch (refused) {
-          done(refused as Error);
-        }
-      });
+      readBody(
+        payload,
+        request.headers['content-length'],
+        BULK_RETRY_BODY_LIMIT,
+        BODY_TIMEOUT_MS,
+        (error, body) => {
+          if (error) return done(error);
+          try {
+            done(null, parseJsonObject(body));
+          } catch (refused) {
+            done(refused as Error);
+          }
+        },
+      );
     });
     let previous: Promise<unknown> = Promise.resolve();
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/api/runs/retry',
       {
         schema: {
-          summary: 'Retry every finished run with a status (and a source, a finish time window), each as a new run',
+          summary:
+            'Retry every finished run with a status (and a source, a finish time window), each as a new run',
           tags: ['runs'],
           security: ADMIN_SECURITY,
           body: BulkRetryBody,
@@ -151,7 +158,10 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
           const found = await store.admin.listRetryableRuns({ status, source, since, until, limit });
           if (dryRun || found.runs.length === 0) return { matched: found.matched, actions: [] };
           const at = now();
-          const actions: Action[] = found.runs.map((stored) => ({ kind: 'agent', run: retryRun(stored.run, at) }));
+          const actions: Action[] = found.runs.map((stored) => ({
+            kind: 'agent',
+            run: retryRun(stored.run, at),
+          }));
           const result = await store.accept(actions, () => ({ status: 202, body: '' }));
           if (result.kind === 'committed') deps.onCommitted?.(actions, result.committed);
           return { matched: found.matched, actions };

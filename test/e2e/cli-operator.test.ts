@@ -295,7 +295,8 @@ describe('agentgate runs retry --failed', () => {
       expect(sent.code, sent.stderr).toBe(0);
       failed.push(JSON.parse(sent.stdout).runId);
     }
-    for (const runId of failed) await waitFor(async () => (await status(runId)) === 'failed', `${runId} to fail`);
+    for (const runId of failed)
+      await waitFor(async () => (await status(runId)) === 'failed', `${runId} to fail`);
     // The retries fail too (the same model): --until leaves them out of the second retry.
     const until = new Date(Date.now() + 1).toISOString();
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -312,7 +313,9 @@ describe('agentgate runs retry --failed', () => {
     expect(lines[1]).toMatch(/^NEW RUN\s+RETRY OF$/);
     expect(lines.slice(2).map((line) => line.split(/\s+/)[1])).toEqual(failed);
 
-    const again = JSON.parse((await cli(['runs', 'retry', '--failed', '--timed-out', '--until', until, '--json'])).stdout);
+    const again = JSON.parse(
+      (await cli(['runs', 'retry', '--failed', '--timed-out', '--until', until, '--json'])).stdout,
+    );
     expect(again).toEqual({ ok: true, matched: 0, retried: [] });
   });
 

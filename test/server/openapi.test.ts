@@ -78,7 +78,14 @@ describe('GET /api/openapi.json', () => {
     const bulkBody = bulk.requestBody.content['application/json'].schema;
     expect(bulkBody.required).toEqual(['status']);
     expect(bulkBody.properties.status.enum).toEqual(['failed', 'timed_out']);
-    expect(Object.keys(bulkBody.properties).sort()).toEqual(['dryRun', 'limit', 'source', 'since', 'status', 'until']);
+    expect(Object.keys(bulkBody.properties).sort()).toEqual([
+      'dryRun',
+      'limit',
+      'source',
+      'since',
+      'status',
+      'until',
+    ]);
     expect(bulkBody.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000 });
     expect(Object.keys(bulk.responses).sort()).toEqual(['200', '202', '400', '401']);
     expect(bulk.responses['202'].content['application/json'].schema.properties).toHaveProperty('matched');

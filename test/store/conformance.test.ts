@@ -969,7 +969,10 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
 
       it('matches finished runs of one status, by source and finish window, oldest finished first; limit caps the runs, not matched', async () => {
         const late = await run({}, fail(T0 + 3000));
-        const early = await run({ source: 'hook:github', callbackUrl: 'https://example.com/cb' }, fail(T0 + 1000));
+        const early = await run(
+          { source: 'hook:github', callbackUrl: 'https://example.com/cb' },
+          fail(T0 + 1000),
+        );
         const middle = await run({}, fail(T0 + 2000));
         const timedOut = await run({ source: 'hook:github' }, fail(T0 + 1500, 'timed_out'));
         await run({}, {}); // succeeded
@@ -1003,7 +1006,12 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         const found = await store.admin.listRetryableRuns({ status: 'failed', limit: 1 });
         expect(retryIds(found)).toEqual([first.id]);
         // As POST /api/runs/retry commits it: through accept, naming the run it retries.
-        const retry = { ...(found.runs[0]?.run as NewRun), id: nextId('run'), retryOf: first.id, tokenId: null };
+        const retry = {
+          ...(found.runs[0]?.run as NewRun),
+          id: nextId('run'),
+          retryOf: first.id,
+          tokenId: null,
+        };
         await store.accept([{ kind: 'agent', run: retry }], render);
         const again = await store.admin.listRetryableRuns({ status: 'failed', limit: 100 });
         expect(again).toMatchObject({ matched: 1 });

@@ -138,7 +138,11 @@ export interface RetryOptions extends TargetOptions {
   dryRun?: boolean;
 }
 
-export async function runsRetryCommand(io: CliIo, runId: string | undefined, options: RetryOptions): Promise<void> {
+export async function runsRetryCommand(
+  io: CliIo,
+  runId: string | undefined,
+  options: RetryOptions,
+): Promise<void> {
   const bulk = options.failed || options.timedOut;
   const bulkOnly = (['source', 'since', 'until', 'limit', 'dryRun'] as const).filter(
     (name) => options[name] !== undefined,
@@ -176,7 +180,8 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 8
  */
 export function pointInTime(flag: string, value: string, now: number): string {
   const duration = DURATION.exec(value);
-  if (duration) return new Date(now - Number(duration[1]) * (UNIT_MS[duration[2] as string] as number)).toISOString();
+  if (duration)
+    return new Date(now - Number(duration[1]) * (UNIT_MS[duration[2] as string] as number)).toISOString();
   const at = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(at)) {
     throw new CliError(`${flag}: "${value}" is neither a duration (30m, 1h, 2d) nor an ISO 8601 time`);
@@ -208,7 +213,12 @@ async function runsBulkRetry(io: CliIo, options: RetryOptions): Promise<void> {
   if (options.dryRun) filter.dryRun = true;
   const total: BulkAnswer = { ok: true, matched: 0, retried: [] };
   for (const status of statuses) {
-    const answer = await client.expectOk({ method: 'POST', path: '/api/runs/retry', auth: 'admin', json: { status, ...filter } });
+    const answer = await client.expectOk({
+      method: 'POST',
+      path: '/api/runs/retry',
+      auth: 'admin',
+      json: { status, ...filter },
+    });
     if (typeof answer.matched !== 'number' || !Array.isArray(answer.retried)) {
       throw new CliError('the gateway answered without matched and retried');
     }
@@ -224,10 +234,17 @@ async function runsBulkRetry(io: CliIo, options: RetryOptions): Promise<void> {
   }
   io.console.log(`${total.matched} ${what} matched, ${total.retried.length} retried`);
   if (total.retried.length > 0) {
-    io.console.log(table(['NEW RUN', 'RETRY OF'], total.retried.map((r) => [r.runId, r.retryOf])));
+    io.console.log(
+      table(
+        ['NEW RUN', 'RETRY OF'],
+        total.retried.map((r) => [r.runId, r.retryOf]),
+      ),
+    );
   }
   if (total.matched > total.retried.length) {
-    io.console.error(`${total.matched - total.retried.length} more match: run the command again, or raise --limit`);
+    io.console.error(
+      `${total.matched - total.retried.length} more match: run the command again, or raise --limit`,
+    );
   }
 }
 

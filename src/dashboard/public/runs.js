@@ -106,7 +106,13 @@ export function runsView(shell, params) {
   const retryQuestion = h('span', { id: 'runs-retry-question' });
   const retryPanel = h(
     'div',
-    { id: 'runs-retry-panel', class: 'toolbar confirm', role: 'alertdialog', 'aria-live': 'polite', hidden: true },
+    {
+      id: 'runs-retry-panel',
+      class: 'toolbar confirm',
+      role: 'alertdialog',
+      'aria-live': 'polite',
+      hidden: true,
+    },
     retryQuestion,
     h('span', { class: 'grow' }),
     cancelRetry,
