@@ -120,7 +120,9 @@ describe('SQLite list queries use an index for every filter', () => {
     const detail = plan(retryableSql(status, bySource), [...where, 101]);
     expect(detail).toMatch(/USING INDEX runs_retryable/);
     expect(detail).toMatch(/runs_by_retry_of/);
-    expect(detail).not.toMatch(/TEMP B-TREE/);
+    // By source, SQLite may sort what it kept: that status's runs of the window and source, not the table.
+    if (!bySource) expect(detail).not.toMatch(/TEMP B-TREE/);
+    expect(detail).not.toMatch(/SCAN r\b/);
     expect(plan(retryableCountSql(status, bySource), where)).toMatch(/USING INDEX runs_retryable/);
     const found = db.prepare(retryableSql(status, bySource)).all(...where, 101) as { id: string }[];
     // failed: runs 1000, 1100, … 14 900, without the retried 1200, 1500, …
