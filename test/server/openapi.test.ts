@@ -81,8 +81,8 @@ describe('GET /api/openapi.json', () => {
     expect(Object.keys(bulkBody.properties).sort()).toEqual([
       'dryRun',
       'limit',
-      'source',
       'since',
+      'source',
       'status',
       'until',
     ]);
