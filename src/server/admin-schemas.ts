@@ -136,6 +136,66 @@ export const RetryAnswer = z.object({
   retryOf: z.string().describe('The run it retries.'),
 });
 
+export const MAX_BULK_RETRY_LIMIT = 1000;
+export const DEFAULT_BULK_RETRY_LIMIT = 100;
+export const RETRYABLE_STATUSES = ['failed', 'timed_out'] as const;
+
+/** A time in a JSON body: ISO 8601 with a date, a time and `Z` or an offset; read as ms since the epoch. */
+const isoTimeField = (what: string) => {
+  const problem = 'must be an ISO 8601 time with a time zone, e.g. "2026-11-28T15:00:00Z"';
+  return z
+    .string({ error: problem })
+    .refine((value) => z.iso.datetime({ offset: true }).safeParse(value).success, problem)
+    .transform((value) => Date.parse(value))
+    .optional()
+    .describe(what);
+};
+
+/** `POST /api/runs/retry`'s body (docs/operating.md, "Bulk retry"). An unknown field is refused. */
+export const BulkRetryBody = z
+  .strictObject({
+    status: z
+      .enum(RETRYABLE_STATUSES, { error: `must be one of ${quoted(RETRYABLE_STATUSES)}` })
+      .describe('Retry the finished runs with this status.'),
+    source: z
+      .string({ error: 'must be one source, e.g. "hook:agent"' })
+      .min(1, 'must not be empty')
+      .optional()
+      .describe('Only runs from this source: `hook:agent`, `hook:<mapping id>`, …'),
+    since: isoTimeField('Only runs that finished at or after this time.'),
+    until: isoTimeField('Only runs that finished strictly before this time.'),
+    limit: z
+      .number({ error: `must be an integer from 1 to ${MAX_BULK_RETRY_LIMIT}` })
+      .int(`must be an integer from 1 to ${MAX_BULK_RETRY_LIMIT}`)
+      .min(1, `must be an integer from 1 to ${MAX_BULK_RETRY_LIMIT}`)
+      .max(MAX_BULK_RETRY_LIMIT, `must be an integer from 1 to ${MAX_BULK_RETRY_LIMIT}`)
+      .default(DEFAULT_BULK_RETRY_LIMIT)
+      .describe(
+        `Retry at most this many (the oldest finished first): 1 to ${MAX_BULK_RETRY_LIMIT}, default ${DEFAULT_BULK_RETRY_LIMIT}.`,
+      ),
+    dryRun: z
+      .boolean({ error: 'must be true or false' })
+      .default(false)
+      .describe('Only count the matching runs; retry nothing.'),
+  })
+  .refine((body) => body.since === undefined || body.until === undefined || body.since < body.until, {
+    path: ['until'],
+    message: 'must be later than since',
+  });
+
+export const BulkRetryAnswer = z.object({
+  ok: z.literal(true),
+  matched: z
+    .number()
+    .int()
+    .describe('How many runs match the filter, all of them: more than were retried when over `limit`.'),
+  retried: z
+    .array(z.object({ runId: z.string().describe('The new run.'), retryOf: z.string() }))
+    .describe(
+      'The new runs, in the order of the runs they retry (oldest finished first); empty for a dry run.',
+    ),
+});
+
 export const OkAnswer = z.object({ ok: z.literal(true) });
 
 export const DeliveryView = z.object({

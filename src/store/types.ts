@@ -438,6 +438,26 @@ export interface StoredRun {
   status: RunStatus;
 }
 
+/**
+ * Which finished runs a bulk retry takes (docs/operating.md, "Bulk retry"): runs with this status,
+ * of this source when given, that finished at or after `since` and strictly before `until` (ms
+ * since the epoch), and that no run retries yet (no run's `retryOf` names them).
+ */
+export interface RetryableRunsOptions {
+  status: 'failed' | 'timed_out';
+  source?: string;
+  since?: number;
+  until?: number;
+  /** At most this many runs are returned; `matched` counts them all. */
+  limit: number;
+}
+
+/** The runs a bulk retry takes: the oldest `limit` first (by when they finished), and how many match in all. */
+export interface RetryableRuns {
+  matched: number;
+  runs: StoredRun[];
+}
+
 /** An outbox item as the admin API shows it (`GET /api/deliveries`). */
 export interface DeliveryView {
   id: string;
@@ -492,6 +512,12 @@ export interface AdminStore {
   /** Newest first; `undefined` when `before` names no run. */
   listRuns(options: ListRunsOptions): Promise<RunPage | undefined>;
   getStoredRun(runId: string): Promise<StoredRun | undefined>;
+  /**
+   * The finished runs a bulk retry would retry (`POST /api/runs/retry`), oldest first by
+   * `finishedAt` (then by acceptance), with their inputs as `getStoredRun` reads them. Reads only:
+   * the retries are committed through `accept`.
+   */
+  listRetryableRuns(options: RetryableRunsOptions): Promise<RetryableRuns>;
   /**
    * Puts a finished run's reply in the outbox again, to the route its last
    * delivery took, and sets its delivery record back to pending — in one transaction.
