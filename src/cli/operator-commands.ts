@@ -56,8 +56,27 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .option('--json', "print the API's answer as JSON")
     .action(lazy(io, async () => (await import('./commands/runs.js')).runsShowCommand));
   client(runs.command('retry'))
-    .description('run a finished run again with the same inputs (a new run)')
-    .argument('<runId>')
+    .description(
+      'run a finished run again with the same inputs (a new run); with --failed/--timed-out and no run id, every such run not retried yet',
+    )
+    .argument('[runId]')
+    .option('--failed', 'retry the failed runs (no run id)')
+    .option('--timed-out', 'retry the timed-out runs (no run id)')
+    .option('--source <source>', 'with --failed/--timed-out: only runs from this source')
+    .option(
+      '--since <when>',
+      'with --failed/--timed-out: only runs that finished since (1h, 30m, 2d, or ISO 8601)',
+    )
+    .option(
+      '--until <when>',
+      'with --failed/--timed-out: only runs that finished before (1h, 30m, 2d, or ISO 8601)',
+    )
+    .option(
+      '--limit <n>',
+      'with --failed/--timed-out: at most this many runs per status (default 100)',
+      positiveInt(1000),
+    )
+    .option('--dry-run', 'with --failed/--timed-out: only count the runs that would be retried')
     .option('--json', "print the API's answer as JSON")
     .action(lazy(io, async () => (await import('./commands/runs.js')).runsRetryCommand));
   client(runs.command('redeliver'))

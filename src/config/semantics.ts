@@ -116,6 +116,20 @@ export function checkConfig(
     }
   });
 
+  // --- hooks: mapping ids name one hook each (metrics labels, token scopes: docs/senders.md) ---
+  const seenIds = new Map<string, number>();
+  hooks.mappings.forEach((mapping, index) => {
+    if (mapping.id === undefined) return;
+    const at = `hooks.mappings[${index}].id`;
+    if (['wake', 'agent', RUNS_HOOK_NAME, ...hooks.presets].includes(mapping.id)) {
+      problems.push(`${at}: "${mapping.id}" is the name of a built-in hook or preset; choose another id`);
+    }
+    const first = seenIds.get(mapping.id);
+    if (first !== undefined) {
+      problems.push(`${at}: "${mapping.id}" is already the id of hooks.mappings[${first}]`);
+    } else seenIds.set(mapping.id, index);
+  });
+
   // --- hooks: the name reserved for run status (docs/callers.md, "Following a run") ---
   hooks.mappings.forEach((mapping, index) => {
     const path = mapping.match?.path;

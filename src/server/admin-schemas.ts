@@ -11,9 +11,12 @@ export const MAX_RUN_LIMIT = 1000;
 export const DEFAULT_RUN_LIMIT = 50;
 export const MAX_DELIVERY_LIMIT = 1000;
 export const DEFAULT_DELIVERY_LIMIT = 50;
+export const MAX_CALLBACK_LIMIT = 1000;
+export const DEFAULT_CALLBACK_LIMIT = 50;
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'] as const;
 export const DELIVERY_LIST_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export const CALLBACK_LIST_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
 const quoted = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 
@@ -66,6 +69,11 @@ export const RunsQuery = z.object({
 export const DeliveriesQuery = z.object({
   status: statusParam(DELIVERY_LIST_STATUSES).describe('Only deliveries with this status.'),
   limit: limitParam(DEFAULT_DELIVERY_LIMIT, MAX_DELIVERY_LIMIT),
+});
+
+export const CallbacksQuery = z.object({
+  status: statusParam(CALLBACK_LIST_STATUSES).describe('Only callbacks with this status.'),
+  limit: limitParam(DEFAULT_CALLBACK_LIMIT, MAX_CALLBACK_LIMIT),
 });
 
 const isoTime = z.string().describe('ISO 8601 time');
@@ -128,6 +136,66 @@ export const RetryAnswer = z.object({
   retryOf: z.string().describe('The run it retries.'),
 });
 
+export const MAX_BULK_RETRY_LIMIT = 1000;
+export const DEFAULT_BULK_RETRY_LIMIT = 100;
+export const RETRYABLE_STATUSES = ['failed', 'timed_out'] as const;
+
+/** A time in a JSON body: ISO 8601 with a date, a time and `Z` or an offset; read as ms since the epoch. */
+const isoTimeField = (what: string) => {
+  const problem = 'must be an ISO 8601 time with a time zone, e.g. "2026-11-28T15:00:00Z"';
+  return z
+    .string({ error: problem })
+    .refine((value) => z.iso.datetime({ offset: true }).safeParse(value).success, problem)
+    .transform((value) => Date.parse(value))
+    .optional()
+    .describe(what);
+};
+
+/** `POST /api/runs/retry`'s body (docs/operating.md, "Bulk retry"). An unknown field is refused. */
+export const BulkRetryBody = z
+  .strictObject({
+    status: z
+      .enum(RETRYABLE_STATUSES, { error: `must be one of ${quoted(RETRYABLE_STATUSES)}` })
+      .describe('Retry the finished runs with this status.'),
+    source: z
+      .string({ error: 'must be one source, e.g. "hook:agent"' })
+      .min(1, 'must not be empty')
+      .optional()
+      .describe('Only runs from this source: `hook:agent`, `hook:<mapping id>`, …'),
+    since: isoTimeField('Only runs that finished at or after this time.'),
+    until: isoTimeField('Only runs that finished strictly before this time.'),
+    limit: z
+      .number({ error: `must be an integer from 1 to ${MAX_BULK_RETRY_LIMIT}` })
+      .int(`must be an integer from 1 to ${MAX_BULK_RETRY_LIMIT}`)
+      .min(1, `must be an integer from 1 to ${MAX_BULK_RETRY_LIMIT}`)
+      .max(MAX_BULK_RETRY_LIMIT, `must be an integer from 1 to ${MAX_BULK_RETRY_LIMIT}`)
+      .default(DEFAULT_BULK_RETRY_LIMIT)
+      .describe(
+        `Retry at most this many (the oldest finished first): 1 to ${MAX_BULK_RETRY_LIMIT}, default ${DEFAULT_BULK_RETRY_LIMIT}.`,
+      ),
+    dryRun: z
+      .boolean({ error: 'must be true or false' })
+      .default(false)
+      .describe('Only count the matching runs; retry nothing.'),
+  })
+  .refine((body) => body.since === undefined || body.until === undefined || body.since < body.until, {
+    path: ['until'],
+    message: 'must be later than since',
+  });
+
+export const BulkRetryAnswer = z.object({
+  ok: z.literal(true),
+  matched: z
+    .number()
+    .int()
+    .describe('How many runs match the filter, all of them: more than were retried when over `limit`.'),
+  retried: z
+    .array(z.object({ runId: z.string().describe('The new run.'), retryOf: z.string() }))
+    .describe(
+      'The new runs, in the order of the runs they retry (oldest finished first); empty for a dry run.',
+    ),
+});
+
 export const OkAnswer = z.object({ ok: z.literal(true) });
 
 export const DeliveryView = z.object({
@@ -144,6 +212,25 @@ export const DeliveryView = z.object({
 });
 
 export const DeliveriesAnswer = z.object({ deliveries: z.array(DeliveryView).describe('Newest first.') });
+
+export const CallbackView = z.object({
+  id: z.string().describe('The `webhook-id` every attempt carried.'),
+  runId: z.string(),
+  origin: z
+    .string()
+    .describe(
+      'The callback URL’s origin only (`https://ci.example.com`): its path may carry a caller’s secret.',
+    ),
+  status: z
+    .enum(CALLBACK_LIST_STATUSES)
+    .describe('`pending` from the run’s acceptance until the callback ends, as on the RunView.'),
+  attempts: z.number().int().describe('HTTP attempts so far.'),
+  lastError: z.string().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+
+export const CallbacksAnswer = z.object({ callbacks: z.array(CallbackView).describe('Newest first.') });
 
 /** Every admin route is under the admin token (OpenAPI security requirement). */
 export const ADMIN_SECURITY = [{ adminToken: [] }];

@@ -1,19 +1,32 @@
 /**
- * The operators' run and delivery routes (docs/operating.md, "Admin API"): the run list, retry,
- * redeliver and the delivery list. Registered by admin-routes.ts inside its
- * authenticated scope, so every one takes the admin token only.
+ * The operators' run, delivery and callback routes (docs/operating.md, "Admin API"): the run
+ * list, retry (one run or in bulk), redeliver, the delivery list and the (read-only) completion
+ * callback list. Registered by admin-routes.ts inside its authenticated scope, so every one
+ * takes the admin token only.
  *
  * A retry goes through `store.accept` like a hook's agent request — committed
  * in the same group commit, workers woken (and on PostgreSQL every replica
  * through the accept's NOTIFY) — with the old run's inputs and a new id.
+ *
+ * A bulk retry (`POST /api/runs/retry`, docs/operating.md "Bulk retry") commits all the
+ * retries it makes in one accept: all of them or, when the store fails, none. A run already
+ * retried (some run's `retryOf` names it) is not matched, so the same bulk retry sent again
+ * retries nothing. Bulk retries are taken one at a time in this process; two sent at the same
+ * moment to two PostgreSQL replicas could each retry a run.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { parseJsonObject } from '../hook-model/payload.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
+import { BODY_TIMEOUT_MS, readBody } from '../ingress/body.js';
 import type { Action, Committed, NewRun, Store } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
 import {
   ADMIN_SECURITY,
+  BulkRetryAnswer,
+  BulkRetryBody,
+  CallbacksAnswer,
+  CallbacksQuery,
   DeliveriesAnswer,
   DeliveriesQuery,
   ErrorAnswer,
@@ -34,6 +47,25 @@ export interface RunAdminDeps {
 }
 
 const notFound = (runId: string) => new HttpError(404, 'not_found', `no run with id "${runId}"`);
+
+/** A bulk retry's body is a few fields: far below this. */
+const BULK_RETRY_BODY_LIMIT = 16 * 1024;
+
+/**
+ * The new run that retries `run`: the same inputs, a new id, `retryOf` naming it. A retry is the
+ * operator's, not the sender's: it carries no hook token (docs/senders.md), nor the trace of the
+ * hook request that queued the first run (docs/tracing.md).
+ */
+function retryRun(run: NewRun, at: number): NewRun {
+  return {
+    ...run,
+    id: `run_${uuidv7(at)}`,
+    createdAt: at,
+    retryOf: run.id,
+    tokenId: null,
+    traceParent: null,
+  };
+}
 
 export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps): void {
   const { store } = deps;
@@ -83,17 +115,7 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
           `run "${runId}" is ${stored.status}; only a finished run can be retried`,
         );
       }
-      const at = now();
-      // A retry is the operator's, not the sender's: it carries no hook token (docs/senders.md),
-      // nor the trace of the hook request that queued the first run (docs/tracing.md).
-      const run: NewRun = {
-        ...stored.run,
-        id: `run_${uuidv7(at)}`,
-        createdAt: at,
-        retryOf: runId,
-        tokenId: null,
-        traceParent: null,
-      };
+      const run = retryRun(stored.run, now());
       const actions: Action[] = [{ kind: 'agent', run }];
       const answer = { ok: true as const, runId: run.id, retryOf: runId };
       const result = await store.accept(actions, () => ({ status: 202, body: JSON.stringify(answer) }));
@@ -101,6 +123,69 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
       return reply.code(202).send(answer);
     },
   );
+
+  // In a scope of its own: the only admin route that reads a body (a JSON object, whatever
+  // the Content-Type says; none at all reads as `{}`, so the missing field is named).
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (request, payload, done) => {
+      readBody(
+        payload,
+        request.headers['content-length'],
+        BULK_RETRY_BODY_LIMIT,
+        BODY_TIMEOUT_MS,
+        (error, body) => {
+          if (error) return done(error);
+          try {
+            done(null, parseJsonObject(body));
+          } catch (refused) {
+            done(refused as Error);
+          }
+        },
+      );
+    });
+    let previous: Promise<unknown> = Promise.resolve();
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      '/api/runs/retry',
+      {
+        schema: {
+          summary:
+            'Retry every finished run with a status (and a source, a finish time window), each as a new run',
+          tags: ['runs'],
+          security: ADMIN_SECURITY,
+          body: BulkRetryBody,
+          response: { 200: BulkRetryAnswer, 202: BulkRetryAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
+        },
+        preValidation: (request, _reply, done) => {
+          const parsed = request as { body: unknown };
+          parsed.body ??= {};
+          done();
+        },
+      },
+      async (request, reply) => {
+        const { status, source, since, until, limit, dryRun } = request.body;
+        // One at a time: a bulk retry reads what is not retried yet, then commits its retries.
+        const turn = previous.then(async () => {
+          const found = await store.admin.listRetryableRuns({ status, source, since, until, limit });
+          if (dryRun || found.runs.length === 0) return { matched: found.matched, actions: [] };
+          const at = now();
+          const actions: Action[] = found.runs.map((stored) => ({
+            kind: 'agent',
+            run: retryRun(stored.run, at),
+          }));
+          const result = await store.accept(actions, () => ({ status: 202, body: '' }));
+          if (result.kind === 'committed') deps.onCommitted?.(actions, result.committed);
+          return { matched: found.matched, actions };
+        });
+        previous = turn.catch(() => {});
+        const { matched, actions } = await turn;
+        const retried = actions.flatMap((action) =>
+          action.kind === 'agent' ? [{ runId: action.run.id, retryOf: action.run.retryOf as string }] : [],
+        );
+        return reply.code(dryRun ? 200 : 202).send({ ok: true as const, matched, retried });
+      },
+    );
+  });
 
   api.post(
     '/api/runs/:runId/redeliver',
@@ -150,5 +235,21 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
       },
     },
     async (request) => ({ deliveries: await store.admin.listDeliveries(request.query) }),
+  );
+
+  // Read only: there is no admin action that sends a callback again; a retry of the run sends
+  // its own (docs/operating.md, "Admin API").
+  api.get(
+    '/api/callbacks',
+    {
+      schema: {
+        summary: 'List completion callbacks, newest first',
+        tags: ['callbacks'],
+        security: ADMIN_SECURITY,
+        querystring: CallbacksQuery,
+        response: { 200: CallbacksAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
+      },
+    },
+    async (request) => ({ callbacks: await store.admin.listCallbacks(request.query) }),
   );
 }

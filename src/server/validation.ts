@@ -16,5 +16,9 @@ export const zodValidatorCompiler: FastifySchemaCompiler<ZodType> =
     const result = schema.safeParse(data);
     if (result.success) return { value: result.data };
     const issue = result.error.issues[0];
+    // A strict object's unknown field is named itself, not its object.
+    if (issue?.code === 'unrecognized_keys') {
+      return { error: invalidPayload([...issue.path, issue.keys[0]].join('.'), 'is not a known field') };
+    }
     return { error: invalidPayload(issue?.path.join('.') || 'request', issue?.message ?? 'invalid') };
   };

@@ -3,7 +3,7 @@
  * row (a RunView plus where the run came from) and the outbox item view.
  */
 import { iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from './rows.js';
-import type { DeliveryView, RunListView } from './types.js';
+import type { CallbackView, DeliveryView, RunListView } from './types.js';
 
 export interface RunListRow extends RunRow {
   seq: number;
@@ -68,6 +68,56 @@ export const DELIVERY_STATUSES_OF: Record<DeliveryView['status'], readonly strin
   delivered: ['delivered'],
   failed: ['failed', 'skipped'],
 };
+
+export interface CallbackListRow {
+  id: string;
+  run_id: string;
+  url: string;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const CALLBACK_LIST_COLUMNS = 'id, run_id, url, status, attempts, last_error, created_at, updated_at';
+
+/** Callback outbox statuses a `?status=` filter matches (`pending` includes `waiting`: the run has not ended). */
+export const CALLBACK_STATUSES_OF: Record<CallbackView['status'], readonly string[]> = {
+  pending: ['waiting', 'pending'],
+  delivered: ['delivered'],
+  failed: ['failed'],
+};
+
+/** The WHERE clause of a callback list filter (statuses from a closed set, written as literals). */
+export function callbackStatusWhere(status: CallbackView['status'] | undefined): string {
+  if (status === undefined) return '';
+  const statuses = CALLBACK_STATUSES_OF[status];
+  if (!statuses) throw new Error(`unknown callback status ${status}`);
+  return statuses.length === 1
+    ? `WHERE status = '${statuses[0]}'`
+    : `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
+}
+
+/** A callback row as `GET /api/callbacks` shows it: the URL reduced to its origin. */
+export function toCallbackView(row: CallbackListRow): CallbackView {
+  let origin: string;
+  try {
+    origin = new URL(row.url).origin;
+  } catch {
+    origin = '(unparseable URL)';
+  }
+  return {
+    id: row.id,
+    runId: row.run_id,
+    origin,
+    status: row.status === 'delivered' ? 'delivered' : row.status === 'failed' ? 'failed' : 'pending',
+    attempts: row.attempts,
+    lastError: row.last_error,
+    createdAt: iso(row.created_at) as string,
+    updatedAt: iso(row.updated_at) as string,
+  };
+}
 
 /** The route a redelivery takes: the one the last delivery fixed, else the one it asked for. */
 export interface LastDeliveryRow {

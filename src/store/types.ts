@@ -450,6 +450,26 @@ export interface StoredRun {
   status: RunStatus;
 }
 
+/**
+ * Which finished runs a bulk retry takes (docs/operating.md, "Bulk retry"): runs with this status,
+ * of this source when given, that finished at or after `since` and strictly before `until` (ms
+ * since the epoch), and that no run retries yet (no run's `retryOf` names them).
+ */
+export interface RetryableRunsOptions {
+  status: 'failed' | 'timed_out';
+  source?: string;
+  since?: number;
+  until?: number;
+  /** At most this many runs are returned; `matched` counts them all. */
+  limit: number;
+}
+
+/** The runs a bulk retry takes: the oldest `limit` first (by when they finished), and how many match in all. */
+export interface RetryableRuns {
+  matched: number;
+  runs: StoredRun[];
+}
+
 /** An outbox item as the admin API shows it (`GET /api/deliveries`). */
 export interface DeliveryView {
   id: string;
@@ -472,6 +492,30 @@ export interface ListDeliveriesOptions {
   limit: number;
 }
 
+/**
+ * A completion callback as the admin API shows it (`GET /api/callbacks`). Only the URL's
+ * origin: a caller's path or query may carry its own secret (docs/callers.md).
+ */
+export interface CallbackView {
+  /** The `webhook-id` every attempt carried. */
+  id: string;
+  runId: string;
+  /** `scheme://host[:port]` of the callback URL. */
+  origin: string;
+  /** `pending` from the run's acceptance until the callback ends, as on the RunView. */
+  status: 'pending' | 'delivered' | 'failed';
+  /** HTTP attempts so far. */
+  attempts: number;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ListCallbacksOptions {
+  status?: CallbackView['status'];
+  limit: number;
+}
+
 /** What `redeliverRun` did. */
 export type RedeliverResult = 'enqueued' | 'not_found' | 'nothing_to_deliver' | 'delivery_pending';
 
@@ -481,12 +525,20 @@ export interface AdminStore {
   listRuns(options: ListRunsOptions): Promise<RunPage | undefined>;
   getStoredRun(runId: string): Promise<StoredRun | undefined>;
   /**
+   * The finished runs a bulk retry would retry (`POST /api/runs/retry`), oldest first by
+   * `finishedAt` (then by acceptance), with their inputs as `getStoredRun` reads them. Reads only:
+   * the retries are committed through `accept`.
+   */
+  listRetryableRuns(options: RetryableRunsOptions): Promise<RetryableRuns>;
+  /**
    * Puts a finished run's reply in the outbox again, to the route its last
    * delivery took, and sets its delivery record back to pending — in one transaction.
    */
   redeliverRun(runId: string, now: number): Promise<RedeliverResult>;
   /** Outbox items, newest first. */
   listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]>;
+  /** Completion callbacks, newest first (read only: no admin action sends one again). */
+  listCallbacks(options: ListCallbacksOptions): Promise<CallbackView[]>;
   /** A cheap round trip to the store; throws StoreUnavailableError when it does not answer. */
   ping(): Promise<void>;
   /**

@@ -64,6 +64,24 @@ describe('startup refusals', () => {
     ]);
   });
 
+  it('a mapping id taken twice, or the name of a built-in hook or preset', () => {
+    const mapping = (id: string, path: string) => ({ id, match: { path }, messageTemplate: 'x' });
+    expect(
+      problemsOf(
+        load({
+          enabled: true,
+          token: HOOK,
+          presets: ['gmail'],
+          mappings: [mapping('ci', 'a'), mapping('ci', 'b'), mapping('agent', 'c'), mapping('gmail', 'd')],
+        }),
+      ),
+    ).toEqual([
+      'hooks.mappings[1].id: "ci" is already the id of hooks.mappings[0]',
+      'hooks.mappings[2].id: "agent" is the name of a built-in hook or preset; choose another id',
+      'hooks.mappings[3].id: "gmail" is the name of a built-in hook or preset; choose another id',
+    ]);
+  });
+
   it('a token is not required while hooks are disabled', () => {
     expect(accepted(load({ enabled: false }))).toEqual([]);
   });

@@ -2,7 +2,8 @@
  * The dashboard in a real browser (headless Debian Chromium via playwright-core)
  * against a real gateway: the OpenAI-compatible provider and Telegram are
  * loopback fakes. An operator signs in, watches a failing hook's run fail,
- * fixes the provider, presses Retry and sees the new run succeed; redelivers a
+ * fixes the provider, presses Retry and sees the new run succeed; retries every
+ * failed run from the filtered list after its count is shown; redelivers a
  * failed delivery; reads the main session. All under the page's strict CSP,
  * with the token only ever in the Authorization header.
  */
@@ -224,6 +225,68 @@ describe.skipIf(skipReason !== undefined)('dashboard in Chromium', { timeout: 90
     await page.locator('#runs-token').press('Enter');
     await page.locator('#problem').waitFor({ state: 'hidden', ...SEEN });
     await expect.poll(() => page.locator('#runs-list tbody tr').count(), SEEN).toBeGreaterThan(1);
+  });
+
+  it('retries the failed runs from the list: the dry run’s count first, then the runs on confirm', async () => {
+    providerFails = true;
+    const failing = [
+      await hook({ message: 'Bulk one', name: 'Bulk', deliver: false }),
+      await hook({ message: 'Bulk two', name: 'Bulk', deliver: false }),
+    ];
+    await page.goto(`${gw.url}/ui/#/runs`);
+    for (const runId of failing) await row(runId, 'failed').waitFor(SEEN);
+    // The token test's run, committed straight to the store, ran (and failed) with these: wait for
+    // nothing to run, then count the failed runs no run retries — the one retried above is not one.
+    await waitFor(async () => {
+      const active = await Promise.all(
+        ['queued', 'running'].map(async (status) => (await gw.admin(`/api/runs?status=${status}`)).body.runs),
+      );
+      return active.flat().length === 0;
+    }, 'no run to be queued or running');
+    providerFails = false;
+    const all = (await gw.admin('/api/runs?limit=1000')).body.runs as {
+      runId: string;
+      status: string;
+      retryOf: string | null;
+    }[];
+    const retriedAlready = new Set(all.map((run) => run.retryOf));
+    const open = all.filter((run) => run.status === 'failed' && !retriedAlready.has(run.runId));
+    expect(open.map((run) => run.runId)).toEqual(expect.arrayContaining(failing));
+    // Only for a status a bulk retry takes.
+    expect(await page.locator('#runs-retry').isVisible()).toBe(false);
+    await page.locator('#runs-status').selectOption('failed');
+    await page.locator('#runs-retry').waitFor({ state: 'visible', ...SEEN });
+
+    const retriesOf = async (runIds: string[]) =>
+      ((await gw.admin('/api/runs?limit=1000')).body.runs as { runId: string; retryOf: string | null }[])
+        .filter((run) => run.retryOf !== null && runIds.includes(run.retryOf))
+        .map((run) => run.runId);
+    await page.locator('#runs-retry').click();
+    await page.locator('#runs-retry-panel').waitFor({ state: 'visible', ...SEEN });
+    expect(await page.locator('#runs-retry-question').textContent()).toBe(
+      `Retry ${open.length} failed runs?`,
+    );
+    const openIds = open.map((run) => run.runId);
+    expect(await retriesOf(openIds)).toEqual([]);
+
+    await page.locator('#runs-retry-confirm').click();
+    await page.locator('#notice', { hasText: `Retried ${open.length} runs` }).waitFor(SEEN);
+    expect(await page.locator('#runs-retry-panel').isVisible()).toBe(false);
+    const retried = await retriesOf(openIds);
+    expect(retried).toHaveLength(open.length);
+    for (const runId of retried) {
+      await waitFor(
+        async () => (await gw.admin(`/api/runs/${runId}`)).body.status === 'succeeded',
+        `the retry ${runId} to succeed`,
+      );
+    }
+
+    // Asked again, there is nothing left to retry.
+    await page.locator('#runs-retry').click();
+    await page.locator('#notice', { hasText: 'No failed runs to retry' }).waitFor(SEEN);
+    expect(await page.locator('#runs-retry-panel').isVisible()).toBe(false);
+    await page.locator('#runs-status').selectOption('');
+    await page.locator('#runs-retry').waitFor({ state: 'hidden', ...SEEN });
   });
 
   it('lists a failed delivery and redelivers it', async () => {

@@ -1,6 +1,7 @@
 /**
  * The operator's commands against a real running gateway (docs/operating.md,
- * "Command line"): `status`, `send wake|agent [--wait]`, `runs list|show|retry`,
+ * "Command line"): `status`, `send wake|agent [--wait]`, `runs list|show|retry` (one run, or
+ * every failed one with `--failed`),
  * with the address and tokens of the config resolved as `run` resolves it, and
  * a clear error when the gateway is not running. Tokens never appear in output.
  *
@@ -12,11 +13,13 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../fakes/openai.js';
 import { CLI, type CliResult, type RunningCli, runCli, startCli } from '../helpers/cli.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, baseConfig, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 let dir: string;
 let configPath: string;
@@ -42,7 +45,15 @@ function writeConfigAt(folder: string, config: Record<string, unknown>): string 
 beforeAll(async () => {
   dir = tempDir('agentgate-cli-ops-');
   port = await freePort();
-  configPath = writeConfigAt(dir, merge(baseConfig(), { gateway: { port } }));
+  // `failing/agent` (a local command that exits 3) makes failed runs for `runs retry --failed`.
+  const failing = fileURLToPath(new URL('../fixtures/agent-fail.mjs', import.meta.url));
+  configPath = writeConfigAt(
+    dir,
+    merge(baseConfig(), {
+      gateway: { port },
+      models: { providers: { failing: { api: 'command', command: [process.execPath, failing] } } },
+    }),
+  );
   env = {
     AGENTGATE_CONFIG: '',
     AGENTGATE_HOME: '',
@@ -270,6 +281,56 @@ describe('agentgate runs', () => {
 
     const json = JSON.parse((await cli(['runs', 'retry', runId, '--json'])).stdout);
     expect(json).toMatchObject({ ok: true, runId: expect.any(String), retryOf: runId });
+  });
+});
+
+describe('agentgate runs retry --failed', () => {
+  const status = async (runId: string) =>
+    JSON.parse((await cli(['runs', 'show', runId, '--json'])).stdout).status as string;
+
+  it('counts with --dry-run, retries each failed run once, and a second time finds none', async () => {
+    const failed: string[] = [];
+    for (const message of ['fail one', 'fail two']) {
+      const sent = await cli(['send', 'agent', message, '--model', 'failing/agent']);
+      expect(sent.code, sent.stderr).toBe(0);
+      failed.push(JSON.parse(sent.stdout).runId);
+    }
+    for (const runId of failed)
+      await waitFor(async () => (await status(runId)) === 'failed', `${runId} to fail`);
+    // The retries fail too (the same model): --until leaves them out of the second retry.
+    const until = new Date(Date.now() + 1).toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+
+    const dry = await cli(['runs', 'retry', '--failed', '--since', '1h', '--until', until, '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toBe('2 failed runs to retry\n');
+    for (const runId of failed) expect(await status(runId)).toBe('failed');
+
+    const result = await cli(['runs', 'retry', '--failed', '--until', until]);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toBe('2 failed runs matched, 2 retried');
+    expect(lines[1]).toMatch(/^NEW RUN\s+RETRY OF$/);
+    expect(lines.slice(2).map((line) => line.split(/\s+/)[1])).toEqual(failed);
+
+    const again = JSON.parse(
+      (await cli(['runs', 'retry', '--failed', '--timed-out', '--until', until, '--json'])).stdout,
+    );
+    expect(again).toEqual({ ok: true, matched: 0, retried: [] });
+  });
+
+  it('refuses a run id with --failed, and bulk options without --failed/--timed-out', async () => {
+    const both = await cli(['runs', 'retry', 'run_x', '--failed']);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toBe('agentgate: give a run id or --failed/--timed-out, not both\n');
+    const neither = await cli(['runs', 'retry']);
+    expect(neither.code).toBe(1);
+    expect(neither.stderr).toContain('--failed');
+    const stray = await cli(['runs', 'retry', 'run_x', '--dry-run']);
+    expect(stray.stderr).toBe('agentgate: --dry-run goes with --failed or --timed-out, not with a run id\n');
+    const since = await cli(['runs', 'retry', '--failed', '--since', 'yesterday']);
+    expect(since.code).toBe(1);
+    expect(since.stderr).toContain('--since: "yesterday" is neither a duration');
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The operators' run routes over real HTTP (docs/operating.md, "Admin API"): GET
  * /api/runs (order, paging, filters, refused parameters), POST
- * /api/runs/{id}/retry and /redeliver, GET /api/deliveries. Runs are made by
+ * /api/runs/{id}/retry and /redeliver, POST /api/runs/retry (bulk), GET /api/deliveries. Runs are made by
  * posting real hooks; the worker is off, and a run is finished (or held) through
  * the gateway's own store, so each state is reached deterministically. One test
  * runs the workers to see a retry actually execute. Every test runs on SQLite and
@@ -373,6 +373,79 @@ describe.each(STORES)('on %s', (kind) => {
         return run.status === 'succeeded' ? run : undefined;
       }, 'the retried run to succeed');
       expect(view.reply).toContain('first');
+    });
+  });
+
+  describe('POST /api/runs/retry (bulk)', () => {
+    const bulk = async (body: Record<string, unknown>) =>
+      readAnswer(
+        await fetch(`${gw?.url}/api/runs/retry`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+      );
+
+    it('a dry run counts and changes nothing; the retry makes one new run per match; sent again, it retries nothing', async () => {
+      const g = await start();
+      const store = g.gateway.store;
+      const t = Date.UTC(2026, 10, 28, 12);
+      const failed: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const id = await tokenRun(store, 'ci-bot', i === 2 ? 'hook:github' : 'hook:agent');
+        await finish(store, id, { status: 'failed', reply: null, error: 'down', finishedAt: t + i * 60_000 });
+        failed.push(id);
+      }
+      const timedOut = await tokenRun(store, null);
+      await finish(store, timedOut, { status: 'timed_out', reply: null, error: 'slow', finishedAt: t });
+      const ok = await tokenRun(store, null);
+      await finish(store, ok, { finishedAt: t });
+
+      const dry = await bulk({ status: 'failed', dryRun: true });
+      expect(dry.status, dry.text).toBe(200);
+      expect(dry.body).toEqual({ ok: true, matched: 3, retried: [] });
+      expect((await g.admin('/api/runs')).body.runs).toHaveLength(5);
+
+      // The window is on finishedAt: since inclusive, until exclusive.
+      const windowed = await bulk({
+        status: 'failed',
+        since: new Date(t + 60_000).toISOString(),
+        until: new Date(t + 120_000).toISOString(),
+        dryRun: true,
+      });
+      expect(windowed.body.matched).toBe(1);
+      expect((await bulk({ status: 'failed', source: 'hook:github', dryRun: true })).body.matched).toBe(1);
+
+      // limit caps the retries, oldest finished first; matched counts them all.
+      const first = await bulk({ status: 'failed', limit: 2 });
+      expect(first.status, first.text).toBe(202);
+      expect(first.body.matched).toBe(3);
+      expect(first.body.retried.map((r: { retryOf: string }) => r.retryOf)).toEqual(failed.slice(0, 2));
+      const rest = await bulk({ status: 'failed' });
+      expect(rest.body).toEqual({
+        ok: true,
+        matched: 1,
+        retried: [{ runId: expect.stringMatching(/^run_/), retryOf: failed[2] }],
+      });
+      expect(await bulk({ status: 'failed' })).toMatchObject({
+        status: 202,
+        body: { ok: true, matched: 0, retried: [] },
+      });
+
+      // Each new run is what the single retry makes: the same inputs, retryOf, no hook token.
+      const newId = rest.body.retried[0].runId;
+      expect((await g.admin(`/api/runs/${newId}`)).body).toMatchObject({
+        status: 'queued',
+        retryOf: failed[2],
+        source: 'hook:github',
+        tokenId: null,
+        message: 'from a sender',
+      });
+      const runs = (await g.admin('/api/runs?status=queued')).body.runs;
+      expect(runs).toHaveLength(3);
+      // The timed-out run is its own status's.
+      const timed = await bulk({ status: 'timed_out' });
+      expect(timed.body.retried.map((r: { retryOf: string }) => r.retryOf)).toEqual([timedOut]);
     });
   });
 

@@ -38,8 +38,10 @@ describe('GET /api/openapi.json', () => {
         'GET /api/runs',
         'GET /api/runs/{runId}',
         'POST /api/runs/{runId}/retry',
+        'POST /api/runs/retry',
         'POST /api/runs/{runId}/redeliver',
         'GET /api/deliveries',
+        'GET /api/callbacks',
         'GET /api/sessions/{sessionKey}/events',
         'GET /api/sessions/{sessionKey}/transcript',
         'GET /api/sessions/{sessionKey}/heartbeats',
@@ -72,6 +74,22 @@ describe('GET /api/openapi.json', () => {
       expect.objectContaining({ name: 'runId', in: 'path', required: true }),
     ]);
     expect(Object.keys(retry.responses).sort()).toEqual(['202', '401', '404', '409']);
+
+    const bulk = doc.paths['/api/runs/retry'].post;
+    const bulkBody = bulk.requestBody.content['application/json'].schema;
+    expect(bulkBody.required).toEqual(['status']);
+    expect(bulkBody.properties.status.enum).toEqual(['failed', 'timed_out']);
+    expect(Object.keys(bulkBody.properties).sort()).toEqual([
+      'dryRun',
+      'limit',
+      'since',
+      'source',
+      'status',
+      'until',
+    ]);
+    expect(bulkBody.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000 });
+    expect(Object.keys(bulk.responses).sort()).toEqual(['200', '202', '400', '401']);
+    expect(bulk.responses['202'].content['application/json'].schema.properties).toHaveProperty('matched');
 
     const deliveries = doc.paths['/api/deliveries'].get;
     const status = deliveries.parameters.find((p: { name: string }) => p.name === 'status');

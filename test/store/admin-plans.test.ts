@@ -4,14 +4,20 @@
  * stops at the page size — no full scan, no sort of the whole table ("TEMP
  * B-TREE"). Checked with EXPLAIN QUERY PLAN on a store holding 20 000 runs and
  * their deliveries, for every combination of status, source and hook token. An active status (queued, running) reads runs_active and
- * sorts what it holds: the backlog, not the table.
+ * sorts what it holds: the backlog, not the table. A bulk retry's query (docs/operating.md, "Bulk retry")
+ * reads runs_retryable in finish order and looks each run up in runs_by_retry_of.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliveryListSql, runListSql } from '../../src/store/sqlite/admin.js';
+import {
+  deliveryListSql,
+  retryableCountSql,
+  retryableSql,
+  runListSql,
+} from '../../src/store/sqlite/admin.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { RunStatus } from '../../src/store/types.js';
 
@@ -26,8 +32,9 @@ describe('SQLite list queries use an index for every filter', () => {
     db = new Database(path);
     const insertRun = db.prepare(
       `INSERT INTO runs (id, status, agent_id, session_key, main_session_key, message, timeout_seconds, wake_mode,
-                         deliver, channel, allow_unsafe, source, created_at, delivery_status, token_id)
-       VALUES (?, ?, 'main', ?, 'agent:main:main', 'm', 60, 'now', 1, 'telegram', 0, ?, ?, 'delivered', ?)`,
+                         deliver, channel, allow_unsafe, source, created_at, delivery_status, token_id,
+                         finished_at, retry_of)
+       VALUES (?, ?, 'main', ?, 'agent:main:main', 'm', 60, 'now', 1, 'telegram', 0, ?, ?, 'delivered', ?, ?, ?)`,
     );
     const insertDelivery = db.prepare(
       `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, text, status, next_attempt_at, created_at, updated_at)
@@ -40,7 +47,19 @@ describe('SQLite list queries use an index for every filter', () => {
           i % 100 === 0 ? 'failed' : i % 250 === 0 ? 'timed_out' : i > ROWS - 20 ? 'queued' : 'succeeded';
         // Most runs by the classic token, a few by a sender of their own, some (retries) by none.
         const token = i % 40 === 0 ? 'rare-bot' : i % 7 === 0 ? null : 'default';
-        insertRun.run(`run_${i}`, status, `hook:${i}`, i % 50 === 0 ? 'hook:rare' : 'hook:agent', i, token);
+        // Finished runs finish in order; every third failed run was retried by the run after it.
+        const finishedAt = status === 'queued' ? null : i + 1;
+        const retryOf = (i - 1) % 300 === 0 ? `run_${i - 1}` : null;
+        insertRun.run(
+          `run_${i}`,
+          status,
+          `hook:${i}`,
+          i % 50 === 0 ? 'hook:rare' : 'hook:agent',
+          i,
+          token,
+          finishedAt,
+          retryOf,
+        );
         insertDelivery.run(
           `dlv_${i}`,
           `run_${i}`,
@@ -90,6 +109,28 @@ describe('SQLite list queries use an index for every filter', () => {
       expect((performance.now() - started) / 20, detail).toBeLessThan(20);
     },
   );
+
+  it.each([
+    { status: 'failed', bySource: false },
+    { status: 'failed', bySource: true },
+    { status: 'timed_out', bySource: false },
+    { status: 'timed_out', bySource: true },
+  ] as const)('bulk retry: status $status, by source $bySource', ({ status, bySource }) => {
+    const where = [1000, 15_000, ...(bySource ? ['hook:rare'] : [])];
+    const detail = plan(retryableSql(status, bySource), [...where, 101]);
+    expect(detail).toMatch(/USING INDEX runs_retryable/);
+    expect(detail).toMatch(/runs_by_retry_of/);
+    // By source, SQLite may sort what it kept: that status's runs of the window and source, not the table.
+    if (!bySource) expect(detail).not.toMatch(/TEMP B-TREE/);
+    expect(detail).not.toMatch(/SCAN r\b/);
+    expect(plan(retryableCountSql(status, bySource), where)).toMatch(/USING INDEX runs_retryable/);
+    const found = db.prepare(retryableSql(status, bySource)).all(...where, 101) as { id: string }[];
+    // failed: runs 1000, 1100, … 14 900, without the retried 1200, 1500, …
+    if (status === 'failed' && !bySource) {
+      expect(found).toHaveLength(140 - 46);
+      expect(found.slice(0, 3).map((row) => row.id)).toEqual(['run_1000', 'run_1100', 'run_1300']);
+    }
+  });
 
   it.each([undefined, 'pending', 'delivered', 'failed'] as const)('deliveries: status %s', (status) => {
     const sql = deliveryListSql(status);

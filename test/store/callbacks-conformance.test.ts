@@ -200,6 +200,78 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
     expect((await store.getRun(run.id))?.callback).toEqual({ status: 'failed', attempts: 1 });
   });
 
+  it('admin.listCallbacks: newest first, the URL as its origin only, status filters (waiting shows as pending)', async () => {
+    const waiting = agent({ callbackUrl: 'https://ci.example.com:8443/builds/42/done?key=s3cret' });
+    await store.accept([waiting], render);
+
+    const { run: failing } = agent({ callbackUrl: 'https://hooks.example.org/agentgate?token=abc' });
+    await finished(store, failing);
+    const [failed] = await store.callbacks.claimCallbacks('cb', T0 + 5000, LEASE, 10);
+    if (!failed) throw new Error('not due');
+    const error = 'HTTP 500 Internal Server Error\n<html>oops</html>';
+    await store.callbacks.finishCallback(failed, 'cb', {
+      attempts: 1,
+      body: '{}',
+      error,
+      now: T0 + 6000,
+      status: 'failed',
+    });
+
+    const { run: fine } = agent();
+    await finished(store, fine);
+    const [sent] = await store.callbacks.claimCallbacks('cb', T0 + 5000, LEASE, 10);
+    if (!sent) throw new Error('not due');
+    await store.callbacks.finishCallback(sent, 'cb', {
+      attempts: 1,
+      body: '{}',
+      error: null,
+      now: T0 + 7000,
+      status: 'delivered',
+    });
+
+    const all = await store.admin.listCallbacks({ limit: 10 });
+    expect(all).toEqual([
+      {
+        id: sent.id,
+        runId: fine.id,
+        origin: 'https://ci.example.com',
+        status: 'delivered',
+        attempts: 1,
+        lastError: null,
+        createdAt: expect.any(String),
+        updatedAt: new Date(T0 + 7000).toISOString(),
+      },
+      {
+        id: failed.id,
+        runId: failing.id,
+        origin: 'https://hooks.example.org',
+        status: 'failed',
+        attempts: 1,
+        lastError: error,
+        createdAt: expect.any(String),
+        updatedAt: new Date(T0 + 6000).toISOString(),
+      },
+      {
+        id: expect.stringMatching(/^msg_/),
+        runId: waiting.run.id,
+        origin: 'https://ci.example.com:8443',
+        status: 'pending',
+        attempts: 0,
+        lastError: null,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
+    ]);
+    // Only the origin: a path or query may carry the caller's own secret.
+    expect(JSON.stringify(all)).not.toMatch(/s3cret|token=abc|builds/);
+    const list = async (status?: 'pending' | 'delivered' | 'failed', limit = 10) =>
+      (await store.admin.listCallbacks({ status, limit })).map((c) => c.runId);
+    expect(await list('failed')).toEqual([failing.id]);
+    expect(await list('pending')).toEqual([waiting.run.id]);
+    expect(await list('delivered')).toEqual([fine.id]);
+    expect(await list(undefined, 1)).toEqual([fine.id]);
+  });
+
   it('hands out due callbacks earliest first, up to the limit', async () => {
     const runs = [agent().run, agent().run, agent().run];
     for (const run of runs) await finished(store, run);

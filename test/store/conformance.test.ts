@@ -978,6 +978,87 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       expect(await list(undefined, 2)).toEqual([all[0]?.id, unrouted.id]);
     });
 
+    describe('listRetryableRuns (bulk retry)', () => {
+      const fail = (finishedAt: number, status: 'failed' | 'timed_out' = 'failed') => ({
+        status,
+        reply: null,
+        error: 'x',
+        finishedAt,
+      });
+      const retryIds = (found: { runs: { run: { id: string } }[] }) => found.runs.map((r) => r.run.id);
+
+      it('matches finished runs of one status, by source and finish window, oldest finished first; limit caps the runs, not matched', async () => {
+        const late = await run({}, fail(T0 + 3000));
+        const early = await run(
+          { source: 'hook:github', callbackUrl: 'https://example.com/cb' },
+          fail(T0 + 1000),
+        );
+        const middle = await run({}, fail(T0 + 2000));
+        const timedOut = await run({ source: 'hook:github' }, fail(T0 + 1500, 'timed_out'));
+        await run({}, {}); // succeeded
+        await run({}, null); // queued
+        const find = (options: Partial<Parameters<Store['admin']['listRetryableRuns']>[0]> = {}) =>
+          store.admin.listRetryableRuns({ status: 'failed', limit: 100, ...options });
+
+        const all = await find();
+        expect(all.matched).toBe(3);
+        expect(retryIds(all)).toEqual([early.id, middle.id, late.id]);
+        // The inputs as getStoredRun reads them, the callback URL included.
+        expect(all.runs[0]).toEqual(await store.admin.getStoredRun(early.id));
+        expect(all.runs[0]?.run.callbackUrl).toBe('https://example.com/cb');
+
+        expect(await find({ status: 'timed_out' })).toMatchObject({ matched: 1 });
+        expect(retryIds(await find({ status: 'timed_out' }))).toEqual([timedOut.id]);
+        expect(retryIds(await find({ source: 'hook:github' }))).toEqual([early.id]);
+        expect(await find({ source: 'hook:nope' })).toEqual({ matched: 0, runs: [] });
+        // since is inclusive, until exclusive.
+        expect(retryIds(await find({ since: T0 + 2000 }))).toEqual([middle.id, late.id]);
+        expect(retryIds(await find({ until: T0 + 2000 }))).toEqual([early.id]);
+        expect(retryIds(await find({ since: T0 + 1000, until: T0 + 3000 }))).toEqual([early.id, middle.id]);
+        const limited = await find({ limit: 2 });
+        expect(limited.matched).toBe(3);
+        expect(retryIds(limited)).toEqual([early.id, middle.id]);
+      });
+
+      it('a run some run retries is not matched again; a failed retry is, itself', async () => {
+        const first = await run({}, fail(T0 + 1000));
+        const second = await run({}, fail(T0 + 2000));
+        const found = await store.admin.listRetryableRuns({ status: 'failed', limit: 1 });
+        expect(retryIds(found)).toEqual([first.id]);
+        // As POST /api/runs/retry commits it: through accept, naming the run it retries.
+        const retry = {
+          ...(found.runs[0]?.run as NewRun),
+          id: nextId('run'),
+          retryOf: first.id,
+          tokenId: null,
+        };
+        await store.accept([{ kind: 'agent', run: retry }], render);
+        const again = await store.admin.listRetryableRuns({ status: 'failed', limit: 100 });
+        expect(again).toMatchObject({ matched: 1 });
+        expect(retryIds(again)).toEqual([second.id]);
+
+        const [claimed] = await store.runs.claimRuns('w1', T0, 60_000, 1);
+        expect(claimed?.id).toBe(retry.id);
+        await store.runs.completeRun(completion(retry, 'w1', fail(T0 + 4000)));
+        expect(retryIds(await store.admin.listRetryableRuns({ status: 'failed', limit: 100 }))).toEqual([
+          second.id,
+          retry.id,
+        ]);
+      });
+
+      it('only reads: asking twice (a dry run) finds the same runs and changes no run', async () => {
+        await run({}, fail(T0 + 1000));
+        await run({}, fail(T0 + 2000, 'timed_out'));
+        const before = await store.admin.listRuns({ limit: 50 });
+        const once = await store.admin.listRetryableRuns({ status: 'failed', limit: 100 });
+        const twice = await store.admin.listRetryableRuns({ status: 'failed', limit: 100 });
+        expect(twice).toEqual(once);
+        expect(once.matched).toBe(1);
+        expect(await store.admin.listRuns({ limit: 50 })).toEqual(before);
+        expect(await store.counts()).toMatchObject({ runsQueued: 0, runsRunning: 0 });
+      });
+    });
+
     it('ping answers while open and fails with StoreUnavailableError once closed', async () => {
       await expect(store.admin.ping()).resolves.toBeUndefined();
       await store.close();

@@ -160,8 +160,8 @@ describe.skipIf(!PG_ENABLED)('auth lockout across replicas (PostgreSQL)', () => 
     afterEach(async () => {
       await Promise.all(limiters.splice(0).map((limiter) => limiter.stop()));
     });
-    const limiterOn = async (store: PgStore, log?: Logger) => {
-      const limiter = new SharedLockout(new AuthFailureLimiter(), store.lockouts, log);
+    const limiterOn = async (store: PgStore, log?: Logger, clock?: () => number) => {
+      const limiter = new SharedLockout(new AuthFailureLimiter(), store.lockouts, log, clock);
       limiters.push(limiter);
       await limiter.start();
       return limiter;
@@ -205,7 +205,9 @@ describe.skipIf(!PG_ENABLED)('auth lockout across replicas (PostgreSQL)', () => 
       const store = await open();
       const warnings: unknown[][] = [];
       const log = { warn: (...args: unknown[]) => warnings.push(args) } as unknown as Logger;
-      const limiter = await limiterOn(store, log);
+      // The retry pause is read on the limiter's clock: the test moves it on instead of waiting.
+      let ahead = 0;
+      const limiter = await limiterOn(store, log, () => Date.now() + ahead);
       const name = new URL(database.url).pathname.slice(1);
       const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
       await admin.connect();
@@ -226,8 +228,8 @@ describe.skipIf(!PG_ENABLED)('auth lockout across replicas (PostgreSQL)', () => 
         await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
         await admin.end();
       }
-      // Once the retry pause is over, failures go to the shared ledger again.
-      await new Promise((resolve) => setTimeout(resolve, 5_100));
+      // Once the retry pause (5 s) is over, failures go to the shared ledger again.
+      ahead = 5_100;
       expect(await limiter.fail('203.0.113.51')).toBe('counted');
       const { rows } = await store.pool.query('SELECT address_key FROM auth_failures');
       expect(rows).toEqual([{ address_key: '203.0.113.51' }]);

@@ -127,11 +127,37 @@ export async function runsShowCommand(
   io.console.log(describeRun(run));
 }
 
+export interface RetryOptions extends TargetOptions {
+  json?: boolean;
+  failed?: boolean;
+  timedOut?: boolean;
+  source?: string;
+  since?: string;
+  until?: string;
+  limit?: number;
+  dryRun?: boolean;
+}
+
 export async function runsRetryCommand(
   io: CliIo,
-  runId: string,
-  options: TargetOptions & { json?: boolean },
+  runId: string | undefined,
+  options: RetryOptions,
 ): Promise<void> {
+  const bulk = options.failed || options.timedOut;
+  const bulkOnly = (['source', 'since', 'until', 'limit', 'dryRun'] as const).filter(
+    (name) => options[name] !== undefined,
+  );
+  if (runId !== undefined && bulk) {
+    throw new CliError('give a run id or --failed/--timed-out, not both');
+  }
+  if (runId === undefined) {
+    if (!bulk) throw new CliError('give the run id to retry, or --failed and/or --timed-out to retry many');
+    return runsBulkRetry(io, options);
+  }
+  if (bulkOnly.length > 0) {
+    const flag = (bulkOnly[0] as string).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    throw new CliError(`--${flag} goes with --failed or --timed-out, not with a run id`);
+  }
   const client = GatewayClient.of(resolveTarget(options, io.env));
   const answer = await client.expectOk({
     method: 'POST',
@@ -143,6 +169,83 @@ export async function runsRetryCommand(
   if (typeof answer.runId !== 'string') throw new CliError('the gateway answered without a runId');
   io.console.log(`run ${runId} retried as ${answer.runId}`);
   io.console.error(`follow it: agentgate runs show ${answer.runId}`);
+}
+
+const DURATION = /^(\d+)(s|m|h|d|w)$/;
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/**
+ * `--since`/`--until`: a duration back from `now` (`90s`, `30m`, `1h`, `2d`, `1w`) or an ISO 8601
+ * date or time (without a zone: local time); sent as an ISO 8601 time in UTC.
+ */
+export function pointInTime(flag: string, value: string, now: number): string {
+  const duration = DURATION.exec(value);
+  if (duration)
+    return new Date(now - Number(duration[1]) * (UNIT_MS[duration[2] as string] as number)).toISOString();
+  const at = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(at)) {
+    throw new CliError(`${flag}: "${value}" is neither a duration (30m, 1h, 2d) nor an ISO 8601 time`);
+  }
+  return new Date(at).toISOString();
+}
+
+interface BulkAnswer {
+  ok: true;
+  matched: number;
+  retried: { runId: string; retryOf: string }[];
+}
+
+/**
+ * `runs retry --failed [--timed-out]`: `POST /api/runs/retry` once per status (docs/cli.md);
+ * with both, the two answers are added up into one of the same shape.
+ */
+async function runsBulkRetry(io: CliIo, options: RetryOptions): Promise<void> {
+  const client = GatewayClient.of(resolveTarget(options, io.env));
+  const now = Date.now();
+  const statuses = [options.failed ? 'failed' : undefined, options.timedOut ? 'timed_out' : undefined].filter(
+    (status): status is string => status !== undefined,
+  );
+  const filter: Record<string, unknown> = {};
+  if (options.source !== undefined) filter.source = options.source;
+  if (options.since !== undefined) filter.since = pointInTime('--since', options.since, now);
+  if (options.until !== undefined) filter.until = pointInTime('--until', options.until, now);
+  if (options.limit !== undefined) filter.limit = options.limit;
+  if (options.dryRun) filter.dryRun = true;
+  const total: BulkAnswer = { ok: true, matched: 0, retried: [] };
+  for (const status of statuses) {
+    const answer = await client.expectOk({
+      method: 'POST',
+      path: '/api/runs/retry',
+      auth: 'admin',
+      json: { status, ...filter },
+    });
+    if (typeof answer.matched !== 'number' || !Array.isArray(answer.retried)) {
+      throw new CliError('the gateway answered without matched and retried');
+    }
+    total.matched += answer.matched;
+    total.retried.push(...(answer.retried as BulkAnswer['retried']));
+  }
+  if (options.json) return printJson(io, total);
+
+  const what = `${statuses.map((status) => status.replace('_', '-')).join(' or ')} run${total.matched === 1 ? '' : 's'}`;
+  if (options.dryRun) {
+    io.console.log(`${total.matched} ${what} to retry`);
+    return;
+  }
+  io.console.log(`${total.matched} ${what} matched, ${total.retried.length} retried`);
+  if (total.retried.length > 0) {
+    io.console.log(
+      table(
+        ['NEW RUN', 'RETRY OF'],
+        total.retried.map((r) => [r.runId, r.retryOf]),
+      ),
+    );
+  }
+  if (total.matched > total.retried.length) {
+    io.console.error(
+      `${total.matched - total.retried.length} more match: run the command again, or raise --limit`,
+    );
+  }
 }
 
 export async function runsRedeliverCommand(

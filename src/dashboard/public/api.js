@@ -58,9 +58,10 @@ export class ApiError extends Error {
  * @param {'GET' | 'POST'} method
  * @param {string} path e.g. 'api/runs' (segments already encoded)
  * @param {Record<string, string | number | undefined>} [query]
+ * @param {unknown} [body] sent as JSON when given (`POST /api/runs/retry`)
  * @returns {Promise<any>} the answer's JSON, or its text when it is not JSON (/metrics)
  */
-export async function call(method, path, query = {}) {
+export async function call(method, path, query = {}, body = undefined) {
   const token = storedToken();
   if (!token) throw new ApiError(401, 'unauthorized', 'Enter the admin token (gateway.auth.token).');
   const params = new URLSearchParams();
@@ -71,9 +72,13 @@ export async function call(method, path, query = {}) {
   /** @type {Response} */
   let response;
   try {
+    /** @type {Record<string, string>} */
+    const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
     response = await fetch(`../${path}${search}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
       cache: 'no-store',
       credentials: 'omit',
       referrerPolicy: 'no-referrer',
@@ -84,14 +89,14 @@ export async function call(method, path, query = {}) {
   }
   const text = await response.text();
   /** @type {any} */
-  let body;
+  let answer;
   try {
-    body = text ? JSON.parse(text) : undefined;
+    answer = text ? JSON.parse(text) : undefined;
   } catch {
-    body = undefined;
+    answer = undefined;
   }
-  if (!response.ok) throw errorOf(response, body);
-  return body ?? text;
+  if (!response.ok) throw errorOf(response, answer);
+  return answer ?? text;
 }
 
 /**

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The dashboard's shell: the token form, the hash routes (#/runs, #/runs/<id>,
- * #/deliveries, #/session), the message areas, and the poll that keeps the
+ * #/deliveries, #/failures, #/session), the message areas, and the poll that keeps the
  * current view live.
  *
  * Live by polling the API every 2 s rather than server-sent events: EventSource
@@ -13,6 +13,7 @@
 import { ApiError, forgetToken, keepToken, storedToken, tokenProblem } from './api.js';
 import { deliveriesView } from './deliveries.js';
 import { fill } from './dom.js';
+import { failuresView } from './failures.js';
 import { runView } from './run.js';
 import { runsView } from './runs.js';
 import { sessionView } from './session.js';
@@ -142,6 +143,7 @@ function route() {
     const [first, second] = parts.map(decodeURIComponent);
     if (first === 'runs' && second) view = runView(shell, second);
     else if (first === 'deliveries') view = deliveriesView(shell, params);
+    else if (first === 'failures') view = failuresView(shell);
     else if (first === 'session') view = sessionView(shell, params);
     else view = runsView(shell, params);
   } catch {

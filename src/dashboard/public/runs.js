@@ -1,7 +1,14 @@
 // @ts-check
-/** The runs list: newest first, filtered by status, hook and hook token, paged by `before`. */
+/**
+ * The runs list: newest first, filtered by status, hook and hook token, paged by `before`.
+ * Filtered to failed or timed-out runs, it offers to retry them all (docs/operating.md,
+ * "Bulk retry"): a dry run counts them first, and nothing is retried until that count is confirmed.
+ */
 import { call, workStanding } from './api.js';
 import { badge, duration, fill, h, runLink, table, time } from './dom.js';
+
+/** The statuses a bulk retry takes (`POST /api/runs/retry`). */
+const RETRYABLE = ['failed', 'timed_out'];
 
 /**
  * Where each run the list showed came from (source, name, retryOf): the run's own
@@ -27,6 +34,8 @@ export const originOf = (runId) => origins.get(runId);
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
 const PAGE_SIZES = [20, 50, 100, 200];
+/** At most this many runs per bulk retry: the API's default limit. */
+const BULK_RETRY_LIMIT = 100;
 /** A hook token's id (docs/senders.md); the gateway refuses any other `tokenId` with its sentence. */
 const TOKEN_ID = '[a-z0-9_-]{1,64}';
 
@@ -82,6 +91,84 @@ export function runsView(shell, params) {
   const newer = h('button', { type: 'button', id: 'runs-newer', disabled: true }, '← Newer');
   const older = h('button', { type: 'button', id: 'runs-older', disabled: true }, 'Older →');
   const newest = h('button', { type: 'button', id: 'runs-newest', disabled: true }, 'Newest');
+  const retryThese = h(
+    'button',
+    {
+      type: 'button',
+      id: 'runs-retry',
+      hidden: true,
+      title: 'Retry every run of this status and hook that was not retried yet, each as a new run',
+    },
+    'Retry these',
+  );
+  const confirmRetry = h('button', { type: 'button', id: 'runs-retry-confirm', class: 'primary' }, 'Retry');
+  const cancelRetry = h('button', { type: 'button', id: 'runs-retry-cancel' }, 'Cancel');
+  const retryQuestion = h('span', { id: 'runs-retry-question' });
+  const retryPanel = h(
+    'div',
+    {
+      id: 'runs-retry-panel',
+      class: 'toolbar confirm',
+      role: 'alertdialog',
+      'aria-live': 'polite',
+      hidden: true,
+    },
+    retryQuestion,
+    h('span', { class: 'grow' }),
+    cancelRetry,
+    confirmRetry,
+  );
+  /** The filter the open question counted, retried as is on confirm. @type {Record<string, string> | null} */
+  let asked = null;
+  const closeRetry = () => {
+    asked = null;
+    retryPanel.hidden = true;
+  };
+  /** Only for a status a bulk retry takes, and without a token filter (the API has none). */
+  const showRetryAction = () => {
+    retryThese.hidden = !RETRYABLE.includes(filter.status) || filter.tokenId !== '';
+    if (retryThese.hidden) closeRetry();
+  };
+  showRetryAction();
+  retryThese.addEventListener('click', () =>
+    shell.act(retryThese, async () => {
+      const request = { status: filter.status, ...(filter.source ? { source: filter.source } : {}) };
+      const answer = await call('POST', 'api/runs/retry', {}, { ...request, dryRun: true });
+      const what = `${filter.status === 'failed' ? 'failed' : 'timed-out'} run${answer.matched === 1 ? '' : 's'}`;
+      const where = filter.source ? ` from ${filter.source}` : '';
+      if (answer.matched === 0) {
+        closeRetry();
+        shell.notify(`No ${what}${where} to retry: each was retried already.`);
+        return;
+      }
+      // The API retries at most its default limit per request, the oldest first.
+      const taken = Math.min(answer.matched, BULK_RETRY_LIMIT);
+      retryQuestion.textContent =
+        taken < answer.matched
+          ? `Retry the ${taken} oldest of ${answer.matched} ${what}${where}?`
+          : `Retry ${answer.matched} ${what}${where}?`;
+      confirmRetry.textContent = `Retry ${taken}`;
+      asked = request;
+      retryPanel.hidden = false;
+      /** @type {HTMLButtonElement} */ (confirmRetry).focus();
+    }),
+  );
+  cancelRetry.addEventListener('click', closeRetry);
+  confirmRetry.addEventListener('click', () =>
+    shell.act(confirmRetry, async () => {
+      if (!asked) return;
+      const answer = await call('POST', 'api/runs/retry', {}, { ...asked, limit: BULK_RETRY_LIMIT });
+      closeRetry();
+      for (const { runId, retryOf } of answer.retried) remember(runId, { ...originOf(retryOf), retryOf });
+      const count = answer.retried.length;
+      shell.notify(
+        count === 0
+          ? 'Nothing was retried: those runs were retried meanwhile.'
+          : `Retried ${count} run${count === 1 ? '' : 's'}: the new run${count === 1 ? ' is' : 's are'} queued.`,
+      );
+      shell.refreshNow();
+    }),
+  );
   const pageLabel = h('span', { class: 'muted' });
   const list = h('div', { id: 'runs-list', 'aria-live': 'polite' });
   const standing = h('span', { id: 'runs-standing', class: 'muted', hidden: true });
@@ -98,6 +185,8 @@ export function runsView(shell, params) {
       limit: filter.limit === 50 ? '' : String(filter.limit),
     });
     pages = [undefined];
+    closeRetry();
+    showRetryAction();
     shell.refreshNow();
   };
   status.addEventListener('change', restart);
@@ -129,12 +218,14 @@ export function runsView(shell, params) {
       source,
       token,
       size,
+      retryThese,
       h('span', { class: 'grow' }),
       pageLabel,
       newest,
       newer,
       older,
     ),
+    retryPanel,
     list,
   );
 

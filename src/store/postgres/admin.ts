@@ -7,10 +7,16 @@
  * for a filter; deliveries_pending or deliveries_failed). A status goes into the SQL
  * as a literal from a closed set, so the planner can prove a partial index
  * applies whatever plan it caches.
+ *
+ * A bulk retry's runs are read by status and finish time through runs_retryable, each
+ * checked for a retry of it through runs_by_retry_of (docs/operating.md, "Bulk retry").
  */
 import type pg from 'pg';
 import { uuidv7 } from '../../util/ids.js';
 import {
+  CALLBACK_LIST_COLUMNS,
+  type CallbackListRow,
+  callbackStatusWhere,
   DELIVERY_LIST_COLUMNS,
   DELIVERY_STATUSES_OF,
   type DeliveryListRow,
@@ -19,15 +25,20 @@ import {
   PROBE_SCOPE,
   RUN_LIST_COLUMNS,
   type RunListRow,
+  toCallbackView,
   toDeliveryView,
   toRunListView,
 } from '../admin-rows.js';
 import {
   type AdminStore,
+  type CallbackView,
   type DeliveryView,
+  type ListCallbacksOptions,
   type ListDeliveriesOptions,
   type ListRunsOptions,
   type RedeliverResult,
+  type RetryableRuns,
+  type RetryableRunsOptions,
   type RunPage,
   type RunStatus,
   type StoredRun,
@@ -38,6 +49,21 @@ import { inTransaction, read } from './db.js';
 
 const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
 const NEWEST = Number.MAX_SAFE_INTEGER;
+
+type StoredRunRow = QueuedRow & {
+  status: RunStatus;
+  retry_of: string | null;
+  token_id: string | null;
+  callback_url: string | null;
+};
+
+function toStoredRun(row: StoredRunRow): StoredRun {
+  const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row);
+  return {
+    run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
+    status: row.status,
+  };
+}
 
 export class PgAdmin implements AdminStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -76,25 +102,38 @@ export class PgAdmin implements AdminStore {
   }
 
   async getStoredRun(runId: string): Promise<StoredRun | undefined> {
-    const [row] = await read<
-      QueuedRow & {
-        status: RunStatus;
-        retry_of: string | null;
-        token_id: string | null;
-        callback_url: string | null;
-      }
-    >(
+    const [row] = await read<StoredRunRow>(
       this.pool,
       // The callback's URL lives with its outbox row (callbacks.run_id).
       `SELECT r.*, c.url AS callback_url FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id WHERE r.id = $1`,
       [runId],
     );
-    if (!row) return undefined;
-    const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row);
-    return {
-      run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
-      status: row.status,
-    };
+    return row ? toStoredRun(row) : undefined;
+  }
+
+  async listRetryableRuns(options: RetryableRunsOptions): Promise<RetryableRuns> {
+    const { status, source } = options;
+    if (status !== 'failed' && status !== 'timed_out') throw new Error(`not a retryable status: ${status}`);
+    const params: unknown[] = [
+      options.since ?? Number.MIN_SAFE_INTEGER,
+      options.until ?? NEWEST,
+      options.limit,
+    ];
+    const where = [`r.status = '${status}'`, 'r.finished_at >= $1', 'r.finished_at < $2'];
+    if (source !== undefined) {
+      params.push(source);
+      where.push(`r.source = $${params.length}`);
+    }
+    where.push('NOT EXISTS (SELECT 1 FROM runs x WHERE x.retry_of = r.id)');
+    // One statement, one snapshot: the count is taken over every match before the LIMIT.
+    const rows = await read<StoredRunRow & { matched: string }>(
+      this.pool,
+      `SELECT r.*, c.url AS callback_url, count(*) OVER () AS matched
+         FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id
+        WHERE ${where.join(' AND ')} ORDER BY r.finished_at, r.seq LIMIT $3`,
+      params,
+    );
+    return { matched: Number(rows[0]?.matched ?? 0), runs: rows.map(toStoredRun) };
   }
 
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
@@ -155,6 +194,16 @@ export class PgAdmin implements AdminStore {
       [options.limit],
     );
     return rows.map(toDeliveryView);
+  }
+
+  async listCallbacks(options: ListCallbacksOptions): Promise<CallbackView[]> {
+    const rows = await read<CallbackListRow>(
+      this.pool,
+      `SELECT ${CALLBACK_LIST_COLUMNS} FROM callbacks ${callbackStatusWhere(options.status)}
+        ORDER BY seq DESC LIMIT $1`,
+      [options.limit],
+    );
+    return rows.map(toCallbackView);
   }
 
   async ping(): Promise<void> {

@@ -227,6 +227,13 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events ADD COLUMN token_id TEXT;
   CREATE INDEX runs_by_token ON runs (token_id, seq) WHERE token_id IS NOT NULL;
   `,
+  // Bulk retry (docs/operating.md, "Bulk retry"): failed and timed-out runs by status and
+  // finish time, oldest first, and whether a run was retried already — a lookup by retry_of,
+  // through an index holding the retries only.
+  `
+  CREATE INDEX runs_retryable ON runs (status, finished_at, seq) WHERE status IN ('failed', 'timed_out');
+  CREATE INDEX runs_by_retry_of ON runs (retry_of) WHERE retry_of IS NOT NULL;
+  `,
   // Tracing (docs/tracing.md): the W3C traceparent of the hook request that accepted each run and
   // event, so the worker continues that trace; null when tracing was off (and for everything
   // accepted before this step). Adding a nullable column without a default rewrites no rows.

@@ -1,6 +1,6 @@
 /**
- * The operators' reads and writes on SQLite (docs/operating.md, "Admin API"): run and delivery
- * lists newest first, a run's inputs for a retry, a redelivery, a ping and the
+ * The operators' reads and writes on SQLite (docs/operating.md, "Admin API"): run, delivery and
+ * callback lists newest first, a run's inputs for a retry, a redelivery, a ping and the
  * readiness probe's write.
  *
  * Lists walk an index newest first by seq and stop at the page size: no filter
@@ -9,10 +9,16 @@
  * failed run runs_failed; `source` runs_by_source; `token` runs_by_token. A status
  * is written into the SQL as a literal (it comes from a closed set), because
  * SQLite uses a partial index only when the query's own text implies its WHERE.
+ *
+ * A bulk retry's runs are read by status and finish time through runs_retryable, each
+ * checked for a retry of it through runs_by_retry_of (docs/operating.md, "Bulk retry").
  */
 import type Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
 import {
+  CALLBACK_LIST_COLUMNS,
+  type CallbackListRow,
+  callbackStatusWhere,
   DELIVERY_LIST_COLUMNS,
   DELIVERY_STATUSES_OF,
   type DeliveryListRow,
@@ -21,15 +27,20 @@ import {
   PROBE_SCOPE,
   RUN_LIST_COLUMNS,
   type RunListRow,
+  toCallbackView,
   toDeliveryView,
   toRunListView,
 } from '../admin-rows.js';
 import {
   type AdminStore,
+  type CallbackView,
   type DeliveryView,
+  type ListCallbacksOptions,
   type ListDeliveriesOptions,
   type ListRunsOptions,
   type RedeliverResult,
+  type RetryableRuns,
+  type RetryableRunsOptions,
   type RunPage,
   type RunStatus,
   type StoredRun,
@@ -77,6 +88,47 @@ export function runListSql(status: RunStatus | undefined, bySource: boolean, byT
   return `SELECT ${RUN_LIST_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 
+type StoredRunRow = QueuedRow & {
+  status: RunStatus;
+  retry_of: string | null;
+  token_id: string | null;
+  callback_url: string | null;
+};
+
+/**
+ * The WHERE of a bulk retry's runs (runs `r`): parameters `since`, `until`, then the source when
+ * `bySource`. The status goes in as runs_retryable's own `IN` term and its literal, as for the list.
+ */
+function retryableWhere(status: RetryableRunsOptions['status'], bySource: boolean): string {
+  if (status !== 'failed' && status !== 'timed_out') throw new Error(`not a retryable status: ${status}`);
+  const where = [
+    `r.status IN ('failed', 'timed_out') AND r.status = '${status}'`,
+    'r.finished_at >= ? AND r.finished_at < ?',
+  ];
+  if (bySource) where.push('r.source = ?');
+  where.push('NOT EXISTS (SELECT 1 FROM runs x WHERE x.retry_of = r.id)');
+  return where.join(' AND ');
+}
+
+/** A bulk retry's runs, oldest finished first: the WHERE's parameters, then the row limit. */
+export function retryableSql(status: RetryableRunsOptions['status'], bySource: boolean): string {
+  return `SELECT r.*, c.url AS callback_url FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id
+   WHERE ${retryableWhere(status, bySource)} ORDER BY r.finished_at, r.seq LIMIT ${BOUND_LIMIT}`;
+}
+
+/** How many runs a bulk retry matches: the WHERE's parameters. */
+export function retryableCountSql(status: RetryableRunsOptions['status'], bySource: boolean): string {
+  return `SELECT count(*) AS n FROM runs r WHERE ${retryableWhere(status, bySource)}`;
+}
+
+function toStoredRun(row: StoredRunRow): StoredRun {
+  const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row, row.created_at);
+  return {
+    run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
+    status: row.status,
+  };
+}
+
 /** The delivery list's query: one parameter, the row limit. */
 export function deliveryListSql(status: DeliveryView['status'] | undefined): string {
   const statuses = status === undefined ? undefined : DELIVERY_STATUSES_OF[status];
@@ -103,15 +155,7 @@ export class SqliteAdmin implements AdminStore {
   ) {
     this.s = {
       runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE id = ?'),
-      storedRun: db.prepare<
-        [string],
-        QueuedRow & {
-          status: RunStatus;
-          retry_of: string | null;
-          token_id: string | null;
-          callback_url: string | null;
-        }
-      >(
+      storedRun: db.prepare<[string], StoredRunRow>(
         // The callback's URL lives with its outbox row (callbacks.run_id).
         `SELECT r.*, c.url AS callback_url FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id WHERE r.id = ?`,
       ),
@@ -167,12 +211,33 @@ export class SqliteAdmin implements AdminStore {
 
   async getStoredRun(runId: string): Promise<StoredRun | undefined> {
     const row = this.s.storedRun.get(runId);
-    if (!row) return undefined;
-    const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row, row.created_at);
-    return {
-      run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
-      status: row.status,
-    };
+    return row ? toStoredRun(row) : undefined;
+  }
+
+  async listRetryableRuns(options: RetryableRunsOptions): Promise<RetryableRuns> {
+    const { status, source } = options;
+    const bySource = source !== undefined;
+    const key = `retryable|${status}|${bySource ? 's' : ''}`;
+    const list = this.statement(key, () => retryableSql(status, bySource));
+    const count = this.statement(`${key}|count`, () => retryableCountSql(status, bySource));
+    const params: unknown[] = [options.since ?? Number.MIN_SAFE_INTEGER, options.until ?? NEWEST];
+    if (bySource) params.push(source);
+    // One read transaction, so the count and the rows see the same runs.
+    const read = this.db.transaction(() => ({
+      matched: (count.get(...params) as { n: number }).n,
+      runs: (list.all(...params, options.limit) as StoredRunRow[]).map(toStoredRun),
+    }));
+    return read.deferred();
+  }
+
+  /** A statement of `listStatements`, prepared on first use. */
+  private statement(key: string, sql: () => string): Database.Statement<unknown[], unknown> {
+    let statement = this.listStatements.get(key);
+    if (!statement) {
+      statement = this.db.prepare(sql());
+      this.listStatements.set(key, statement);
+    }
+    return statement;
   }
 
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
@@ -214,6 +279,19 @@ export class SqliteAdmin implements AdminStore {
       this.listStatements.set(`deliveries|${key}`, statement);
     }
     return (statement.all(options.limit) as DeliveryListRow[]).map(toDeliveryView);
+  }
+
+  async listCallbacks(options: ListCallbacksOptions): Promise<CallbackView[]> {
+    const key = `callbacks|${options.status ?? ''}`;
+    let statement = this.listStatements.get(key);
+    if (!statement) {
+      statement = this.db.prepare(
+        `SELECT ${CALLBACK_LIST_COLUMNS} FROM callbacks ${callbackStatusWhere(options.status)}
+          ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`,
+      );
+      this.listStatements.set(key, statement);
+    }
+    return (statement.all(options.limit) as CallbackListRow[]).map(toCallbackView);
   }
 
   async ping(): Promise<void> {

@@ -208,7 +208,14 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events ADD COLUMN token_id TEXT;
   CREATE INDEX runs_by_token ON runs (token_id, seq) WHERE token_id IS NOT NULL;
   `,
-  // 12: tracing (docs/tracing.md) — the W3C traceparent of the hook request that accepted each
+  // 12: bulk retry (docs/operating.md, "Bulk retry") — failed and timed-out runs by status and
+  // finish time, oldest first (the rowid, seq, breaks ties), and whether a run was retried
+  // already: a lookup by retry_of, through an index holding the retries only.
+  `
+  CREATE INDEX runs_retryable ON runs (status, finished_at) WHERE status IN ('failed', 'timed_out');
+  CREATE INDEX runs_by_retry_of ON runs (retry_of) WHERE retry_of IS NOT NULL;
+  `,
+  // 13: tracing (docs/tracing.md) — the W3C traceparent of the hook request that accepted each
   // run and event, so the worker continues that trace; null when tracing was off (and for
   // everything accepted before this step).
   `
