@@ -311,7 +311,13 @@ describe('agentgate runs retry --failed', () => {
     const lines = result.stdout.trim().split('\n');
     expect(lines[0]).toBe('2 failed runs matched, 2 retried');
     expect(lines[1]).toMatch(/^NEW RUN\s+RETRY OF$/);
-    expect(lines.slice(2).map((line) => line.split(/\s+/)[1])).toEqual(failed);
+    // Oldest finished first: the two may finish in either order, being in sessions of their own.
+    expect(
+      lines
+        .slice(2)
+        .map((line) => line.split(/\s+/)[1])
+        .sort(),
+    ).toEqual([...failed].sort());
 
     const again = JSON.parse(
       (await cli(['runs', 'retry', '--failed', '--timed-out', '--until', until, '--json'])).stdout,
