@@ -4,6 +4,7 @@
  * once, from `models.providers`.
  */
 import type { ResolvedConfig } from '../config/resolved.js';
+import type { ProviderConfig } from '../config/schema.js';
 import { createProvider, splitModelRef } from './providers/index.js';
 import type { ModelProvider } from './providers/types.js';
 
@@ -11,14 +12,16 @@ export interface ResolvedModel {
   provider: ModelProvider;
   model: string;
   ref: string;
+  /** The provider's wire format (`models.providers.<name>.api`), for its model-call spans. */
+  api: ProviderConfig['api'];
 }
 
 export class ModelRouter {
-  private readonly providers = new Map<string, ModelProvider>();
+  private readonly providers = new Map<string, { provider: ModelProvider; api: ProviderConfig['api'] }>();
 
   constructor(private readonly config: ResolvedConfig) {
     for (const [name, providerConfig] of config.modelPolicy.providers) {
-      this.providers.set(name, createProvider(name, providerConfig));
+      this.providers.set(name, { provider: createProvider(name, providerConfig), api: providerConfig.api });
     }
   }
 
@@ -33,8 +36,8 @@ export class ModelRouter {
   resolve(ref: string | null): ResolvedModel {
     if (ref === null) throw new Error('no model configured: set agents.defaults.model');
     const { provider: name, model } = splitModelRef(ref);
-    const provider = this.providers.get(name);
-    if (!provider) throw new Error(`model "${ref}": provider "${name}" is not configured`);
-    return { provider, model, ref };
+    const entry = this.providers.get(name);
+    if (!entry) throw new Error(`model "${ref}": provider "${name}" is not configured`);
+    return { provider: entry.provider, model, ref, api: entry.api };
   }
 }

@@ -6,8 +6,10 @@
  * turn's own deadline; any other error fails the turn at once.
  */
 import type { ResolvedAgent } from '../config/resolved.js';
+import type { WorkSpan } from '../observability/work-span.js';
 import type { Store } from '../store/types.js';
 import { fitHistory, HISTORY_TURNS } from './history.js';
+import { tracedModelCall } from './model-span.js';
 import type { ModelRouter } from './models.js';
 import { abortReason } from './providers/abort.js';
 import { ProviderError, type ThinkingLevel } from './providers/types.js';
@@ -33,6 +35,8 @@ export interface TurnDeps {
   random?: () => number;
   /** Told about each retry, for the log. */
   onRetry?: (error: ProviderError, delayMs: number, call: number) => void;
+  /** The run's or heartbeat's span, when tracing is on: each model call is a child of it (model-span.ts). */
+  span?: WorkSpan;
 }
 
 export interface TurnRequest {
@@ -49,7 +53,8 @@ export interface TurnRequest {
 /** Makes the turn and returns the model's reply text. */
 export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<string> {
   const { store, models } = deps;
-  const { provider, model } = models.resolve(request.model ?? models.defaultFor(request.agent.id));
+  const resolved = models.resolve(request.model ?? models.defaultFor(request.agent.id));
+  const { provider, model } = resolved;
   const system = await readWorkspaceFile(request.agent.workspace, SYSTEM_PROMPT_FILE);
   const history = fitHistory(await store.sessions.loadTranscript(request.sessionKey, HISTORY_TURNS));
   const completion = {
@@ -64,7 +69,8 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
   const random = deps.random ?? Math.random;
   for (let call = 1; ; call++) {
     try {
-      return (await provider.complete(completion)).text;
+      const complete = () => provider.complete(completion);
+      return (await (deps.span ? tracedModelCall(deps.span, resolved, call, complete) : complete())).text;
     } catch (error) {
       if (request.signal.aborted || !(error instanceof ProviderError) || !error.transient) throw error;
       if (call >= retry.maxCalls) throw error;

@@ -14,6 +14,7 @@
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import {
   type ClaimedRun,
   type DeliveryRecord,
@@ -74,6 +75,8 @@ export interface WorkerDeps {
   runCaps?: (source: string) => number | undefined;
   /** Told each run this worker recorded as finished (a waiting request answers at once). */
   onRunFinished?: (runId: string) => void;
+  /** With tracing on, each execution is a span continuing its hook request's trace (docs/tracing.md). */
+  tracing?: SpanStarter;
 }
 
 class Shutdown extends Error {}
@@ -168,11 +171,34 @@ export class RunWorker {
 
   /**
    * Runs the turn and records it; returns the runs claimed for the freed slot in
-   * the completion's transaction, or undefined when none was asked for.
+   * the completion's transaction, or undefined when none was asked for. With
+   * tracing on, all of it — the model calls, the log lines — is inside the run's span.
    */
   private async execute(run: ClaimedRun, stop: AbortSignal): Promise<ClaimedRun[] | undefined> {
+    const span = () => ({
+      kind: 'consumer' as const,
+      parent: run.traceParent,
+      attributes: {
+        'agentgate.run_id': run.id,
+        'agentgate.hook': run.source,
+        'agentgate.agent_id': run.agentId,
+        'agentgate.attempt': run.attempts,
+        // How long it waited in the durable queue, from its acceptance to this claim.
+        'agentgate.queue_wait_ms': Math.max(0, run.startedAt - run.createdAt),
+      },
+    });
+    return traced(this.deps.tracing, 'agentgate.run', span, (runSpan) =>
+      this.executeTraced(run, stop, runSpan),
+    );
+  }
+
+  private async executeTraced(
+    run: ClaimedRun,
+    stop: AbortSignal,
+    span: WorkSpan | undefined,
+  ): Promise<ClaimedRun[] | undefined> {
     const { store, log, owner } = this.deps;
-    if (run.attempts > MAX_INTERRUPTED_ATTEMPTS) return this.giveUp(run);
+    if (run.attempts > MAX_INTERRUPTED_ATTEMPTS) return this.giveUp(run, span);
     const agent =
       this.agents.get(run.agentId) ??
       (this.agents.get(this.deps.config.agents.defaultAgentId) as ResolvedAgent);
@@ -200,6 +226,7 @@ export class RunWorker {
               { runId: run.id, error: failure.message, delayMs, call },
               'provider call failed; retrying',
             ),
+          span,
         },
         {
           agent,
@@ -215,6 +242,7 @@ export class RunWorker {
       const reason = signal.reason;
       if (reason instanceof Shutdown) {
         await store.runs.releaseRun(run.id, owner);
+        span?.setAttributes({ 'agentgate.interrupted': true });
         log.info({ runId: run.id }, 'run interrupted by shutdown; it will resume on the next start');
         return undefined;
       }
@@ -224,11 +252,11 @@ export class RunWorker {
       cancelTimeout();
     }
 
-    return this.record(run, status, reply, error, userTurn);
+    return this.record(run, status, reply, error, userTurn, span);
   }
 
   /** Fails a run that was interrupted too often, without calling the model again. */
-  private async giveUp(run: ClaimedRun): Promise<ClaimedRun[] | undefined> {
+  private async giveUp(run: ClaimedRun, span: WorkSpan | undefined): Promise<ClaimedRun[] | undefined> {
     const error =
       `the gateway stopped unexpectedly ${MAX_INTERRUPTED_ATTEMPTS} times while running this run ` +
       '(killed, crashed or out of memory); it is not tried again';
@@ -236,7 +264,7 @@ export class RunWorker {
       { runId: run.id, attempts: run.attempts - 1 },
       'run failed after repeated interruptions',
     );
-    return this.record(run, 'failed', null, error, null);
+    return this.record(run, 'failed', null, error, null, span);
   }
 
   private async record(
@@ -245,10 +273,17 @@ export class RunWorker {
     reply: string | null,
     error: string | null,
     userTurn: string | null,
+    span: WorkSpan | undefined,
   ): Promise<ClaimedRun[] | undefined> {
     const { log, owner } = this.deps;
     const delivery = initialDelivery(run, status, reply);
     const finishedAt = this.clock.now();
+    // Its delivery, callback and summary event continue the trace from the run's span.
+    const traceParent = span?.traceparent ?? null;
+    if (span) {
+      span.setAttributes({ 'agentgate.status': status });
+      if (status !== 'succeeded') span.fail(error ?? status, status === 'timed_out' ? 'timeout' : 'failed');
+    }
     const completion: RunCompletion = {
       runId: run.id,
       owner,
@@ -271,8 +306,10 @@ export class RunWorker {
         source: `run:${run.id}`,
         wakeMode: run.wakeMode,
         ts: finishedAt,
+        traceParent,
       },
       delivery,
+      traceParent,
     };
     const { recorded, next } = await this.commitCompletion(completion);
     if (!recorded) {

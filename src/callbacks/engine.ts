@@ -14,6 +14,7 @@
 import { hostOf } from '../http/outbound.js';
 import { signedHeaders, signingKey } from '../http/webhook-signature.js';
 import type { Logger } from '../log.js';
+import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import type { CallbackItem, Store } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
@@ -47,6 +48,11 @@ export interface CallbackEngineOptions {
   owner?: string;
   /** Host name resolution (tests: a resolver that answers like a rebinding DNS server). */
   resolve?: Resolver;
+  /**
+   * With tracing on, each attempt is a CLIENT span continuing its run's trace, and its
+   * request carries that span's `traceparent` (docs/tracing.md).
+   */
+  tracing?: SpanStarter;
 }
 
 type EngineStore = Pick<Store, 'callbacks' | 'getRun'>;
@@ -131,6 +137,26 @@ export class CallbackEngine {
   }
 
   private async attempt(item: CallbackItem, signal: AbortSignal): Promise<void> {
+    const span = () => ({
+      kind: 'client' as const,
+      parent: item.traceParent,
+      attributes: {
+        'agentgate.run_id': item.runId,
+        'agentgate.callback_id': item.id,
+        'agentgate.attempt': item.attempts + 1,
+        'server.address': hostOf(item.url),
+      },
+    });
+    await traced(this.options.tracing, 'agentgate.callback', span, (attemptSpan) =>
+      this.attemptIn(item, signal, attemptSpan),
+    );
+  }
+
+  private async attemptIn(
+    item: CallbackItem,
+    signal: AbortSignal,
+    span: WorkSpan | undefined,
+  ): Promise<void> {
     const attempts = item.attempts + 1;
     let body = item.body;
     if (body === null) {
@@ -174,6 +200,7 @@ export class CallbackEngine {
     // Stopping: the attempt was cut, not answered; it is sent again after the restart.
     if (signal.aborted) return;
     const verdict = judge(result);
+    if (span) traceOutcome(span, result, verdict);
     const at = this.clock.now();
     if (result.kind === 'refused') {
       // No HTTP attempt was made: `attempts` counts only those.
@@ -241,6 +268,12 @@ export class CallbackEngine {
     if (status === 'delivered') this.log.info(fields, 'callback delivered');
     else this.log.warn({ ...fields, reason: error }, 'callback failed');
   }
+}
+
+/** The attempt's answer on its span: the status code, and an error unless it was delivered. */
+function traceOutcome(span: WorkSpan, result: CallbackResult, verdict: Verdict): void {
+  if (result.kind === 'answer') span.setAttributes({ 'http.response.status_code': result.status });
+  if (verdict.kind !== 'delivered') span.fail(verdict.reason, verdict.kind);
 }
 
 type Verdict =

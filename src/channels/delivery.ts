@@ -18,6 +18,7 @@
 import { CHANNEL_IDS, type ChannelId, type ChannelsConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import type {
   DeliveryOutboxStore,
   DeliveryRecord,
@@ -52,6 +53,11 @@ export interface DeliveryEngineOptions {
   metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   /** Called once a delivery has ended in the store (a run's callback may now be due). */
   onFinished?: (item: OutboxItem) => void;
+  /**
+   * With tracing on, each attempt is a CLIENT span continuing the trace of the run or
+   * heartbeat that made the reply (docs/tracing.md).
+   */
+  tracing?: SpanStarter;
 }
 
 type Resolution = { route: DeliveryRoute; adapter: ChannelAdapter } | { record: DeliveryRecord };
@@ -76,6 +82,7 @@ export class DeliveryEngine {
   private readonly random: () => number;
   private readonly metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   private readonly onFinished?: (item: OutboxItem) => void;
+  private readonly tracing?: SpanStarter;
   private readonly inFlight: InFlight<Delivering>;
 
   constructor(
@@ -96,6 +103,7 @@ export class DeliveryEngine {
     this.random = options.random ?? Math.random;
     this.metrics = options.metrics;
     this.onFinished = options.onFinished;
+    this.tracing = options.tracing;
     this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
     this.inFlight = new InFlight(this.clock);
   }
@@ -200,6 +208,29 @@ export class DeliveryEngine {
     adapter: ChannelAdapter,
     signal: AbortSignal,
   ): Promise<void> {
+    const span = () => ({
+      kind: 'client' as const,
+      parent: item.traceParent,
+      attributes: {
+        'agentgate.channel': route.channel,
+        'agentgate.delivery_id': item.id,
+        [item.kind === 'run' ? 'agentgate.run_id' : 'agentgate.heartbeat_id']: item.refId,
+        'agentgate.attempt': item.attempts + 1,
+      },
+    });
+    await traced(this.tracing, 'agentgate.delivery', span, (attemptSpan) =>
+      this.attempt(item, route, adapter, signal, attemptSpan),
+    );
+  }
+
+  /** One attempt: the parts not sent yet, in order; then the outcome recorded. */
+  private async attempt(
+    item: OutboxItem,
+    route: DeliveryRoute,
+    adapter: ChannelAdapter,
+    signal: AbortSignal,
+    span: WorkSpan | undefined,
+  ): Promise<void> {
     let parts: OutboundPart[] = [];
     let sent = item.partsSent;
     try {
@@ -217,6 +248,7 @@ export class DeliveryEngine {
       // Stopping: not the platform's failure; the item stays due and resumes on the next start.
       if (signal.aborted) return;
       const failure = error instanceof DeliveryError ? error : new DeliveryError(String(error), false);
+      span?.fail(failure.message, failure.permanent ? 'permanent' : 'temporary');
       const progress = sent > 0 ? ` (${sent} of ${parts.length} parts were sent)` : '';
       const attempts = item.attempts + 1;
       if (failure.permanent || attempts >= this.maxAttempts) {

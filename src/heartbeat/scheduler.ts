@@ -17,6 +17,7 @@ import { HEARTBEAT_FILE, readWorkspaceFile } from '../agents/workspace.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
@@ -45,6 +46,11 @@ export interface HeartbeatDeps {
   clock?: Clock;
   /** Counts finished heartbeats (docs/operating.md, "Metrics"). */
   metrics?: Pick<GatewayMetrics, 'heartbeatFinished'>;
+  /**
+   * With tracing on, each heartbeat turn is a trace of its own, linked to the traces of
+   * the events it sees (docs/tracing.md).
+   */
+  tracing?: SpanStarter;
 }
 
 interface SessionState {
@@ -130,7 +136,7 @@ export class HeartbeatScheduler {
   }
 
   private async beatHoldingLease(agent: ResolvedAgent, stopSignal: AbortSignal): Promise<void> {
-    const { store, models, log } = this.deps;
+    const { store } = this.deps;
     const sessionKey = agent.mainSessionKey;
     const events = fitEvents(await store.sessions.pendingEvents(sessionKey, MAX_EVENTS));
     const standing = await readWorkspaceFile(agent.workspace, HEARTBEAT_FILE);
@@ -138,6 +144,28 @@ export class HeartbeatScheduler {
 
     const startedAt = this.clock.now();
     const id = `hb_${uuidv7(startedAt)}`;
+    const span = () => ({
+      kind: 'internal' as const,
+      links: events.map((event) => event.traceParent),
+      attributes: { 'agentgate.heartbeat_id': id, 'agentgate.event_count': events.length },
+    });
+    await traced(this.deps.tracing, 'agentgate.heartbeat', span, (beatSpan) =>
+      this.turn(agent, stopSignal, id, startedAt, events, standing, beatSpan),
+    );
+  }
+
+  /** The heartbeat's turn and its record; inside its span when tracing is on. */
+  private async turn(
+    agent: ResolvedAgent,
+    stopSignal: AbortSignal,
+    id: string,
+    startedAt: number,
+    events: PendingEvent[],
+    standing: string | undefined,
+    span: WorkSpan | undefined,
+  ): Promise<void> {
+    const { store, models, log } = this.deps;
+    const sessionKey = agent.mainSessionKey;
     const prompt = heartbeatPrompt(events, standing, new Date(startedAt));
     const timeoutSeconds = this.deps.config.agents.defaults.timeoutSeconds;
     const timeout = new AbortController();
@@ -155,6 +183,7 @@ export class HeartbeatScheduler {
               { session: sessionKey, error: failure.message, delayMs, call },
               'provider call failed; retrying',
             ),
+          span,
         },
         { agent, model: null, sessionKey, userTurn: prompt, signal },
       );
@@ -165,6 +194,7 @@ export class HeartbeatScheduler {
         { heartbeatId: id, session: sessionKey, error: message, ...eventFields(events) },
         'heartbeat turn failed; events stay pending',
       );
+      span?.fail(message, signal.aborted ? 'timeout' : 'failed');
       await store.sessions.recordHeartbeat({
         id,
         sessionKey,
@@ -206,6 +236,7 @@ export class HeartbeatScheduler {
         { role: 'assistant', content: reply },
       ],
       delivery,
+      traceParent: span?.traceparent ?? null,
     });
     this.deps.metrics?.heartbeatFinished('succeeded');
     log.info(

@@ -35,6 +35,7 @@
  *     if (answer.status === 429) wait(retryAfterMs([answer.json?.parameters?.retry_after]));
  */
 
+import { activeTrace } from '../observability/active-trace.js';
 import { type ConnectGuard, type GuardedTarget, guardedTarget } from './connect-guard.js';
 
 /** Default time limit for one request. */
@@ -191,6 +192,12 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     const { body, contentType } = encodeBody(request);
     const headers: Record<string, string> = { ...request.headers };
     if (contentType && !hasHeader(headers, 'content-type')) headers['content-type'] = contentType;
+    // Inside traced work, the request joins its trace (docs/tracing.md, "Outbound requests and logs").
+    const trace = activeTrace();
+    if (trace !== undefined && !hasHeader(headers, 'traceparent')) {
+      headers.traceparent = trace.traceparent;
+      if (trace.tracestate) headers.tracestate = trace.tracestate;
+    }
     let target: GuardedTarget | undefined;
     const refused = (reason: string) =>
       new OutboundError(redact(`${label}: refused: ${reason}`), {

@@ -16,8 +16,11 @@
  * gateways in one process (the tests) each export through their own.
  */
 import { readFileSync } from 'node:fs';
-import type { Span, SpanContext, Tracer } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from '../log.js';
+import { type WorkSpan, type WorkSpanOptions, workSpans } from './work-span.js';
+
+export { traceparentOf } from './work-span.js';
 
 export type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -43,6 +46,11 @@ export interface Tracing {
   startServerSpan(name: string, headers: IncomingHeaders, attributes: Record<string, string>): Span;
   /** Ends a request's span with its answer's status code; a 5xx marks it an error. */
   endServerSpan(span: Span, statusCode: number): void;
+  /**
+   * Starts a span of the work behind a request (a run, a model call, a delivery or
+   * callback attempt, a heartbeat), continuing the stored `traceparent` it is given.
+   */
+  startSpan(name: string, options: WorkSpanOptions): WorkSpan;
   /** Exports what is buffered and stops exporting (gateway stop). */
   shutdown(): Promise<void>;
 }
@@ -116,6 +124,9 @@ export async function startTracing(env: TracingEnv, log: Logger): Promise<Tracin
   });
   const tracer = provider.getTracer('agentgate', productVersion());
   const propagator = new core.W3CTraceContextPropagator();
+  const startSpan = workSpans(api, tracer, {
+    extract: (traceparent) => propagator.extract(api.ROOT_CONTEXT, { traceparent }, headerGetter),
+  });
   const endpoint = printableEndpoint(settings.endpoint);
   const service = resource.attributes[semconv.ATTR_SERVICE_NAME];
   log.info({ endpoint, protocol, service }, `tracing on: exporting spans to ${endpoint} (${protocol})`);
@@ -137,6 +148,7 @@ export async function startTracing(env: TracingEnv, log: Logger): Promise<Tracin
         span.setStatus({ code: api.SpanStatusCode.ERROR, message: `HTTP ${statusCode}` });
       span.end();
     },
+    startSpan,
     shutdown: () => {
       stopped ??= provider.shutdown().catch((error: unknown) => {
         log.warn({ err: error }, 'tracing: exporting the last spans failed');
@@ -156,15 +168,6 @@ const headerGetter = {
     return Object.keys(carrier);
   },
 };
-
-/**
- * A span's own W3C `traceparent` (version 00): what is stored with a run or
- * event so the worker can continue the trace (docs/tracing.md).
- */
-export function traceparentOf(context: SpanContext): string {
-  const flags = (context.traceFlags & 0xff).toString(16).padStart(2, '0');
-  return `00-${context.traceId}-${context.spanId}-${flags}`;
-}
 
 let version: string | undefined;
 

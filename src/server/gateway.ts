@@ -110,6 +110,7 @@ export async function startGateway(
   const delivery = new DeliveryEngine(store, createChannelAdapters(config.channels), config.channels, log, {
     baseDelayMs: options.deliveryBaseDelayMs,
     metrics,
+    tracing,
     // A run's callback waits for its delivery to settle: send it now rather than at the next poll.
     onFinished: (item) => {
       if (item.kind === 'run') callbacks.notify();
@@ -127,6 +128,7 @@ export async function startGateway(
     secret: () => ingress.state.config.hooks.callbacks?.secret,
     self: () => ownEndpoints,
     onFinished: (status) => metrics.callbackFinished(status),
+    tracing,
     ...options.callbacks,
   });
   const completions = new RunCompletions(store);
@@ -139,6 +141,7 @@ export async function startGateway(
     log,
     providerRetry,
     metrics,
+    tracing,
   });
   const worker = new RunWorker({
     store,
@@ -149,6 +152,7 @@ export async function startGateway(
     log,
     owner: newOwnerId(),
     metrics,
+    tracing,
     requestHeartbeat: (sessionKey) => heartbeat.request(sessionKey),
     runCaps: (source) => ingress.runCap(source),
     onRunFinished: (runId) => {

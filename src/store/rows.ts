@@ -103,6 +103,7 @@ export interface OutboxRow {
   parts_sent: number;
   attempts: number;
   next_attempt_at: number;
+  trace_parent: string | null;
 }
 
 /** A reply to put in the outbox, written inside the transaction that produced it. */
@@ -113,6 +114,8 @@ export interface NewOutboxItem {
   channel: string;
   to: string | null;
   text: string;
+  /** The span that made the reply (docs/tracing.md); null or absent for none. */
+  traceParent?: string | null;
 }
 
 export function toOutboxItem(row: OutboxRow): OutboxItem {
@@ -131,6 +134,7 @@ export function toOutboxItem(row: OutboxRow): OutboxItem {
     partsSent: row.parts_sent,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,
+    traceParent: row.trace_parent ?? null,
   };
 }
 
@@ -143,6 +147,7 @@ export interface CallbackRow {
   armed_at: number;
   next_attempt_at: number;
   body: string | null;
+  trace_parent: string | null;
 }
 
 export function toCallbackItem(row: CallbackRow): CallbackItem {
@@ -154,5 +159,6 @@ export function toCallbackItem(row: CallbackRow): CallbackItem {
     armedAt: row.armed_at,
     nextAttemptAt: row.next_attempt_at,
     body: row.body,
+    traceParent: row.trace_parent ?? null,
   };
 }

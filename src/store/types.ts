@@ -174,6 +174,11 @@ export interface RunCompletion {
   summary: NewEvent;
   /** Where the delivery stands now: `pending` (to be sent), `skipped` or `none`. */
   delivery: DeliveryRecord;
+  /**
+   * The `traceparent` of the run's span (docs/tracing.md): its reply's delivery and its
+   * callback continue the trace from it. Absent or null with tracing off.
+   */
+  traceParent?: string | null;
 }
 
 export interface PendingEvent {
@@ -198,6 +203,8 @@ export interface HeartbeatRecord {
   /** The turn appended to the main session's transcript (succeeded only). */
   transcript: TranscriptEntry[];
   delivery: DeliveryRecord;
+  /** The `traceparent` of the heartbeat's span, which its reply's delivery continues (docs/tracing.md). */
+  traceParent?: string | null;
 }
 
 export interface HeartbeatView {
@@ -295,6 +302,8 @@ export interface OutboxItem {
   attempts: number;
   /** When the next attempt may start (ms since the epoch): enqueue time, or the retry time. */
   nextAttemptAt: number;
+  /** The span of the run or heartbeat that made the reply, to continue (docs/tracing.md); null for none. */
+  traceParent: string | null;
 }
 
 export interface DeliveryOutboxStore {
@@ -383,6 +392,8 @@ export interface CallbackItem {
   nextAttemptAt: number;
   /** The body, fixed at the first attempt so every retry sends the same bytes; null before it. */
   body: string | null;
+  /** The span of the run it reports on, to continue (docs/tracing.md); null for none. */
+  traceParent: string | null;
 }
 
 /** The outcome of one attempt, recorded on the callback and on its run's RunView. */

@@ -107,6 +107,7 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
       armedAt: T0 + 5000,
       nextAttemptAt: T0 + 5000,
       body: null,
+      traceParent: null,
     } satisfies CallbackItem);
     // Leased: the same owner is not handed it again while the attempt runs.
     expect(await store.callbacks.claimCallbacks('cb', T0 + 5001, LEASE, 10)).toEqual([]);
@@ -127,6 +128,34 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
     );
     const [item] = await store.callbacks.claimCallbacks('cb', T0 + 20_000, LEASE, 10);
     expect(item).toMatchObject({ runId: run.id, armedAt: T0 + 20_000 });
+  });
+
+  // docs/tracing.md: the run's span is continued by its reply's delivery and by its callback.
+  const RUN_SPAN = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+  it("carries the run span's traceparent when the completion makes it due", async () => {
+    const { run } = agent();
+    await finished(store, run, { traceParent: RUN_SPAN });
+    const [item] = await store.callbacks.claimCallbacks('cb', T0 + 5000, LEASE, 10);
+    expect(item?.traceParent).toBe(RUN_SPAN);
+  });
+
+  it("carries it through the delivery when the delivery's settling makes it due", async () => {
+    const { run } = agent({ deliver: true, channel: 'telegram', to: '42' });
+    await finished(store, run, {
+      delivery: { status: 'pending', channel: 'telegram', to: '42', reason: null },
+      traceParent: RUN_SPAN,
+    });
+    const [delivery] = await store.outbox.deliveryHeads(10);
+    expect(delivery?.traceParent).toBe(RUN_SPAN);
+    if (!delivery) throw new Error('no delivery enqueued');
+    await store.outbox.finishDelivery(
+      delivery,
+      { status: 'delivered', channel: 'telegram', to: '42', reason: null },
+      T0 + 20_000,
+    );
+    const [item] = await store.callbacks.claimCallbacks('cb', T0 + 20_000, LEASE, 10);
+    expect(item).toMatchObject({ runId: run.id, traceParent: RUN_SPAN });
   });
 
   it('a retry records the attempt and body, frees the lease and is due again at its time; finishing shows on RunView', async () => {

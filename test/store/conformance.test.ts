@@ -596,6 +596,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         error: null,
         transcript: [{ role: 'assistant', content: 'all good' }],
         delivery: { status: 'pending', channel: 'last', to: null, reason: null },
+        traceParent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       });
       expect(await store.sessions.sessionsAwaitingHeartbeat()).toEqual([]);
       expect(await store.sessions.loadTranscript(MAIN, 10)).toEqual([
@@ -615,7 +616,12 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       ]);
       expect(await store.sessions.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '7' });
       expect(await store.sessions.getRoute('agent:none:main')).toBeUndefined();
-      expect((await store.outbox.deliveryHeads(10))[0]).toMatchObject({ kind: 'heartbeat', refId: 'hb_1' });
+      // Its reply's delivery continues the heartbeat's trace (docs/tracing.md).
+      expect((await store.outbox.deliveryHeads(10))[0]).toMatchObject({
+        kind: 'heartbeat',
+        refId: 'hb_1',
+        traceParent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      });
     });
   });
 

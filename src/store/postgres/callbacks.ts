@@ -36,11 +36,17 @@ export function insertCallbacksInTx(tx: Pipeline, runs: readonly NewRun[]): void
 }
 
 /** For use inside the transaction that makes a run's result final; a second call does nothing. */
-export async function armCallbackInTx(tx: Tx, runId: string, now: number): Promise<void> {
+export async function armCallbackInTx(
+  tx: Tx,
+  runId: string,
+  now: number,
+  traceParent: string | null = null,
+): Promise<void> {
   await tx.query(
-    `UPDATE callbacks SET status = 'pending', armed_at = $1, next_attempt_at = $1, updated_at = $1
+    `UPDATE callbacks SET status = 'pending', armed_at = $1, next_attempt_at = $1, updated_at = $1,
+                          trace_parent = $3
       WHERE run_id = $2 AND status = 'waiting'`,
-    [now, runId],
+    [now, runId, traceParent],
   );
 }
 
@@ -58,7 +64,7 @@ export class PgCallbacks implements CallbackOutboxStore {
           FOR UPDATE SKIP LOCKED)
        UPDATE callbacks SET lease_owner = $1, lease_until = $3 FROM due WHERE callbacks.seq = due.seq
        RETURNING callbacks.id, callbacks.run_id, callbacks.url, callbacks.attempts, callbacks.armed_at,
-                 callbacks.next_attempt_at, callbacks.body`,
+                 callbacks.next_attempt_at, callbacks.body, callbacks.trace_parent`,
       [owner, now, now + leaseMs, limit],
     );
     return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at).map(toCallbackItem);

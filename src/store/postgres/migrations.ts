@@ -241,6 +241,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN trace_parent TEXT;
   ALTER TABLE events ADD COLUMN trace_parent TEXT;
   `,
+  // Tracing past the run (docs/tracing.md): the traceparent of the run's (or heartbeat's) span on
+  // its reply's delivery and on its callback, which continue that trace.
+  `
+  ALTER TABLE deliveries ADD COLUMN trace_parent TEXT;
+  ALTER TABLE callbacks ADD COLUMN trace_parent TEXT;
+  `,
 ];
 
 /** Applies the missing steps, each recorded in schema_migrations, under the migration lock. */

@@ -18,9 +18,19 @@ export type { NewOutboxItem };
 
 export async function enqueueDeliveryInTx(tx: Tx, item: NewOutboxItem, now: number): Promise<void> {
   await tx.query(
-    `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8)`,
-    [`dlv_${uuidv7(now)}`, item.kind, item.refId, item.mainSessionKey, item.channel, item.to, item.text, now],
+    `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at, updated_at, trace_parent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8, $9)`,
+    [
+      `dlv_${uuidv7(now)}`,
+      item.kind,
+      item.refId,
+      item.mainSessionKey,
+      item.channel,
+      item.to,
+      item.text,
+      now,
+      item.traceParent ?? null,
+    ],
   );
 }
 
@@ -105,7 +115,7 @@ export class PgOutbox implements DeliveryOutboxStore {
         await writeRouteInTx(tx, item.mainSessionKey, { channel: record.channel, to: record.to }, now);
       }
       // The run's delivery settled: its result is final, and its callback becomes due.
-      if (item.kind === 'run') await armCallbackInTx(tx, item.refId, now);
+      if (item.kind === 'run') await armCallbackInTx(tx, item.refId, now, item.traceParent);
     });
   }
 }

@@ -77,8 +77,8 @@ export function recordCompletions(
   if (events.length > 0) {
     // One summary per completion, in the batch's order (planCompletions): its run is the completion's.
     ctes.push(`summaries AS (
-      INSERT INTO events (id, session_key, ts, text, source, wake_mode)
-      SELECT id, session_key, ts, text, source, wake_mode
+      INSERT INTO events (id, session_key, ts, text, source, wake_mode, trace_parent)
+      SELECT id, session_key, ts, text, source, wake_mode, trace_parent
         FROM ${v.unnest(
           [of(events, (e) => e.id), 'text'],
           [of(events, (e) => e.sessionKey), 'text'],
@@ -86,16 +86,17 @@ export function recordCompletions(
           [of(events, (e) => e.text), 'text'],
           [of(events, (e) => e.source), 'text'],
           [of(events, (e) => e.wakeMode), 'text'],
+          [of(events, (e) => e.traceParent ?? null), 'text'],
           [of(batch, (c) => c.runId), 'text'],
-        )} WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, run_id, n)
+        )} WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, trace_parent, run_id, n)
        WHERE run_id IN (SELECT id FROM done)
        ORDER BY n)`);
   }
   if (deliveries.length > 0) {
     ctes.push(`replies AS (
       INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at,
-                              created_at, updated_at)
-      SELECT id, kind, ref_id, main_session_key, channel, recipient, text, now, now, now
+                              created_at, updated_at, trace_parent)
+      SELECT id, kind, ref_id, main_session_key, channel, recipient, text, now, now, now, trace_parent
         FROM ${v.unnest(
           [of(deliveries, ({ now }) => `dlv_${uuidv7(now)}`), 'text'],
           [of(deliveries, ({ item }) => item.kind), 'text'],
@@ -105,15 +106,22 @@ export function recordCompletions(
           [of(deliveries, ({ item }) => item.to), 'text'],
           [of(deliveries, ({ item }) => item.text), 'text'],
           [of(deliveries, ({ now }) => now), 'int8'],
-        )} WITH ORDINALITY AS t(id, kind, ref_id, main_session_key, channel, recipient, text, now, n)
+          [of(deliveries, ({ item }) => item.traceParent ?? null), 'text'],
+        )} WITH ORDINALITY AS t(id, kind, ref_id, main_session_key, channel, recipient, text, now,
+                                 trace_parent, n)
        WHERE ref_id IN (SELECT id FROM done)
        ORDER BY n)`);
   }
   if (callbacksDue.length > 0) {
     ctes.push(`due AS (
-      UPDATE callbacks c SET status = 'pending', armed_at = u.now, next_attempt_at = u.now, updated_at = u.now
-        FROM ${v.unnest([of(callbacksDue, (r) => r.runId), 'text'], [of(callbacksDue, (r) => r.now), 'int8'])}
-             AS u(run_id, now)
+      UPDATE callbacks c SET status = 'pending', armed_at = u.now, next_attempt_at = u.now, updated_at = u.now,
+                             trace_parent = u.trace_parent
+        FROM ${v.unnest(
+          [of(callbacksDue, (r) => r.runId), 'text'],
+          [of(callbacksDue, (r) => r.now), 'int8'],
+          [of(callbacksDue, (r) => r.traceParent), 'text'],
+        )}
+             AS u(run_id, now, trace_parent)
        WHERE c.run_id = u.run_id AND c.status = 'waiting' AND u.run_id IN (SELECT id FROM done))`);
   }
   return { text: `WITH ${ctes.join(',\n')}\nSELECT id FROM done`, values: v.values };

@@ -152,6 +152,7 @@ export class PgSessions implements SessionStore {
             channel: 'last',
             to: null,
             text: r.reply,
+            traceParent: r.traceParent ?? null,
           },
           r.finishedAt,
         );

@@ -26,8 +26,11 @@ export interface CompletionWrites {
   transcript: TranscriptRow[];
   events: NewEvent[];
   deliveries: { item: NewOutboxItem; now: number }[];
-  /** Runs whose result is final now: their callbacks (if any) become due at `now`. */
-  callbacksDue: { runId: string; now: number }[];
+  /**
+   * Runs whose result is final now: their callbacks (if any) become due at `now`,
+   * continuing the run's trace from `traceParent` (docs/tracing.md).
+   */
+  callbacksDue: { runId: string; now: number; traceParent: string | null }[];
 }
 
 /** The writes that follow from these completions, which held their leases. */
@@ -53,11 +56,12 @@ export function planCompletions(recorded: readonly RunCompletion[]): CompletionW
           channel: c.delivery.channel ?? 'last',
           to: c.delivery.to,
           text: c.reply,
+          traceParent: c.traceParent ?? null,
         },
         now: c.finishedAt,
       });
     } else {
-      writes.callbacksDue.push({ runId: c.runId, now: c.finishedAt });
+      writes.callbacksDue.push({ runId: c.runId, now: c.finishedAt, traceParent: c.traceParent ?? null });
     }
   }
   return writes;

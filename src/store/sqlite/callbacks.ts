@@ -23,7 +23,8 @@ export class SqliteCallbacks implements CallbackOutboxStore {
       ),
       runPending: db.prepare(`UPDATE runs SET callback_status = 'pending' WHERE id = ?`),
       arm: db.prepare(
-        `UPDATE callbacks SET status = 'pending', armed_at = ?, next_attempt_at = ?, updated_at = ?
+        `UPDATE callbacks SET status = 'pending', armed_at = ?, next_attempt_at = ?, updated_at = ?,
+                              trace_parent = ?
           WHERE run_id = ? AND status = 'waiting'`,
       ),
       // A read first: the engine polls every second, and a claim that finds nothing due
@@ -38,7 +39,7 @@ export class SqliteCallbacks implements CallbackOutboxStore {
                          WHERE status = 'pending' AND next_attempt_at <= ?
                            AND (lease_owner IS NULL OR lease_owner <> ? OR lease_until < ?)
                          ORDER BY next_attempt_at, seq LIMIT ${BOUND_LIMIT})
-        RETURNING id, run_id, url, attempts, armed_at, next_attempt_at, body`,
+        RETURNING id, run_id, url, attempts, armed_at, next_attempt_at, body, trace_parent`,
       ),
       retry: db.prepare(
         `UPDATE callbacks SET attempts = ?, next_attempt_at = ?, body = ?, last_error = ?, updated_at = ?,
@@ -62,8 +63,8 @@ export class SqliteCallbacks implements CallbackOutboxStore {
   }
 
   /** For use inside the transaction that makes a run's result final; a second call does nothing. */
-  arm(runId: string, now: number): void {
-    this.s.arm.run(now, now, now, runId);
+  arm(runId: string, now: number, traceParent: string | null = null): void {
+    this.s.arm.run(now, now, now, traceParent, runId);
   }
 
   async claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]> {

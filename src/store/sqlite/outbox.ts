@@ -19,12 +19,12 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     private readonly db: Database.Database,
     private readonly setRoute: (mainSessionKey: string, route: DeliveryRoute, now: number) => void,
     /** A run's delivery settled: its result is final, and its completion callback becomes due. */
-    private readonly settleRun: (runId: string, now: number) => void = () => {},
+    private readonly settleRun: (runId: string, now: number, traceParent: string | null) => void = () => {},
   ) {
     this.s = {
       insert: db.prepare(
-        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at, updated_at, trace_parent)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       // Pending rows only, through the partial index deliveries_due: the head of each
       // fixed route (its lowest seq) and every row whose route is not fixed yet.
@@ -67,6 +67,7 @@ export class SqliteOutbox implements DeliveryOutboxStore {
       now,
       now,
       now,
+      item.traceParent ?? null,
     );
   }
 
@@ -105,7 +106,7 @@ export class SqliteOutbox implements DeliveryOutboxStore {
         if (record.status === 'delivered' && record.channel && record.to) {
           this.setRoute(item.mainSessionKey, { channel: record.channel, to: record.to }, now);
         }
-        if (item.kind === 'run') this.settleRun(item.refId, now);
+        if (item.kind === 'run') this.settleRun(item.refId, now, item.traceParent);
       })
       .immediate();
   }

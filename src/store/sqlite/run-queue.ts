@@ -94,7 +94,7 @@ export class SqliteRunQueue implements RunQueueStore {
     /** Puts a reply in the delivery outbox, inside the caller's transaction. */
     private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
     /** The run's result is final (nothing to deliver): its completion callback becomes due. */
-    private readonly settleRun: (runId: string, now: number) => void = () => {},
+    private readonly settleRun: (runId: string, now: number, traceParent: string | null) => void = () => {},
   ) {
     this.s = {
       // Runs executing now (an expired lease is claimable, so it does not count), per
@@ -242,7 +242,7 @@ export class SqliteRunQueue implements RunQueueStore {
     for (const row of writes.transcript) this.appendTranscript(row.sessionKey, row, row.runId, row.ts);
     for (const event of writes.events) this.insertEvent(event);
     for (const { item, now } of writes.deliveries) this.enqueueDelivery(item, now);
-    for (const { runId, now } of writes.callbacksDue) this.settleRun(runId, now);
+    for (const { runId, now, traceParent } of writes.callbacksDue) this.settleRun(runId, now, traceParent);
     const claimed = new Map(
       claimsOf(items).map(({ owner, request }) => [owner, this.claimInTx(request, owner)]),
     );

@@ -147,6 +147,7 @@ export class SqliteSessions implements SessionStore {
               channel: 'last',
               to: null,
               text: r.reply,
+              traceParent: r.traceParent ?? null,
             },
             r.finishedAt,
           );

@@ -177,7 +177,8 @@ export class SqliteStore implements Store {
     this.admin = new SqliteAdmin(db, options.path);
     const callbacks = new SqliteCallbacks(db);
     this.callbacks = callbacks;
-    const settleRun = (runId: string, now: number) => callbacks.arm(runId, now);
+    const settleRun = (runId: string, now: number, traceParent: string | null) =>
+      callbacks.arm(runId, now, traceParent);
     const outbox = new SqliteOutbox(
       db,
       (sessionKey, route, now) => routes.write(sessionKey, route, now),
