@@ -144,7 +144,7 @@ export class CallbackEngine {
         'agentgate.run_id': item.runId,
         'agentgate.callback_id': item.id,
         'agentgate.attempt': item.attempts + 1,
-        'server.address': hostOf(item.url),
+        ...serverOf(item.url),
       },
     });
     await traced(this.options.tracing, 'agentgate.callback', span, (attemptSpan) =>
@@ -267,6 +267,19 @@ export class CallbackEngine {
     const fields = { runId: item.runId, host: hostOf(item.url), attempts };
     if (status === 'delivered') this.log.info(fields, 'callback delivered');
     else this.log.warn({ ...fields, reason: error }, 'callback failed');
+  }
+}
+
+/** `server.address` and `server.port` of a callback URL (OpenTelemetry's HTTP client conventions). */
+function serverOf(url: string): Record<string, string | number> {
+  try {
+    const { hostname, port, protocol } = new URL(url);
+    return {
+      'server.address': hostname.replace(/^\[|\]$/g, ''),
+      'server.port': port === '' ? (protocol === 'https:' ? 443 : 80) : Number(port),
+    };
+  } catch {
+    return {};
   }
 }
 

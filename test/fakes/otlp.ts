@@ -17,7 +17,10 @@ import protobuf from 'protobufjs';
 import { startServer } from './support.js';
 
 /** OTLP's SpanKind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
+export const SPAN_KIND_INTERNAL = 1;
 export const SPAN_KIND_SERVER = 2;
+export const SPAN_KIND_CLIENT = 3;
+export const SPAN_KIND_CONSUMER = 5;
 /** OTLP's Status.code: 0 unset, 1 ok, 2 error. */
 export const STATUS_CODE_ERROR = 2;
 
@@ -33,6 +36,8 @@ export interface ReceivedSpan {
   name: string;
   kind: number;
   attributes: Record<string, AttributeValue>;
+  /** The spans it links to (a heartbeat's events' spans). */
+  links: { traceId: string; spanId: string }[];
   status: { code: number; message: string };
   /** The attributes of the resource that sent it (service.name, …). */
   resource: Record<string, AttributeValue>;
@@ -65,8 +70,8 @@ export interface FakeOtlp {
 /**
  * The fields of opentelemetry-proto's collector/trace/v1/trace_service.proto,
  * trace/v1/trace.proto, resource/v1/resource.proto and common/v1/common.proto
- * that a receiver reads (same names and field numbers; events, links and
- * dropped counts are left out, so protobuf skips them as unknown fields).
+ * that a receiver reads (same names and field numbers; events and dropped
+ * counts are left out, so protobuf skips them as unknown fields).
  */
 const OTLP_TRACE_PROTO = `
 syntax = "proto3";
@@ -96,8 +101,10 @@ message Span {
   fixed64 start_time_unix_nano = 7;
   fixed64 end_time_unix_nano = 8;
   repeated KeyValue attributes = 9;
+  repeated Link links = 13;
   Status status = 15;
 }
+message Link { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; repeated KeyValue attributes = 4; }
 message Status { string message = 2; int32 code = 3; }
 message KeyValue { string key = 1; AnyValue value = 2; }
 message AnyValue {
@@ -131,6 +138,7 @@ interface Wire {
         name?: string;
         kind?: number;
         attributes?: WireKeyValue[];
+        links?: { traceId?: string; spanId?: string }[];
         status?: { code?: number; message?: string };
       }[];
     }[];
@@ -165,6 +173,10 @@ function decodeProtobuf(body: Buffer): Wire {
         span.traceId = base64ToHex(span.traceId);
         span.spanId = base64ToHex(span.spanId);
         span.parentSpanId = base64ToHex(span.parentSpanId);
+        for (const link of span.links ?? []) {
+          link.traceId = base64ToHex(link.traceId);
+          link.spanId = base64ToHex(link.spanId);
+        }
       }
     }
   }
@@ -201,6 +213,10 @@ function flatten(wire: Wire, encoding: ReceivedSpan['encoding']): ReceivedSpan[]
           name: span.name ?? '',
           kind: span.kind ?? 0,
           attributes: attributes(span.attributes),
+          links: (span.links ?? []).map((link) => ({
+            traceId: (link.traceId ?? '').toLowerCase(),
+            spanId: (link.spanId ?? '').toLowerCase(),
+          })),
           status: { code: span.status?.code ?? 0, message: span.status?.message ?? '' },
           resource,
           encoding,

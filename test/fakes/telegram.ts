@@ -82,6 +82,8 @@ export interface FakeTelegramRequest {
   contentType: string | undefined;
   params: Record<string, unknown>;
   status: number;
+  /** The W3C `traceparent` the request carried (tracing tests), if any. */
+  traceparent?: string;
 }
 
 /**
@@ -171,6 +173,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
       contentType,
       params,
       status: 0,
+      ...(typeof req.headers.traceparent === 'string' ? { traceparent: req.headers.traceparent } : {}),
     };
     requests.push(record);
     const answer = (status: number, body: unknown) => {
