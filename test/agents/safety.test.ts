@@ -210,7 +210,7 @@ describe('neutraliseMarkers: marker look-alikes are defused', () => {
     expect(neutraliseMarkers('Do not SEND_EXTERNAL_UNTRUSTED_CONTENT.')).toBe(`Do not S${MARKER_REMOVED}.`);
   });
 
-  it('stays linear: 4 MiB bodies (the gmail limit) in well under a second', () => {
+  it('stays linear: 4 MiB bodies (the gmail limit) cost about four times 1 MiB, not sixteen', () => {
     const size = 4 * 1024 * 1024;
     const fill = (unit: string) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
     const bodies = {
@@ -221,15 +221,24 @@ describe('neutraliseMarkers: marker look-alikes are defused', () => {
       brackets: '<'.repeat(size),
       pipes: fill('e|'),
     };
+    // CPU time, not wall time, and a ratio, not a deadline: what else the machine runs changes
+    // both sizes' figures alike. Linear work gives ~4×, quadratic ~16×.
+    const cpuMs = (work: () => void) => {
+      const before = process.cpuUsage();
+      work();
+      const used = process.cpuUsage(before);
+      return (used.user + used.system) / 1000;
+    };
     for (const [name, body] of Object.entries(bodies)) {
       neutraliseMarkers(body.slice(0, 10_000));
-      // CPU time, not wall time: the figure should not depend on what else the machine runs.
-      const before = process.cpuUsage();
-      neutraliseMarkers(body);
-      const used = process.cpuUsage(before);
-      const ms = (used.user + used.system) / 1000;
-      console.log(`neutraliseMarkers, 4 MiB of ${name}: ${ms.toFixed(0)} ms CPU`);
-      expect(ms, name).toBeLessThan(1500);
+      const quarter = cpuMs(() => neutraliseMarkers(body.slice(0, size / 4)));
+      const whole = cpuMs(() => neutraliseMarkers(body));
+      console.log(
+        `neutraliseMarkers, 4 MiB of ${name}: ${whole.toFixed(0)} ms CPU (1 MiB: ${quarter.toFixed(0)})`,
+      );
+      // Below ~50 ms the ratio is noise; such a figure is fast enough whatever its shape.
+      if (whole > 50) expect(whole / Math.max(quarter, 1), name).toBeLessThan(8);
+      expect(whole, name).toBeLessThan(10_000);
     }
   });
 
