@@ -17,7 +17,12 @@
 //                    [--threads 1] [--pin on|off] [--generator wrk|autocannon]
 //                    [--gateway-dir <checkout>]... [--json <file>]
 //                    [--store sqlite|postgres] [--replicas 1|2|...] [--pg-url <admin url>]
-//                    [--scrape-metrics] [--hook-tokens N]
+//                    [--scrape-metrics] [--hook-tokens N] [--tracing off|on]
+//
+// --tracing on starts a local OTLP/HTTP receiver (bench/otlp-sink.mjs) and points every
+// gateway at it (OTEL_EXPORTER_OTLP_ENDPOINT; http/protobuf, every request sampled), to
+// measure what tracing costs the hook path (docs/tracing.md, "Cost"). Off (the default)
+// the gateways run without any OTEL_* variable, whatever the bench's own environment says.
 //
 // --store postgres runs each gateway on its own new PostgreSQL database (made on the
 // server of --pg-url, default postgres://postgres@127.0.0.1:5432/postgres, dropped at
@@ -48,6 +53,7 @@ import { parseArgs } from 'node:util';
 import { runAutocannon } from './autocannon-load.mjs';
 import { BODY_TEMPLATES, freshTag } from './bodies.mjs';
 import { othersCpuWindow, serverCpuWindow } from './machine-load.mjs';
+import { startOtlpSink } from './otlp-sink.mjs';
 import { startServer, stopServer } from './processes.mjs';
 import { printDrains, printNeighbours, printTable } from './report.mjs';
 import { scrapeSummary, startScraping } from './scrape.mjs';
@@ -80,8 +86,22 @@ const { values } = parseArgs({
     'scrape-metrics': { type: 'boolean', default: false },
     drain: { type: 'boolean', default: false },
     'hook-tokens': { type: 'string', default: '1' },
+    tracing: { type: 'string', default: 'off' },
   },
 });
+if (!['off', 'on'].includes(values.tracing)) {
+  process.stderr.write('--tracing must be off or on\n');
+  process.exit(2);
+}
+const sink = values.tracing === 'on' ? await startOtlpSink() : undefined;
+/** The gateways' tracing environment: the sink's address, or every OTEL_ variable unset. */
+const tracingEnv = sink
+  ? { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }
+  : Object.fromEntries(
+      Object.keys(process.env)
+        .filter((k) => k.startsWith('OTEL_'))
+        .map((k) => [k, undefined]),
+    );
 const rounds = Number(values.rounds);
 const duration = Number(values.duration);
 const warmup = Number(values.warmup);
@@ -295,7 +315,7 @@ try {
           'node',
           [join(g.dir, 'dist/cli/main.js'), 'run', '--config', g.configPath, '--port', '0'],
           {
-            env: { AGENTGATE_LOG_LEVEL: 'warn' },
+            env: { AGENTGATE_LOG_LEVEL: 'warn', ...tracingEnv },
             pattern: /agentgate listening on (\S+)/,
             cpu: SERVER_CPU,
           },
@@ -378,6 +398,10 @@ try {
   }
 } finally {
   for (const server of servers) await stopServer(server.child);
+  if (sink) {
+    log(`tracing on: the OTLP receiver took ${sink.seen.requests} exports, ${sink.seen.bytes} bytes`);
+    await sink.close();
+  }
   for (const g of gateways)
     await g.pg?.drop().catch((error) => log(`dropping ${g.pg.url}: ${error.message}`));
   rmSync(work, { recursive: true, force: true });
