@@ -12,10 +12,18 @@
 import type { Logger } from '../log.js';
 import type { Committed } from '../store/types.js';
 
-export function logAccepted(log: Logger, reqId: string, hook: string, committed: readonly Committed[]): void {
+export function logAccepted(
+  log: Logger,
+  reqId: string,
+  hook: string,
+  committed: readonly Committed[],
+  /** The request's span, with tracing on (docs/tracing.md): the line carries its ids. */
+  span?: { traceId: string; spanId: string },
+): void {
   // Called per accepted request: build nothing when the line is off.
   if (!log.isLevelEnabled('debug')) return;
-  log.debug({ reqId, hook, ...committedIds(committed) }, 'hook accepted');
+  const trace = span ? { trace_id: span.traceId, span_id: span.spanId } : {};
+  log.debug({ reqId, hook, ...committedIds(committed), ...trace }, 'hook accepted');
 }
 
 /** `runId`/`eventId` for one, `runIds`/`eventIds` for a fan-out. */

@@ -261,7 +261,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     if (result.kind === 'replay') reply.header('idempotent-replayed', 'true');
     else {
       deps.onCommitted?.(actions, result.committed);
-      logAccepted(log, request.id, target.name, result.committed);
+      logAccepted(log, request.id, target.name, result.committed, span?.spanContext());
       if (span) spanCommitted(span, result.committed);
     }
     const waits = actions.some((action) => action.kind === 'agent' && action.waitForCompletion);

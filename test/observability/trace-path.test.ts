@@ -94,7 +94,7 @@ describe('one trace from the webhook to the reply', () => {
     const loaded = loadConfigFile(path, process.env);
     if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
     log = capture();
-    gateway = await startGateway(loaded.config, createLogger('info', log.stream), {
+    gateway = await startGateway(loaded.config, createLogger('debug', log.stream), {
       port: 0,
       watchConfig: false,
       deliveryBaseDelayMs: 20,
@@ -205,6 +205,10 @@ describe('one trace from the webhook to the reply', () => {
 
     // Lines written inside the work carry the trace; the run's lines name the run's span.
     const lines = log.lines();
+    expect(lines.find((line) => line.msg === 'hook accepted' && line.runId === runId)).toMatchObject({
+      trace_id: traceId,
+      span_id: server?.spanId,
+    });
     const finished = lines.find((line) => line.msg === 'run finished' && line.runId === runId);
     expect(finished).toMatchObject({ trace_id: traceId, span_id: run?.spanId });
     const delivered = lines.find((line) => line.msg === 'reply delivered' && line.runId === runId);
