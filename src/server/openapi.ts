@@ -39,7 +39,14 @@ const WakeAnswer = z.object({
     .describe('`coalesced` when it equals the newest pending event.'),
 });
 const AgentAnswer = z.object({ ok: z.literal(true), runId: z.string() });
-const FinishedAnswer = RunView.pick({ runId: true, status: true, reply: true, error: true, delivery: true })
+const FinishedAnswer = RunView.pick({
+  runId: true,
+  status: true,
+  reply: true,
+  error: true,
+  delivery: true,
+  attachments: true,
+})
   .extend({ ok: z.literal(true) })
   .describe('With `waitForCompletion`: the run finished within `hooks.maxWaitSeconds`.');
 const MappedAnswer = z.union([

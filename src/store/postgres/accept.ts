@@ -19,6 +19,8 @@
  * sending the same key at the same moment blocks on that row until the first
  * commits, then reads and replays its answer (the same runId).
  */
+
+import { attachmentsColumn } from '../rows.js';
 import type {
   AcceptResult,
   Action,
@@ -28,7 +30,6 @@ import type {
   NewRun,
   StoredAnswer,
 } from '../types.js';
-import { attachmentsColumn } from '../rows.js';
 import { insertCallbacksInTx } from './callbacks.js';
 import type { Pipeline } from './db.js';
 import { eventColumns, INSERT_EVENTS } from './sessions.js';

@@ -31,8 +31,8 @@ import {
 } from '../admin-rows.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import {
-  type Attachment,
   type AdminStore,
+  type Attachment,
   type CallbackView,
   type DeliveryView,
   type ListCallbacksOptions,

@@ -24,9 +24,9 @@
  */
 import type pg from 'pg';
 import { noCaps, type RunCaps } from '../fair-share.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
-import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import {
   type Attachment,
   type ClaimedRun,

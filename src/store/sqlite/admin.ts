@@ -31,9 +31,10 @@ import {
   toDeliveryView,
   toRunListView,
 } from '../admin-rows.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import {
-  type Attachment,
   type AdminStore,
+  type Attachment,
   type CallbackView,
   type DeliveryView,
   type ListCallbacksOptions,
@@ -47,7 +48,6 @@ import {
   type StoredRun,
   StoreUnavailableError,
 } from '../types.js';
-import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import { lowDiskRoom } from './disk-room.js';
 import { type QueuedRow, toClaimedRun } from './run-queue.js';

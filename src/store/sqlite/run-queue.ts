@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, attachmentInfoOf, toAttachment } from '../rows.js';
 import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
@@ -20,7 +21,6 @@ import {
   type TranscriptEntry,
   type WakeMode,
 } from '../types.js';
-import { ATTACHMENT_COLUMNS, type AttachmentRow, attachmentInfoOf, toAttachment } from '../rows.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import type { NewOutboxItem } from './outbox.js';
 
