@@ -183,7 +183,7 @@ describe.each(PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as co
       const status = await fetch(`${gw.url}/hooks/runs/${runId}`, {
         headers: { authorization: `Bearer ${HOOK_TOKEN}` },
       });
-      expect((await status.json()).attachments).toEqual(expected);
+      expect(((await status.json()) as { attachments: unknown }).attachments).toEqual(expected);
       const list = (await gw.admin('/api/runs?limit=100')).body.runs.find(
         (r: { runId: string }) => r.runId === runId,
       );
