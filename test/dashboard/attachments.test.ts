@@ -70,9 +70,11 @@ describe.skipIf(skipReason !== undefined)(
       await expect
         .poll(
           () =>
-            thumbnail.evaluate(
-              (img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth,
-            ),
+            // The test's tsconfig has no DOM types: the page's image, as far as read here.
+            thumbnail.evaluate((img) => {
+              const image = img as unknown as { complete: boolean; naturalWidth: number };
+              return image.complete && image.naturalWidth;
+            }),
           SEEN,
         )
         .toBe(2);
