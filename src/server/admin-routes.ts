@@ -108,7 +108,12 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
           tags: ['runs'],
           security: ADMIN_SECURITY,
           params: AttachmentParams,
-          response: { 400: ErrorAnswer, 401: ErrorAnswer, 404: ErrorAnswer },
+          response: {
+            200: z.string().describe('The file’s bytes (binary), its media type as the Content-Type.'),
+            400: ErrorAnswer,
+            401: ErrorAnswer,
+            404: ErrorAnswer,
+          },
         },
       },
       async (request, reply) => {
