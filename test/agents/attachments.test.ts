@@ -156,6 +156,18 @@ describe('attachments reach each provider in its own format', () => {
     expect(prompt).not.toContain(PDF.toString('base64'));
   });
 
+  it('a waitForCompletion answer and the run view list the files', async () => {
+    const answer = await gw.hook('agent', {
+      message: 'wait for me',
+      model: 'echo/echo',
+      deliver: false,
+      waitForCompletion: true,
+      attachments: [FILES[0]],
+    });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.attachments).toEqual([{ name: 'dot.png', mediaType: 'image/png', bytes: PNG.length }]);
+  });
+
   it('only the run’s own turn carries parts; the transcript keeps the lines naming the files', async () => {
     const session = 'hook:attachments-history';
     await run('openai/gpt-4o-mini', session);

@@ -37,7 +37,7 @@ describe.each(PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as co
       mkdirSync(root, { recursive: true });
       writeFileSync(
         join(root, 'files.mjs'),
-        `export default ({ payload }) => ({
+        `export default ({ payload }) => payload.broken ? { message: 'x', attachments: 'nope' } : ({
            message: 'from transform: ' + payload.title,
            attachments: payload.files.map((f) => ({ name: f.n, mediaType: f.t, data: f.d })),
          });`,
@@ -158,6 +158,8 @@ describe.each(PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as co
         'files',
       );
       expectInvalidPayload(answer, 'attachments[0].mediaType');
+      // A transform returning something that is not a list of files is the transform's bug.
+      expectError(await refused({ broken: true }, 'files'), 500, 'mapping_failed');
     });
 
     it('commits the files with the run: the RunView lists them and the admin API serves their bytes', async () => {
