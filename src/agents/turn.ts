@@ -12,7 +12,12 @@ import { fitHistory, HISTORY_TURNS } from './history.js';
 import { tracedModelCall } from './model-span.js';
 import type { ModelRouter } from './models.js';
 import { abortReason } from './providers/abort.js';
-import { ProviderError, type ThinkingLevel } from './providers/types.js';
+import {
+  type ChatMessage,
+  type ModelAttachment,
+  ProviderError,
+  type ThinkingLevel,
+} from './providers/types.js';
 import { readWorkspaceFile, SYSTEM_PROMPT_FILE } from './workspace.js';
 
 export interface RetryPolicy {
@@ -46,6 +51,8 @@ export interface TurnRequest {
   sessionKey: string;
   /** The new user turn, already wrapped when it is untrusted. */
   userTurn: string;
+  /** Images and PDFs given with the new user turn (docs/attachments.md); absent or empty for none. */
+  attachments?: ModelAttachment[];
   thinking?: ThinkingLevel | null;
   signal: AbortSignal;
 }
@@ -60,7 +67,7 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
   const completion = {
     model,
     system,
-    messages: [...history, { role: 'user' as const, content: request.userTurn }],
+    messages: [...history, userMessage(request)],
     thinking: request.thinking ?? null,
     signal: request.signal,
   };
@@ -79,6 +86,11 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
       await sleep(delay, request.signal);
     }
   }
+}
+
+function userMessage(request: TurnRequest): ChatMessage {
+  const { userTurn: content, attachments } = request;
+  return attachments?.length ? { role: 'user', content, attachments } : { role: 'user', content };
 }
 
 /** Exponential backoff with full jitter; a provider's Retry-After wins, within the cap. */

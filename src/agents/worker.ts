@@ -25,11 +25,11 @@ import {
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
 import { InFlight } from '../util/in-flight.js';
+import { userTurnOf } from './attachments.js';
 import { isHeartbeatAck } from './heartbeat-protocol.js';
 import type { ModelRouter } from './models.js';
 import { ownerAliveChecker } from './owner.js';
 import type { ThinkingLevel } from './providers/types.js';
-import { wrapUntrusted } from './safety.js';
 import { type RetryPolicy, runTurn } from './turn.js';
 
 /** Longest reply quoted in a summary event. */
@@ -213,9 +213,8 @@ export class RunWorker {
     let error: string | null = null;
     let userTurn: string | null = null;
     try {
-      userTurn = run.allowUnsafeExternalContent
-        ? run.message
-        : wrapUntrusted(run.message, { source: run.source });
+      const turn = await userTurnOf(store, run);
+      userTurn = turn.transcript;
       reply = await runTurn(
         {
           store,
@@ -232,7 +231,8 @@ export class RunWorker {
           agent,
           model: run.model,
           sessionKey: run.sessionKey,
-          userTurn,
+          userTurn: turn.text,
+          attachments: turn.attachments,
           thinking: run.thinking as ThinkingLevel | null,
           signal,
         },

@@ -13,5 +13,6 @@ export function callbackBody(run: RunView): string {
     error: run.error,
     delivery: run.delivery,
     finishedAt: run.finishedAt,
+    attachments: run.attachments,
   });
 }

@@ -185,6 +185,17 @@ const hooksSchema = z.strictObject({
   rateLimit: rateLimitSchema.optional(),
   /** At most this many /agent runs execute at once (docs/callers.md, "Per-hook limits"). */
   maxConcurrentRuns: maxConcurrentRunsSchema.optional(),
+  /** Files sent with agent runs (docs/attachments.md); hooks.maxBodyBytes applies first. */
+  attachments: z
+    .strictObject({
+      /** All files of one run together, decoded; default 10 MiB. */
+      maxBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(10 * 1024 * 1024),
+    })
+    .optional(),
 });
 
 const providerSchema = z.discriminatedUnion('api', [

@@ -15,7 +15,7 @@ export const UI_PATH = '/ui/';
 
 /** No inline script or style, no framing, no form posts, API calls to this origin only. */
 export const DASHBOARD_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data: blob:; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const CONTENT_TYPES: Record<string, string> = {

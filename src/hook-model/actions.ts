@@ -5,6 +5,7 @@
 
 import type { Action, Committed, NewRun, StoredAnswer } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
+import { checkAttachmentBytes, DEFAULT_ATTACHMENT_MAX_BYTES, decodeAttachments } from './attachments.js';
 import type { AgentRequest, WakeRequest } from './payload.js';
 import type { HookPolicy } from './policy.js';
 
@@ -16,6 +17,8 @@ export interface ActionContext {
   source: string;
   /** The id of the hook token that opened the request (docs/senders.md); absent when none did. */
   tokenId?: string;
+  /** `hooks.attachments.maxBytes`: the files of one run together, decoded (docs/attachments.md). */
+  attachmentMaxBytes?: number;
 }
 
 export function wakeAction(request: WakeRequest, ctx: ActionContext): Action {
@@ -45,6 +48,8 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
   const { policy } = ctx;
   const deliver = request.deliver ?? true;
   const channel = request.channel ?? 'last';
+  // Too many bytes is a 413, found from the base64 lengths before any policy check or decoding.
+  checkAttachmentBytes(request.attachments, ctx.attachmentMaxBytes ?? DEFAULT_ATTACHMENT_MAX_BYTES);
   // A malformed recipient is an invalid payload, checked before any policy.
   policy.checkRecipient(channel, deliver, request.to);
   // Policy checks in the order of docs/errors.md:
@@ -73,6 +78,7 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
     createdAt: ctx.now,
     callbackUrl: request.callbackUrl ?? defaults.callbackUrl ?? null,
     tokenId: ctx.tokenId ?? null,
+    attachments: decodeAttachments(request.attachments),
   };
   return request.waitForCompletion ? { kind: 'agent', run, waitForCompletion: true } : { kind: 'agent', run };
 }

@@ -8,6 +8,7 @@ import { CHANNEL_IDS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
 import { checkCallbackUrl } from '../http/callback-url.js';
 import { HttpError, invalidPayload, jsonTooDeep } from '../http/errors.js';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../util/json-depth.js';
+import { attachmentsSchema } from './attachments.js';
 
 /** A turn shorter than a second cannot reach any model; smaller values are mistakes (or probes). */
 const MIN_TIMEOUT_SECONDS = 1;
@@ -70,6 +71,8 @@ export const agentRequestSchema = z.object({
       if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.problem });
     })
     .optional(),
+  /** Files for the model (docs/attachments.md); their total size is checked by the action. */
+  attachments: attachmentsSchema.optional(),
 });
 
 export type WakeRequest = z.infer<typeof wakeRequestSchema>;
@@ -97,11 +100,21 @@ export function parseJsonObject(body: Buffer | undefined): Record<string, unknow
   return value as Record<string, unknown>;
 }
 
+/** A field's path as docs/errors.md names it: `a.b`, and array items as `attachments[2].data`. */
+function fieldName(path: readonly PropertyKey[]): string {
+  let name = '';
+  for (const key of path) {
+    if (typeof key === 'number') name += `[${key}]`;
+    else name += name === '' ? String(key) : `.${String(key)}`;
+  }
+  return name || '(body)';
+}
+
 /** Validates against a schema; the first problem becomes an `invalid_payload` naming its field. */
 export function validatePayload<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const field = issue?.path.map(String).join('.') || '(body)';
+  const field = fieldName(issue?.path ?? []);
   throw invalidPayload(field, issue?.message ?? 'is invalid');
 }

@@ -223,6 +223,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       now: at,
       source: target.source,
       tokenId: token.id,
+      attachmentMaxBytes: state.config.hooks.attachments?.maxBytes,
     };
     let actions: Action[];
     try {

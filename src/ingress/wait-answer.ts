@@ -3,7 +3,7 @@
  * accept answer (`{"ok":true,"runId"}`, or `"runIds"` for a fan-out) and the
  * runs as they stand when the wait ended:
  *
- * - finished: 200 `{"ok":true,"runId","status","reply","error","delivery":{…}}`
+ * - finished: 200 `{"ok":true,"runId","status","reply","error","delivery":{…},"attachments":[…]}`
  * - not finished in time: 202 `{"ok":true,"runId","status"}`
  * - fan-out: the accept answer plus `"runs":[…]`, one entry per run in that
  *   shape; 200 once every run finished, else 202.
@@ -23,7 +23,14 @@ export function runIdsOf(answer: StoredAnswer): string[] {
 function runResult(runId: string, view: RunView | undefined): Record<string, unknown> {
   if (view === undefined) return { runId, status: null };
   if (!isFinished(view)) return { runId, status: view.status };
-  return { runId, status: view.status, reply: view.reply, error: view.error, delivery: view.delivery };
+  return {
+    runId,
+    status: view.status,
+    reply: view.reply,
+    error: view.error,
+    delivery: view.delivery,
+    attachments: view.attachments,
+  };
 }
 
 export function waitAnswer(accepted: StoredAnswer, views: readonly (RunView | undefined)[]): StoredAnswer {

@@ -28,6 +28,15 @@ export interface TransformAction {
   model?: string;
   thinking?: string;
   timeoutSeconds?: number;
+  /** Files for the model (docs/attachments.md), checked as `/hooks/agent`'s are. */
+  attachments?: TransformAttachment[];
+}
+
+export interface TransformAttachment {
+  name: string;
+  mediaType: string;
+  /** base64 */
+  data: string;
 }
 
 export type TransformFn = (input: TransformInput) => TransformAction | null | Promise<TransformAction | null>;
@@ -96,7 +105,35 @@ export function validateAction(result: unknown): TransformAction | null {
     }
     action.timeoutSeconds = timeoutSeconds as number;
   }
+  const attachments = get('attachments');
+  if (attachments !== undefined) action.attachments = validateAttachments(attachments, wrong);
   return action;
+}
+
+/**
+ * An array of plain objects whose `name`, `mediaType` and `data` are strings, copied
+ * field by field; their values (types, base64, sizes) are checked by the payload schema
+ * afterwards, as a request's are (400 `invalid_payload`).
+ */
+function validateAttachments(
+  value: unknown,
+  wrong: (field: string, expected: string, value: unknown) => never,
+): TransformAttachment[] {
+  if (!Array.isArray(value)) return wrong('attachments', 'an array', value);
+  return value.map((item: unknown, i) => {
+    const proto = item !== null && typeof item === 'object' ? Object.getPrototypeOf(item) : undefined;
+    if (proto !== Object.prototype && proto !== null) {
+      return wrong(`attachments[${i}]`, 'a plain object {name, mediaType, data}', item);
+    }
+    const source = item as Record<string, unknown>;
+    const copy: Record<string, string> = {};
+    for (const field of ['name', 'mediaType', 'data'] as const) {
+      const v = Object.hasOwn(source, field) ? source[field] : undefined;
+      if (typeof v !== 'string') wrong(`attachments[${i}].${field}`, 'a string', v);
+      copy[field] = v as string;
+    }
+    return copy as unknown as TransformAttachment;
+  });
 }
 
 function describe(value: unknown): string {

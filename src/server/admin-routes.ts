@@ -8,8 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { type ZodType, z } from 'zod';
 import type { ResolvedConfig } from '../config/resolved.js';
+import { isImageType, isTextType } from '../hook-model/attachments.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
-import type { Action, Committed, Store } from '../store/types.js';
+import type { Action, Attachment, Committed, Store } from '../store/types.js';
 import {
   ADMIN_SECURITY,
   ErrorAnswer,
@@ -96,6 +97,35 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     });
 
     api.get(
+      '/api/runs/:runId/attachments/:index',
+      {
+        schema: {
+          summary: 'One of a run’s files, as it was sent',
+          description:
+            'The bytes of `attachments[index]` of the RunView (from 0), with its media type. Images are ' +
+            'served inline, everything else as a download (`Content-Disposition: attachment`); always ' +
+            '`X-Content-Type-Options: nosniff` and a sandboxing Content-Security-Policy.',
+          tags: ['runs'],
+          security: ADMIN_SECURITY,
+          params: AttachmentParams,
+          response: {
+            200: z.string().describe('The file’s bytes (binary), its media type as the Content-Type.'),
+            400: ErrorAnswer,
+            401: ErrorAnswer,
+            404: ErrorAnswer,
+          },
+        },
+      },
+      async (request, reply) => {
+        const { runId, index } = request.params;
+        const file = await store.admin.getAttachment(runId, index);
+        if (!file) throw new HttpError(404, 'not_found', `run "${runId}" has no attachment ${index}`);
+        // Raw bytes: Fastify sends a Buffer as it is (the answer schemas describe the JSON errors only).
+        return reply.headers(attachmentHeaders(file)).send(file.data as never);
+      },
+    );
+
+    api.get(
       '/api/sessions/:sessionKey/events',
       {
         schema: {
@@ -145,6 +175,41 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 }
 
 const RunParams = z.object({ runId: z.string() });
+const AttachmentParams = z.object({
+  runId: z.string(),
+  index: z.coerce
+    .number({ error: 'must be a number from 0' })
+    .int('must be a whole number')
+    .min(0, 'must be 0 or more')
+    .max(1000, 'must be at most 1000'),
+});
+
+/**
+ * How a stored file is served: only the four image types inline (never SVG, which is not
+ * accepted, nor HTML); everything else as a download. `nosniff` keeps the browser to the
+ * stated type, and the sandboxing CSP keeps even an opened download from running anything.
+ */
+function attachmentHeaders(file: Attachment): Record<string, string> {
+  const inline = isImageType(file.mediaType);
+  const textual = isTextType(file.mediaType);
+  return {
+    'content-type': textual ? `${file.mediaType}; charset=utf-8` : file.mediaType,
+    'content-disposition': `${inline ? 'inline' : 'attachment'}; ${dispositionName(file.name)}`,
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; sandbox",
+    'cache-control': 'private, no-store',
+  };
+}
+
+/** `filename="<ASCII fallback>"; filename*=UTF-8''<name>` (RFC 6266). */
+function dispositionName(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const encoded = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
 
 /** OpenAPI fields of the session routes. */
 const sessionDoc = <T extends ZodType>(summary: string, answer: T) => ({

@@ -113,6 +113,17 @@ export const RunView = z.object({
     .describe(
       'The hook token that accepted the run (`default` for `hooks.token`); null when none did, as for a retry.',
     ),
+  attachments: z
+    .array(
+      z.object({
+        name: z.string(),
+        mediaType: z.string(),
+        bytes: z.number().int().describe('Decoded size.'),
+      }),
+    )
+    .describe(
+      'The files given with the run, in order (empty when none); `GET /api/runs/{runId}/attachments/{index}` serves one.',
+    ),
 });
 
 export const RunListView = RunView.extend({

@@ -39,7 +39,14 @@ const WakeAnswer = z.object({
     .describe('`coalesced` when it equals the newest pending event.'),
 });
 const AgentAnswer = z.object({ ok: z.literal(true), runId: z.string() });
-const FinishedAnswer = RunView.pick({ runId: true, status: true, reply: true, error: true, delivery: true })
+const FinishedAnswer = RunView.pick({
+  runId: true,
+  status: true,
+  reply: true,
+  error: true,
+  delivery: true,
+  attachments: true,
+})
   .extend({ ok: z.literal(true) })
   .describe('With `waitForCompletion`: the run finished within `hooks.maxWaitSeconds`.');
 const MappedAnswer = z.union([
@@ -56,7 +63,7 @@ const HOOK_ERRORS = {
   405: 'a method other than POST',
   408: 'the body was not received within 30 s',
   409: 'Idempotency-Key reused with a different body',
-  413: 'the body is over the limit',
+  413: 'the body is over the limit, or its attachments over hooks.attachments.maxBytes',
   429: 'the address is locked out after repeated auth failures, or the hook is over its rate limit',
   500: 'the mapping or its transform failed',
   503: 'the store is unavailable; nothing was recorded',

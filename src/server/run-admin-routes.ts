@@ -19,7 +19,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseJsonObject } from '../hook-model/payload.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 import { BODY_TIMEOUT_MS, readBody } from '../ingress/body.js';
-import type { Action, Committed, NewRun, Store } from '../store/types.js';
+import type { Action, Committed, NewRun, Store, StoredRun } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
 import {
   ADMIN_SECURITY,
@@ -56,7 +56,7 @@ const BULK_RETRY_BODY_LIMIT = 16 * 1024;
  * operator's, not the sender's: it carries no hook token (docs/senders.md), nor the trace of the
  * hook request that queued the first run (docs/tracing.md).
  */
-function retryRun(run: NewRun, at: number): NewRun {
+function retryRun({ run, attachments }: StoredRun, at: number): NewRun {
   return {
     ...run,
     id: `run_${uuidv7(at)}`,
@@ -64,6 +64,9 @@ function retryRun(run: NewRun, at: number): NewRun {
     retryOf: run.id,
     tokenId: null,
     traceParent: null,
+    // The same files (docs/attachments.md, "Retries"), copied inside the store by the accept.
+    attachments: null,
+    attachmentsFrom: attachments.length > 0 ? { runId: run.id, list: attachments } : null,
   };
 }
 
@@ -115,7 +118,7 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
           `run "${runId}" is ${stored.status}; only a finished run can be retried`,
         );
       }
-      const run = retryRun(stored.run, now());
+      const run = retryRun(stored, now());
       const actions: Action[] = [{ kind: 'agent', run }];
       const answer = { ok: true as const, runId: run.id, retryOf: runId };
       const result = await store.accept(actions, () => ({ status: 202, body: JSON.stringify(answer) }));
@@ -171,7 +174,7 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
           const at = now();
           const actions: Action[] = found.runs.map((stored) => ({
             kind: 'agent',
-            run: retryRun(stored.run, at),
+            run: retryRun(stored, at),
           }));
           const result = await store.accept(actions, () => ({ status: 202, body: '' }));
           if (result.kind === 'committed') deps.onCommitted?.(actions, result.committed);

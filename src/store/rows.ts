@@ -3,6 +3,8 @@
  * PostgreSQL, times as epoch ms) and how they read back as the API's views.
  */
 import type {
+  Attachment,
+  AttachmentInfo,
   CallbackItem,
   CallbackStatus,
   DeliveryRecord,
@@ -33,6 +35,8 @@ export interface RunRow extends DeliveryColumns {
   callback_attempts: number;
   /** The hook token that accepted the run (docs/senders.md); null when none did. */
   token_id: string | null;
+  /** The run's files without their bytes, as JSON (`attachmentsColumn`); null for none. */
+  attachments: string | null;
 }
 
 export interface HeartbeatRow extends DeliveryColumns {
@@ -47,7 +51,7 @@ export interface HeartbeatRow extends DeliveryColumns {
 
 /** The columns `toRunView` reads, for a SELECT list. */
 export const RUN_VIEW_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
-                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id`;
+                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id, attachments`;
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -73,8 +77,44 @@ export function toRunView(row: RunRow): RunView {
     delivery: deliveryOf(row),
     callback: { status: row.callback_status, attempts: row.callback_attempts },
     tokenId: row.token_id,
+    attachments: attachmentInfoOf(row.attachments),
   };
 }
+
+/**
+ * `runs.attachments`: the run's files without their bytes, as a JSON array of
+ * `{name, mediaType, bytes}` (the RunView's shape), so every RunView is read from
+ * the run's own row; null for none. The bytes live in `run_attachments`.
+ */
+export function attachmentsColumn(run: {
+  attachments?: readonly AttachmentInfo[] | null;
+  attachmentsFrom?: { list: readonly AttachmentInfo[] } | null;
+}): string | null {
+  const list = run.attachments?.length ? run.attachments : run.attachmentsFrom?.list;
+  if (!list || list.length === 0) return null;
+  return JSON.stringify(list.map(({ name, mediaType, bytes }) => ({ name, mediaType, bytes })));
+}
+
+export function attachmentInfoOf(column: string | null | undefined): AttachmentInfo[] {
+  return column ? (JSON.parse(column) as AttachmentInfo[]) : [];
+}
+
+/** A `run_attachments` row, the same columns on both engines. */
+export interface AttachmentRow {
+  name: string;
+  media_type: string;
+  bytes: number;
+  data: Buffer;
+}
+
+export const ATTACHMENT_COLUMNS = 'name, media_type, bytes, data';
+
+export const toAttachment = (row: AttachmentRow): Attachment => ({
+  name: row.name,
+  mediaType: row.media_type,
+  bytes: Number(row.bytes),
+  data: row.data,
+});
 
 export function toHeartbeatView(row: HeartbeatRow): HeartbeatView {
   return {

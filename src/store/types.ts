@@ -30,6 +30,20 @@ export interface NewEvent {
   traceParent?: string | null;
 }
 
+/** A file given with a run, as the RunView shows it (docs/attachments.md). */
+export interface AttachmentInfo {
+  name: string;
+  /** One of the accepted types (docs/attachments.md), lower case. */
+  mediaType: string;
+  /** Its size, decoded. */
+  bytes: number;
+}
+
+/** A file given with a run, with its bytes. */
+export interface Attachment extends AttachmentInfo {
+  data: Buffer;
+}
+
 /** Everything the worker needs to execute an agent run later. */
 export interface NewRun {
   id: string;
@@ -63,6 +77,13 @@ export interface NewRun {
    * (docs/tracing.md); absent or null when tracing was off (and for a retry).
    */
   traceParent?: string | null;
+  /** Files given with the run, committed with it (docs/attachments.md); absent, null or empty for none. */
+  attachments?: Attachment[] | null;
+  /**
+   * A retry's files: the accept copies that run's attachments (the bytes stay in the store) and
+   * shows `list` on the new run; absent or null for none.
+   */
+  attachmentsFrom?: { runId: string; list: AttachmentInfo[] } | null;
 }
 
 export type Action =
@@ -116,6 +137,8 @@ export interface RunView {
   callback: { status: CallbackStatus; attempts: number };
   /** The hook token that accepted the run (`default` for hooks.token); null when none did. */
   tokenId: string | null;
+  /** The files given with the run (docs/attachments.md); empty when none. */
+  attachments: AttachmentInfo[];
 }
 
 export interface EventView {
@@ -139,6 +162,8 @@ export interface ClaimedRun extends NewRun {
   /** Claims of this run so far, this one included; a clean stop's release does not count. */
   attempts: number;
   startedAt: number;
+  /** The run's files without their bytes (empty for none); `runs.loadAttachments` reads the bytes. */
+  attachmentInfo: AttachmentInfo[];
 }
 
 export interface TranscriptEntry {
@@ -239,6 +264,8 @@ export interface RunQueueStore {
   releaseRun(runId: string, owner: string): Promise<boolean>;
   /** Re-queues runs whose lease owner is known to be gone; returns their ids. */
   requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]>;
+  /** A run's files with their bytes, in the order given (docs/attachments.md); empty for none. */
+  loadAttachments(runId: string): Promise<Attachment[]>;
   /** Records how a run ended; false when this owner no longer holds the lease (nothing written). */
   completeRun(completion: RunCompletion): Promise<boolean>;
   /**
@@ -459,6 +486,8 @@ export interface RunPage {
 export interface StoredRun {
   run: NewRun;
   status: RunStatus;
+  /** The run's files without their bytes (empty for none); a retry copies them. */
+  attachments: AttachmentInfo[];
 }
 
 /**
@@ -535,6 +564,8 @@ export interface AdminStore {
   /** Newest first; `undefined` when `before` names no run. */
   listRuns(options: ListRunsOptions): Promise<RunPage | undefined>;
   getStoredRun(runId: string): Promise<StoredRun | undefined>;
+  /** One of a run's files with its bytes (`index` from 0, as the RunView lists them); undefined when none. */
+  getAttachment(runId: string, index: number): Promise<Attachment | undefined>;
   /**
    * The finished runs a bulk retry would retry (`POST /api/runs/retry`), oldest first by
    * `finishedAt` (then by acceptance), with their inputs as `getStoredRun` reads them. Reads only:

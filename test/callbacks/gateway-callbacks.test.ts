@@ -114,6 +114,7 @@ describe('completion callbacks', () => {
       error: null,
       delivery: { status: 'none', channel: null, to: null, reason: null },
       finishedAt: run.finishedAt,
+      attachments: [],
     });
     expect(Object.keys(request?.json)).toEqual([
       'type',
@@ -123,6 +124,7 @@ describe('completion callbacks', () => {
       'error',
       'delivery',
       'finishedAt',
+      'attachments',
     ]);
     await waitFor(async () => (await r.runView(runId)).callback.status === 'delivered', 'callback recorded');
     expect((await r.runView(runId)).callback).toEqual({ status: 'delivered', attempts: 1 });

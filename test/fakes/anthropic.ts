@@ -157,6 +157,42 @@ function defaultReply(body: AnthropicMessagesBody): string {
 }
 
 /** The body checks the real API makes, with its wording. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/**
+ * Content blocks as the real API takes them: `text` anywhere; in a user turn also `image`
+ * (a `base64` source of png/jpeg/gif/webp) and `document` (a `base64` source of
+ * application/pdf, or a `text` source).
+ */
+function checkBlocks(role: string, blocks: unknown[], at: string): string | undefined {
+  if (blocks.length === 0) return `${at}: all messages must have non-empty content`;
+  for (const [j, block] of blocks.entries()) {
+    const b = block as { type?: unknown; text?: unknown; source?: Record<string, unknown> };
+    const where = `${at}.${j}`;
+    if (b?.type === 'text') {
+      if (typeof b.text !== 'string' || !b.text)
+        return `${where}.text: text content blocks must be non-empty`;
+      continue;
+    }
+    if (b?.type !== 'image' && b?.type !== 'document') {
+      return `${where}: Input tag '${String(b?.type)}' found using 'type' does not match any of the expected tags`;
+    }
+    if (role !== 'user') return `${where}: ${b.type} blocks are only allowed in user messages`;
+    const source = b.source;
+    if (source?.type !== 'base64')
+      return `${where}.source.type: only base64 sources are accepted by this fake`;
+    const allowed = b.type === 'image' ? IMAGE_TYPES : new Set(['application/pdf']);
+    if (typeof source.media_type !== 'string' || !allowed.has(source.media_type)) {
+      return `${where}.source.media_type: Input should be ${[...allowed].map((t) => `'${t}'`).join(', ')}`;
+    }
+    if (typeof source.data !== 'string' || source.data.length % 4 !== 0 || !BASE64.test(source.data)) {
+      return `${where}.source.data: invalid base64 data`;
+    }
+  }
+  return undefined;
+}
+
 function checkBody(body: AnthropicMessagesBody): string | undefined {
   if (!body || typeof body !== 'object') return 'The request body must be a JSON object.';
   if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
@@ -176,6 +212,10 @@ function checkBody(body: AnthropicMessagesBody): string | undefined {
     }
     if (typeof message.content === 'string' ? !message.content : !Array.isArray(message.content)) {
       return `messages.${i}: all messages must have non-empty content`;
+    }
+    if (Array.isArray(message.content)) {
+      const problem = checkBlocks(message.role, message.content, `messages.${i}.content`);
+      if (problem) return problem;
     }
   }
   if (body.thinking !== undefined) {

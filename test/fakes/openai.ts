@@ -168,6 +168,60 @@ function defaultReply(body: OpenAiChatBody): string {
   return `Fake reply to: ${typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content)}`;
 }
 
+const DATA_URL = /^data:([a-z]+\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/]*={0,2})$/;
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/**
+ * Content parts as the real API takes them in a user turn: `text`, `image_url` (an
+ * http(s) URL or a base64 `data:` URL of png/jpeg/gif/webp) and `file` (`file_data`, a
+ * base64 `data:` URL, with `filename`); only `text` parts in other roles.
+ */
+function checkParts(role: string, parts: unknown[], at: string): string | undefined {
+  for (const [j, part] of parts.entries()) {
+    const p = part as {
+      type?: unknown;
+      text?: unknown;
+      image_url?: { url?: unknown };
+      file?: Record<string, unknown>;
+    };
+    const where = `${at}[${j}]`;
+    if (p?.type === 'text') {
+      if (typeof p.text !== 'string') return `Invalid type for '${where}.text'.`;
+      continue;
+    }
+    if (role !== 'user')
+      return `Invalid value: '${String(p?.type)}'. Supported values are: 'text'. ('${where}.type')`;
+    if (p?.type === 'image_url') {
+      const url = p.image_url?.url;
+      if (typeof url !== 'string') return `Missing required parameter: '${where}.image_url.url'.`;
+      if (url.startsWith('data:')) {
+        const match = DATA_URL.exec(url);
+        if (!match || !IMAGE_TYPES.has(match[1] as string)) {
+          return `Invalid image URL: '${where}.image_url.url'. Expected a base64-encoded data URL with an image MIME type.`;
+        }
+      } else if (!/^https?:\/\//.test(url)) {
+        return `Invalid image URL: '${where}.image_url.url'.`;
+      }
+      continue;
+    }
+    if (p?.type === 'file') {
+      const data = p.file?.file_data;
+      if (typeof data !== 'string' && typeof p.file?.file_id !== 'string') {
+        return `Missing required parameter: '${where}.file.file_data'.`;
+      }
+      if (typeof data === 'string' && !DATA_URL.test(data)) {
+        return `Invalid file data: '${where}.file.file_data'. Expected a base64-encoded data URL.`;
+      }
+      if (typeof data === 'string' && typeof p.file?.filename !== 'string') {
+        return `Missing required parameter: '${where}.file.filename'.`;
+      }
+      continue;
+    }
+    return `Invalid value: '${String(p?.type)}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'. ('${where}.type')`;
+  }
+  return undefined;
+}
+
 function checkBody(body: OpenAiChatBody): string | undefined {
   if (!body || typeof body !== 'object') return 'The request body must be a JSON object.';
   if (typeof body.model !== 'string' || !body.model) return 'you must provide a model parameter';
@@ -178,6 +232,10 @@ function checkBody(body: OpenAiChatBody): string | undefined {
     if (!ROLES.has(message?.role)) return `Invalid value for 'messages[${i}].role'.`;
     if (typeof message.content !== 'string' && !Array.isArray(message.content)) {
       return `Invalid type for 'messages[${i}].content'.`;
+    }
+    if (Array.isArray(message.content)) {
+      const problem = checkParts(message.role, message.content, `messages[${i}].content`);
+      if (problem) return problem;
     }
   }
   if (body.reasoning_effort !== undefined && !REASONING_EFFORTS.has(body.reasoning_effort)) {

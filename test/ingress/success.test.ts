@@ -217,6 +217,7 @@ describe('agent answers and stored runs', () => {
       retryOf: null,
       message: 'summarise the incident',
       tokenId: 'default',
+      attachments: [],
     });
     expect(Object.keys(run).sort()).toEqual(
       [
@@ -233,6 +234,7 @@ describe('agent answers and stored runs', () => {
         'delivery',
         'callback',
         'tokenId',
+        'attachments',
         'source',
         'name',
         'retryOf',

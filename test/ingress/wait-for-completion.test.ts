@@ -89,7 +89,15 @@ describe('waitForCompletion', () => {
   it('answers 200 with the finished run: status, reply, error and delivery, null fields as null', async () => {
     const answer = await gw.hook('agent', agentBody('hello say:done'));
     expect(answer.status).toBe(200);
-    expect(Object.keys(answer.body)).toEqual(['ok', 'runId', 'status', 'reply', 'error', 'delivery']);
+    expect(Object.keys(answer.body)).toEqual([
+      'ok',
+      'runId',
+      'status',
+      'reply',
+      'error',
+      'delivery',
+      'attachments',
+    ]);
     expect(answer.body).toEqual({
       ok: true,
       runId: expect.stringMatching(/^run_/),
@@ -97,6 +105,7 @@ describe('waitForCompletion', () => {
       reply: 'reply done',
       error: null,
       delivery: { status: 'none', channel: null, to: null, reason: null },
+      attachments: [],
     });
     // The same run as the admin API and the hook-token status endpoint show.
     const view = (await gw.admin(`/api/runs/${answer.body.runId}`)).body;

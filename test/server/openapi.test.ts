@@ -37,6 +37,7 @@ describe('GET /api/openapi.json', () => {
         'GET /metrics',
         'GET /api/runs',
         'GET /api/runs/{runId}',
+        'GET /api/runs/{runId}/attachments/{index}',
         'POST /api/runs/{runId}/retry',
         'POST /api/runs/retry',
         'POST /api/runs/{runId}/redeliver',
@@ -98,6 +99,8 @@ describe('GET /api/openapi.json', () => {
     const agent = doc.paths['/hooks/agent'].post;
     const body = agent.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['message']);
+    expect(body.properties.attachments.maxItems).toBe(10);
+    expect(body.properties.attachments.items.required).toEqual(['name', 'mediaType', 'data']);
     expect(body.properties.channel.enum).toContain('telegram');
     expect(body.properties.deliver.type).toBe('boolean');
     expect(agent.responses['202'].content['application/json'].schema.properties).toHaveProperty('runId');

@@ -133,6 +133,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       ]);
       expect(await store.getRun(a.run.id)).toEqual({
         runId: a.run.id,
+        attachments: [],
         status: 'queued',
         agentId: 'main',
         sessionKey: 'hook:ingress',
@@ -833,7 +834,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         tokenId: null,
       };
       expect((await store.accept([{ kind: 'agent', run: retry }], render)).kind).toBe('committed');
-      expect(await store.admin.getStoredRun(retry.id)).toEqual({ run: retry, status: 'queued' });
+      expect(await store.admin.getStoredRun(retry.id)).toEqual({ run: retry, status: 'queued', attachments: [] });
       const [newest] = (await store.admin.listRuns({ limit: 1 }))?.runs ?? [];
       expect(newest).toMatchObject({
         runId: retry.id,

@@ -94,7 +94,7 @@ function postgresEngine(): Engine {
       const store = new PgStore({ url: database.url, poolMax: 2 });
       await store.ready;
       await store.pool.query(
-        `TRUNCATE events, runs, run_heads, idempotency, transcripts, routes, heartbeats, heartbeat_leases, deliveries, callbacks RESTART IDENTITY`,
+        `TRUNCATE events, runs, run_heads, idempotency, transcripts, routes, heartbeats, heartbeat_leases, deliveries, callbacks, run_attachments RESTART IDENTITY`,
       );
       await store.close();
     },

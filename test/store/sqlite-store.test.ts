@@ -127,6 +127,7 @@ describe('accept', () => {
     ]);
     expect(await store.getRun(runId)).toEqual({
       runId,
+      attachments: [],
       status: 'queued',
       agentId: 'main',
       sessionKey: 'hook:ingress',
@@ -370,6 +371,7 @@ describe('the database file', () => {
       'heartbeats',
       'idempotency',
       'routes',
+      'run_attachments',
       'run_heads',
       'runs',
       'transcripts',

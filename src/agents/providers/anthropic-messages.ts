@@ -43,7 +43,7 @@ export function createAnthropicMessagesProvider(
         model: request.model,
         max_tokens: config.maxTokens,
         ...(request.system ? { system: request.system } : {}),
-        messages: alternatingTurns(request.messages),
+        messages: alternatingTurns(request.messages).map(toWire),
       };
       if (request.thinking && request.thinking !== 'off') {
         const budget = THINKING_BUDGET_TOKENS[request.thinking];
@@ -80,13 +80,34 @@ export function createAnthropicMessagesProvider(
  */
 function alternatingTurns(messages: ChatMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
-  for (const { role, content } of messages) {
+  for (const { role, content, attachments } of messages) {
     const last = out[out.length - 1];
     if (!last && role === 'assistant') continue;
-    if (last && last.role === role) last.content = `${last.content}\n\n${content}`;
-    else out.push({ role, content });
+    if (last && last.role === role) {
+      last.content = `${last.content}\n\n${content}`;
+      if (attachments?.length) last.attachments = [...(last.attachments ?? []), ...attachments];
+    } else out.push(attachments?.length ? { role, content, attachments } : { role, content });
   }
   return out;
+}
+
+/**
+ * A turn on the wire: plain text, or with files (docs/attachments.md) content blocks —
+ * each image an `image` block and each PDF a `document` block, both with a `base64`
+ * source, before the text (as Anthropic recommends).
+ */
+function toWire({ role, content, attachments }: ChatMessage): { role: string; content: unknown } {
+  if (!attachments?.length) return { role, content };
+  return {
+    role,
+    content: [
+      ...attachments.map(({ mediaType, data }) => ({
+        type: mediaType === 'application/pdf' ? 'document' : 'image',
+        source: { type: 'base64', media_type: mediaType, data: data.toString('base64') },
+      })),
+      { type: 'text', text: content },
+    ],
+  };
 }
 
 /** The reply is every `text` block in order; `thinking` blocks are the model's scratchpad, not the answer. */

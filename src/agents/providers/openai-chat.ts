@@ -4,7 +4,13 @@
  */
 import type { ProviderConfig } from '../../config/schema.js';
 import { nestedErrorMessage, postJson, trimSlash } from './http-json.js';
-import { type CompletionRequest, type CompletionResult, type ModelProvider, ProviderError } from './types.js';
+import {
+  type CompletionRequest,
+  type CompletionResult,
+  type ModelAttachment,
+  type ModelProvider,
+  ProviderError,
+} from './types.js';
 
 export type OpenAiChatConfig = Extract<ProviderConfig, { api: 'openai-chat' }>;
 
@@ -17,7 +23,9 @@ export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig)
     async complete(request: CompletionRequest): Promise<CompletionResult> {
       const messages = [
         ...(request.system ? [{ role: 'system', content: request.system }] : []),
-        ...request.messages.map(({ role, content }) => ({ role, content })),
+        ...request.messages.map(({ role, content, attachments }) =>
+          attachments?.length ? { role, content: withParts(content, attachments) } : { role, content },
+        ),
       ];
       const body: Record<string, unknown> = { model: request.model, messages };
       // `off` (or no level) sends nothing: non-reasoning models reject the field outright.
@@ -39,6 +47,23 @@ export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig)
       return { text: replyText(label, json) };
     },
   };
+}
+
+/**
+ * A user turn with files, as Chat Completions content parts (docs/attachments.md): the
+ * text first, then each image as an `image_url` part holding a `data:` URL, each PDF as
+ * a `file` part (`file_data` a `data:` URL, with its file name).
+ */
+function withParts(text: string, attachments: readonly ModelAttachment[]): unknown[] {
+  return [
+    { type: 'text', text },
+    ...attachments.map(({ name, mediaType, data }) => {
+      const url = `data:${mediaType};base64,${data.toString('base64')}`;
+      return mediaType === 'application/pdf'
+        ? { type: 'file', file: { filename: name, file_data: url } }
+        : { type: 'image_url', image_url: { url } };
+    }),
+  ];
 }
 
 function replyText(label: string, json: unknown): string {

@@ -7,6 +7,19 @@ export type ThinkingLevel = 'off' | 'minimal' | 'low' | 'medium' | 'high';
 export interface ChatMessage {
   role: 'user' | 'assistant';
   content: string;
+  /**
+   * Images and PDFs given with this turn (the run's own new user turn only; docs/attachments.md),
+   * for the providers that take them as parts of their own; the others ignore them (the turn's
+   * text names each file).
+   */
+  attachments?: ModelAttachment[];
+}
+
+/** A file for the model: an image (`image/png`, `image/jpeg`, `image/gif`, `image/webp`) or a PDF. */
+export interface ModelAttachment {
+  name: string;
+  mediaType: string;
+  data: Buffer;
 }
 
 export interface CompletionRequest {

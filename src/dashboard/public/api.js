@@ -100,6 +100,43 @@ export async function call(method, path, query = {}, body = undefined) {
 }
 
 /**
+ * A file from the admin API (a run's attachment) as a Blob, fetched with the token in
+ * the Authorization header like every call: the page shows it through a blob: URL, so
+ * the token is never put in an <img> or link URL.
+ * @param {string} path e.g. 'api/runs/<id>/attachments/0' (segments already encoded)
+ * @returns {Promise<Blob>}
+ */
+export async function fetchBlob(path) {
+  const token = storedToken();
+  if (!token) throw new ApiError(401, 'unauthorized', 'Enter the admin token (gateway.auth.token).');
+  /** @type {Response} */
+  let response;
+  try {
+    response = await fetch(`../${path}`, {
+      headers: { authorization: `Bearer ${token}` },
+      cache: 'no-store',
+      credentials: 'omit',
+      referrerPolicy: 'no-referrer',
+    });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ApiError(0, 'network', `The gateway did not answer (${reason}).`);
+  }
+  if (!response.ok) {
+    const text = await response.text();
+    /** @type {any} */
+    let answer;
+    try {
+      answer = text ? JSON.parse(text) : undefined;
+    } catch {
+      answer = undefined;
+    }
+    throw errorOf(response, answer);
+  }
+  return response.blob();
+}
+
+/**
  * The work standing in the store now, from the gauges of `GET /metrics` (read
  * from the store, so the same on every replica).
  * @returns {Promise<{ queued: number, running: number, deliveriesPending: number }>}

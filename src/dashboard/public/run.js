@@ -1,10 +1,12 @@
 // @ts-check
 /** One run: what came in, what the agent answered, where it went, and Retry / Redeliver. */
-import { call, seg } from './api.js';
+import { call, fetchBlob, seg } from './api.js';
 import { badge, duration, facts, fill, h, runLink, textBlock, time } from './dom.js';
 import { originOf, remember } from './runs.js';
 
 const FINISHED = ['succeeded', 'failed', 'timed_out'];
+/** Shown inline as thumbnails; every other file is a download link. */
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 
 /**
  * @param {import('./app.js').Shell} shell
@@ -21,6 +23,22 @@ export function runView(shell, runId) {
   /** @type {any} */
   let record;
   let recordFor = '';
+  /** Blob URLs of this run's files, by index: each fetched once per visit of the page. */
+  /** @type {Map<number, Promise<string>>} */
+  const blobs = new Map();
+  /** @param {number} index */
+  const blobUrl = (index) => {
+    let url = blobs.get(index);
+    if (!url) {
+      url = fetchBlob(`api/runs/${seg(runId)}/attachments/${index}`).then((blob) =>
+        URL.createObjectURL(blob),
+      );
+      // A failed fetch is tried again next time.
+      url.catch(() => blobs.delete(index));
+      blobs.set(index, url);
+    }
+    return url;
+  };
 
   retry.addEventListener('click', () =>
     shell.act(retry, async () => {
@@ -76,7 +94,10 @@ export function runView(shell, runId) {
       const key = JSON.stringify([run, record]);
       if (key === shown) return;
       shown = key;
-      fill(body, details({ ...originOf(runId), ...run }, record));
+      fill(
+        body,
+        details({ ...originOf(runId), ...run }, record, (files) => attachmentList(files, blobUrl)),
+      );
     },
   };
 }
@@ -92,10 +113,44 @@ async function deliveryRecord(runId) {
 }
 
 /**
+ * The run's files: images as thumbnails, the others as download links, all from blob:
+ * URLs of files fetched with the token header (api.js, fetchBlob).
+ * @param {{ name: string, mediaType: string, bytes: number }[]} files
+ * @param {(index: number) => Promise<string>} blobUrl
+ */
+function attachmentList(files, blobUrl) {
+  return h(
+    'ul',
+    { class: 'attachments', id: 'attachments' },
+    files.map((file, index) => {
+      const label = `${file.name} (${file.mediaType}, ${file.bytes} bytes)`;
+      if (IMAGE_TYPES.includes(file.mediaType)) {
+        const img = h('img', { class: 'thumbnail', alt: file.name, title: label, 'data-index': index });
+        blobUrl(index).then(
+          (url) => img.setAttribute('src', url),
+          () => img.setAttribute('alt', `${file.name} (could not be loaded)`),
+        );
+        return h('li', {}, img, h('span', { class: 'attachment-name' }, label));
+      }
+      const link = h('a', { href: '#', class: 'download', 'data-index': index }, label);
+      link.addEventListener('click', (event) => {
+        event.preventDefault();
+        blobUrl(index).then((url) => {
+          const save = h('a', { href: url, download: file.name });
+          save.click();
+        });
+      });
+      return h('li', {}, link);
+    }),
+  );
+}
+
+/**
  * @param {any} run
  * @param {any} record the delivery record, if any
+ * @param {(files: any[]) => Node} showFiles
  */
-function details(run, record) {
+function details(run, record, showFiles) {
   const delivery = run.delivery ?? {};
   const attempts = delivery.attempts ?? record?.attempts;
   return [
@@ -117,6 +172,9 @@ function details(run, record) {
     'message' in run
       ? textBlock(run.message, 'message')
       : h('p', { class: 'muted' }, 'This gateway does not report the message in its run view.'),
+    Array.isArray(run.attachments) && run.attachments.length > 0
+      ? [h('h3', {}, 'Attachments'), showFiles(run.attachments)]
+      : null,
     h('h3', {}, 'Reply'),
     textBlock(run.reply, 'reply'),
     h('h3', {}, 'Error'),

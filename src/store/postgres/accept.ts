@@ -19,6 +19,8 @@
  * sending the same key at the same moment blocks on that row until the first
  * commits, then reads and replays its answer (the same runId).
  */
+
+import { attachmentsColumn } from '../rows.js';
 import type {
   AcceptResult,
   Action,
@@ -82,17 +84,17 @@ const SET_ANSWERS = `
 const INSERT_RUNS = `
   INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
                     timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent)
+                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments)
   SELECT id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds, wake_mode,
          deliver, channel, recipient, allow_unsafe, source, created_at, delivery_status, delivery_channel, delivery_to,
-         retry_of, token_id, trace_parent
+         retry_of, token_id, trace_parent, attachments
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                        $8::text[], $9::float8[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::bool[],
                        $15::text[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[],
-                       $22::text[])
+                       $22::text[], $23::text[])
          WITH ORDINALITY AS t(id, agent_id, session_key, main_session_key, name, message, model, thinking,
                     timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, n)
+                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, n)
    ORDER BY n
   RETURNING session_key, seq, source`;
 
@@ -128,7 +130,30 @@ function runColumns(runs: readonly NewRun[]): unknown[][] {
     pick((r) => r.retryOf ?? null),
     pick((r) => r.tokenId ?? null),
     pick((r) => r.traceParent ?? null),
+    pick((r) => attachmentsColumn(r)),
   ];
+}
+
+/**
+ * One file's bytes: a statement per file, so its Buffer goes out as a binary parameter as it
+ * is (an array parameter would be sent as hex text, twice the size, built in memory).
+ */
+const INSERT_ATTACHMENT = `
+  INSERT INTO run_attachments (run_id, idx, name, media_type, bytes, data) VALUES ($1, $2, $3, $4, $5, $6)`;
+
+/** A retry's files, copied inside the database: the bytes never come to the process. */
+const COPY_ATTACHMENTS = `
+  INSERT INTO run_attachments (run_id, idx, name, media_type, bytes, data)
+  SELECT $1, idx, name, media_type, bytes, data FROM run_attachments WHERE run_id = $2`;
+
+/** The runs' files, sent in the same pipeline after the runs (no round trip of their own). */
+function sendAttachments(tx: Pipeline, runs: readonly NewRun[]): void {
+  for (const run of runs) {
+    for (const [idx, file] of (run.attachments ?? []).entries()) {
+      tx.send(INSERT_ATTACHMENT, [run.id, idx, file.name, file.mediaType, file.bytes, file.data]);
+    }
+    if (run.attachmentsFrom) tx.send(COPY_ATTACHMENTS, [run.id, run.attachmentsFrom.runId]);
+  }
 }
 
 const sortedUnique = (keys: Iterable<string>) => [...new Set(keys)].sort();
@@ -218,6 +243,7 @@ export async function acceptBatch(tx: Pipeline, batch: readonly PendingAccept[])
     // the one NOTIFY of the batch reaches every replica's listener at commit.
     tx.send(LOCK_KEYS_AND_NOTIFY, [sortedUnique(runs.map((r) => r.sessionKey))]);
     tx.send(INSERT_RUNS_AND_HEADS, runColumns(runs));
+    sendAttachments(tx, runs);
     insertCallbacksInTx(tx, runs);
   }
   return results as AcceptResult[];

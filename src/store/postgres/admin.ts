@@ -29,8 +29,10 @@ import {
   toDeliveryView,
   toRunListView,
 } from '../admin-rows.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import {
   type AdminStore,
+  type Attachment,
   type CallbackView,
   type DeliveryView,
   type ListCallbacksOptions,
@@ -58,10 +60,16 @@ type StoredRunRow = QueuedRow & {
 };
 
 function toStoredRun(row: StoredRunRow): StoredRun {
-  const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row);
+  const {
+    startedAt: _startedAt,
+    attempts: _attempts,
+    attachmentInfo: attachments,
+    ...run
+  } = toClaimedRun(row);
   return {
     run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
     status: row.status,
+    attachments,
   };
 }
 
@@ -99,6 +107,15 @@ export class PgAdmin implements AdminStore {
     const more = rows.length > options.limit;
     const runs = rows.slice(0, options.limit).map(toRunListView);
     return { runs, next: more ? (runs[runs.length - 1]?.runId ?? null) : null };
+  }
+
+  async getAttachment(runId: string, index: number): Promise<Attachment | undefined> {
+    const [row] = await read<AttachmentRow>(
+      this.pool,
+      `SELECT ${ATTACHMENT_COLUMNS} FROM run_attachments WHERE run_id = $1 AND idx = $2`,
+      [runId, index],
+    );
+    return row ? toAttachment(row) : undefined;
   }
 
   async getStoredRun(runId: string): Promise<StoredRun | undefined> {

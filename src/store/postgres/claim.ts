@@ -18,6 +18,7 @@
  */
 import type pg from 'pg';
 import { HEAD_SOURCES_CTE, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
+import { attachmentInfoOf } from '../rows.js';
 import type { ClaimedRun, ClaimRequest, WakeMode } from '../types.js';
 import type { Pipeline } from './db.js';
 
@@ -42,6 +43,8 @@ export interface QueuedRow {
   attempts: number;
   seq: number;
   trace_parent: string | null;
+  /** runs.attachments (store/rows.ts). */
+  attachments: string | null;
 }
 
 export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
@@ -64,6 +67,7 @@ export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
   startedAt: row.started_at,
   attempts: row.attempts,
   traceParent: row.trace_parent,
+  attachmentInfo: attachmentInfoOf(row.attachments),
 });
 
 /** Lock-key namespace of the per-source claim locks (capped sources only). */
@@ -113,7 +117,7 @@ const LEASE = `
    WHERE seq = ANY($4::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
   RETURNING id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds,
             wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at, started_at, attempts, seq,
-            trace_parent`;
+            trace_parent, attachments`;
 
 type Counted = pg.QueryResult<{ source: string; n: number }>;
 

@@ -30,13 +30,14 @@ import { inTransaction, type Tx } from './db.js';
 /** Arbitrary constant naming agentgate's retention lock among other advisory locks. */
 export const RETENTION_LOCK_KEY = 0x61676772; // "aggr"
 
-/** Finished runs, their outbox rows and their callback, in one statement; counts the runs. */
+/** Finished runs, their outbox rows, their callback and their files, in one statement; counts the runs. */
 const PRUNE_RUNS = `
   WITH doomed AS (${prunableRunsSql('$1', '$2')} FOR UPDATE OF r SKIP LOCKED),
   deliveries_gone AS (
     DELETE FROM deliveries WHERE kind = 'run' AND ref_id IN (SELECT id FROM doomed) AND ${SETTLED_DELIVERY}),
   callbacks_gone AS (
     DELETE FROM callbacks WHERE run_id IN (SELECT id FROM doomed) AND ${SETTLED_CALLBACK}),
+  attachments_gone AS (DELETE FROM run_attachments WHERE run_id IN (SELECT id FROM doomed)),
   runs_gone AS (DELETE FROM runs WHERE seq IN (SELECT seq FROM doomed) RETURNING 1)
   SELECT count(*)::int AS n FROM runs_gone`;
 

@@ -24,9 +24,11 @@
  */
 import type pg from 'pg';
 import { noCaps, type RunCaps } from '../fair-share.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
+  type Attachment,
   type ClaimedRun,
   type ClaimRequest,
   type CompletionOutcome,
@@ -35,7 +37,7 @@ import {
   StoreUnavailableError,
 } from '../types.js';
 import { sendClaimReads, sendLease } from './claim.js';
-import { inPipelinedTransaction, inTransaction, type Pipeline } from './db.js';
+import { inPipelinedTransaction, inTransaction, type Pipeline, readPrepared } from './db.js';
 import { recordCompletions } from './record-completions.js';
 import { WORK_CHANNEL } from './work-listener.js';
 
@@ -125,6 +127,15 @@ export class PgRunQueue implements RunQueueStore {
    */
   async requeueOrphans(): Promise<string[]> {
     return [];
+  }
+
+  async loadAttachments(runId: string): Promise<Attachment[]> {
+    const rows = await readPrepared<AttachmentRow>(
+      this.pool,
+      `SELECT ${ATTACHMENT_COLUMNS} FROM run_attachments WHERE run_id = $1 ORDER BY idx`,
+      [runId],
+    );
+    return rows.map(toAttachment);
   }
 
   async completeRun(completion: RunCompletion): Promise<boolean> {

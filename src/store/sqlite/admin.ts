@@ -31,8 +31,10 @@ import {
   toDeliveryView,
   toRunListView,
 } from '../admin-rows.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import {
   type AdminStore,
+  type Attachment,
   type CallbackView,
   type DeliveryView,
   type ListCallbacksOptions,
@@ -122,10 +124,16 @@ export function retryableCountSql(status: RetryableRunsOptions['status'], bySour
 }
 
 function toStoredRun(row: StoredRunRow): StoredRun {
-  const { startedAt: _startedAt, attempts: _attempts, ...run } = toClaimedRun(row, row.created_at);
+  const {
+    startedAt: _startedAt,
+    attempts: _attempts,
+    attachmentInfo: attachments,
+    ...run
+  } = toClaimedRun(row, row.created_at);
   return {
     run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
     status: row.status,
+    attachments,
   };
 }
 
@@ -155,6 +163,9 @@ export class SqliteAdmin implements AdminStore {
   ) {
     this.s = {
       runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE id = ?'),
+      attachment: db.prepare<[string, number], AttachmentRow>(
+        `SELECT ${ATTACHMENT_COLUMNS} FROM run_attachments WHERE run_id = ? AND idx = ?`,
+      ),
       storedRun: db.prepare<[string], StoredRunRow>(
         // The callback's URL lives with its outbox row (callbacks.run_id).
         `SELECT r.*, c.url AS callback_url FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id WHERE r.id = ?`,
@@ -207,6 +218,11 @@ export class SqliteAdmin implements AdminStore {
     const more = rows.length > options.limit;
     const runs = rows.slice(0, options.limit).map(toRunListView);
     return { runs, next: more ? (runs[runs.length - 1]?.runId ?? null) : null };
+  }
+
+  async getAttachment(runId: string, index: number): Promise<Attachment | undefined> {
+    const row = this.s.attachment.get(runId, index);
+    return row ? toAttachment(row) : undefined;
   }
 
   async getStoredRun(runId: string): Promise<StoredRun | undefined> {

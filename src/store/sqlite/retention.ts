@@ -39,6 +39,7 @@ export class SqliteRetention {
       ),
       runCallback: db.prepare(`DELETE FROM callbacks WHERE run_id = ? AND ${SETTLED_CALLBACK}`),
       run: db.prepare('DELETE FROM runs WHERE seq = ?'),
+      runAttachments: db.prepare('DELETE FROM run_attachments WHERE run_id = ?'),
       transcripts: db.prepare(
         `DELETE FROM transcripts WHERE seq IN (${prunableTranscriptSql('?', BOUND_LIMIT)})`,
       ),
@@ -67,6 +68,7 @@ export class SqliteRetention {
     for (const run of runs) {
       this.s.runDeliveries.run(run.id);
       this.s.runCallback.run(run.id);
+      this.s.runAttachments.run(run.id);
       this.s.run.run(run.seq);
     }
     const transcripts = this.s.transcripts.run(olderThan, limit).changes;

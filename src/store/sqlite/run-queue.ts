@@ -6,9 +6,11 @@
  */
 import type Database from 'better-sqlite3';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, attachmentInfoOf, toAttachment } from '../rows.js';
 import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
+  type Attachment,
   type ClaimedRun,
   type ClaimRequest,
   type CompletionOutcome,
@@ -42,6 +44,8 @@ export interface QueuedRow {
   started_at: number | null;
   attempts: number;
   trace_parent: string | null;
+  /** runs.attachments (store/rows.ts). */
+  attachments: string | null;
 }
 
 /**
@@ -50,7 +54,7 @@ export interface QueuedRow {
  */
 const QUEUED_COLUMNS_BEFORE_LEASE = `id, agent_id, session_key, main_session_key, name, message, model,
   thinking, timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-  started_at, attempts - 1 AS attempts, trace_parent`;
+  started_at, attempts - 1 AS attempts, trace_parent, attachments`;
 
 export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
   id: row.id,
@@ -72,6 +76,7 @@ export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
   startedAt: row.started_at ?? now,
   attempts: row.attempts + 1,
   traceParent: row.trace_parent,
+  attachmentInfo: attachmentInfoOf(row.attachments),
 });
 
 export class SqliteRunQueue implements RunQueueStore {
@@ -97,6 +102,9 @@ export class SqliteRunQueue implements RunQueueStore {
     private readonly settleRun: (runId: string, now: number, traceParent: string | null) => void = () => {},
   ) {
     this.s = {
+      attachments: db.prepare<[string], AttachmentRow>(
+        `SELECT ${ATTACHMENT_COLUMNS} FROM run_attachments WHERE run_id = ? ORDER BY idx`,
+      ),
       // Runs executing now (an expired lease is claimable, so it does not count), per
       // source, read through runs_running (the running runs only).
       runningBySource: db.prepare<[number], { source: string; n: number }>(
@@ -201,6 +209,10 @@ export class SqliteRunQueue implements RunQueueStore {
       })
       .immediate();
     return orphans.map((row) => row.id);
+  }
+
+  async loadAttachments(runId: string): Promise<Attachment[]> {
+    return this.s.attachments.all(runId).map(toAttachment);
   }
 
   async completeRun(completion: RunCompletion): Promise<boolean> {

@@ -24,7 +24,7 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
-import { iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
+import { attachmentsColumn, iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
@@ -159,8 +159,16 @@ export class SqliteStore implements Store {
       insertRun: db.prepare(
         `INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
            timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-           delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insertAttachment: db.prepare(
+        'INSERT INTO run_attachments (run_id, idx, name, media_type, bytes, data) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      /** A retry's files: copied inside the database, the bytes never read into the process. */
+      copyAttachments: db.prepare(
+        `INSERT INTO run_attachments (run_id, idx, name, media_type, bytes, data)
+         SELECT ?, idx, name, media_type, bytes, data FROM run_attachments WHERE run_id = ?`,
       ),
       /** Keeps the key's head when it has one: heads only move forward on completion. */
       addRunHead: db.prepare('INSERT OR IGNORE INTO run_heads (session_key, seq, source) VALUES (?, ?, ?)'),
@@ -287,7 +295,13 @@ export class SqliteStore implements Store {
         run.retryOf ?? null,
         run.tokenId ?? null,
         run.traceParent ?? null,
+        attachmentsColumn(run),
       );
+      // The Buffer decoded at the ingress is bound as it is: no copy of the bytes on the way in.
+      for (const [idx, file] of (run.attachments ?? []).entries()) {
+        s.insertAttachment.run(run.id, idx, file.name, file.mediaType, file.bytes, file.data);
+      }
+      if (run.attachmentsFrom) s.copyAttachments.run(run.id, run.attachmentsFrom.runId);
       s.addRunHead.run(run.sessionKey, inserted.lastInsertRowid, run.source);
       if (run.callbackUrl)
         this.callbacks.insert(`msg_${uuidv7(run.createdAt)}`, run.id, run.callbackUrl, run.createdAt);
