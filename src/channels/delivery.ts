@@ -19,9 +19,11 @@ import { CHANNEL_IDS, type ChannelId, type ChannelsConfig } from '../config/sche
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type {
+  AlertOutcome,
   DeliveryOutboxStore,
   DeliveryRecord,
   DeliveryRoute,
+  NewAlert,
   OutboxItem,
   SessionStore,
 } from '../store/types.js';
@@ -52,6 +54,17 @@ export interface DeliveryEngineOptions {
   metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   /** Called once a delivery has ended in the store (a run's callback may now be due). */
   onFinished?: (item: OutboxItem) => void;
+  /** Alerts (docs/alerts.md): a reply that fails raises one; an alert message is counted, never alerted on. */
+  alerts?: DeliveryAlerts;
+}
+
+/** What the engine asks of alerts (alerts/alerts.ts). */
+export interface DeliveryAlerts {
+  /** The alert of a reply whose delivery ended failed; undefined when alerts are off for it. */
+  forDelivery(item: OutboxItem, channel: string | null, reason: string | null): Promise<NewAlert | undefined>;
+  recorded(alert: NewAlert, outcome: AlertOutcome | undefined): void;
+  /** An alert message's own delivery ended. */
+  delivered(status: 'sent' | 'failed', item: OutboxItem, reason: string | null): void;
 }
 
 type Resolution = { route: DeliveryRoute; adapter: ChannelAdapter } | { record: DeliveryRecord };
@@ -76,6 +89,7 @@ export class DeliveryEngine {
   private readonly random: () => number;
   private readonly metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   private readonly onFinished?: (item: OutboxItem) => void;
+  private readonly alerts?: DeliveryAlerts;
   private readonly inFlight: InFlight<Delivering>;
 
   constructor(
@@ -96,6 +110,7 @@ export class DeliveryEngine {
     this.random = options.random ?? Math.random;
     this.metrics = options.metrics;
     this.onFinished = options.onFinished;
+    this.alerts = options.alerts;
     this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
     this.inFlight = new InFlight(this.clock);
   }
@@ -253,10 +268,23 @@ export class DeliveryEngine {
     now: number,
     attempts?: number,
   ): Promise<void> {
-    await this.store.outbox.finishDelivery(item, record, now);
+    // Only a reply's failure raises an alert, enqueued with the failure (docs/alerts.md).
+    const alert =
+      record.status === 'failed' && item.kind !== 'alert'
+        ? await this.alerts?.forDelivery(item, record.channel, record.reason)
+        : undefined;
+    const outcome = await this.store.outbox.finishDelivery(item, record, now, alert);
     this.onFinished?.(item);
+    if (alert) {
+      this.alerts?.recorded(alert, outcome);
+      if (outcome === 'queued') this.notify();
+    }
     const fields = { ...correlation(item), channel: record.channel, attempts, reason: record.reason };
-    if (record.status === 'delivered') {
+    if (item.kind === 'alert') {
+      // Counted as an alert (agentgate_alerts_total), not as a reply.
+      if (record.status !== 'skipped')
+        this.alerts?.delivered(record.status === 'delivered' ? 'sent' : 'failed', item, record.reason);
+    } else if (record.status === 'delivered') {
       this.metrics?.deliveryFinished(record.channel as string, 'delivered');
       this.log.info(fields, 'reply delivered');
     } else if (record.status === 'failed') {
@@ -311,7 +339,9 @@ export class DeliveryEngine {
 const correlation = (item: OutboxItem) =>
   item.kind === 'run'
     ? { runId: item.refId, deliveryId: item.id }
-    : { heartbeatId: item.refId, deliveryId: item.id };
+    : item.kind === 'alert'
+      ? { alertAbout: item.refId, deliveryId: item.id }
+      : { heartbeatId: item.refId, deliveryId: item.id };
 
 /** Where the route comes from the session's last route: `channel: "last"`, or no `to`. */
 const dependsOnLastRoute = (item: OutboxItem) => item.channel === 'last' || item.to === null;
