@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type CallbackReceiver, startCallbackReceiver } from '../fakes/callback-receiver.js';
 import { type FakeOpenAi, type FakeOpenAiHandler, startFakeOpenAi } from '../fakes/openai.js';
 import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
-import { type StartOptions, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { type StartOptions, startTestGateway, type TestGateway, writeConfig } from '../helpers/gateway.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 import { parseExposition, seriesOf } from '../metrics/exposition.js';
 
@@ -37,6 +37,8 @@ interface Rig {
   receiver: CallbackReceiver;
   /** Makes every alert row `ms` older, as if it had been written that long ago. */
   age(ms: number): void;
+  /** Saves the config file again with this `alerts` section (the gateway watches it). */
+  rewrite(alerts: Record<string, unknown> | undefined): void;
 }
 
 let cleanup: (() => Promise<void>)[] = [];
@@ -55,26 +57,27 @@ async function rig(alerts: Record<string, unknown> | undefined, options: StartOp
   cleanup.push(() => tg.close());
   const receiver = await startCallbackReceiver();
   cleanup.push(() => receiver.close());
-  const gw = await startTestGateway(
-    {
-      models: { providers: { fake: { api: 'openai-chat', baseUrl: llm.baseUrl, apiKey: 'sk-test' } } },
-      agents: { defaults: { model: 'fake/gpt-4o-mini' } },
-      channels: { telegram: { botToken: BOT, apiBaseUrl: tg.url } },
-      hooks: { enabled: true, callbacks: { secret: SECRET, allowedOrigins: [receiver.url] } },
-      ...(alerts ? { alerts } : {}),
-    },
-    {
-      workers: true,
-      alerts: { pollMs: 50 },
-      ...options,
-    },
-  );
+  const configOf = (section: Record<string, unknown> | undefined) => ({
+    models: { providers: { fake: { api: 'openai-chat', baseUrl: llm.baseUrl, apiKey: 'sk-test' } } },
+    agents: { defaults: { model: 'fake/gpt-4o-mini' } },
+    channels: { telegram: { botToken: BOT, apiBaseUrl: tg.url } },
+    hooks: { enabled: true, callbacks: { secret: SECRET, allowedOrigins: [receiver.url] } },
+    ...(section ? { alerts: section } : {}),
+  });
+  const gw = await startTestGateway(configOf(alerts), {
+    workers: true,
+    alerts: { pollMs: 50 },
+    ...options,
+  });
   cleanup.push(() => gw.stop());
   return {
     gw,
     llm,
     tg,
     receiver,
+    rewrite: (section) => {
+      writeConfig(gw.dir, configOf(section));
+    },
     age: (ms) => {
       const store = gw.config.store;
       if (store.driver !== 'sqlite') throw new Error('a SQLite store was expected');
@@ -219,6 +222,31 @@ describe('alerts through a gateway', () => {
     });
     await sleep(300);
     expect(tg.messagesFor(ALERT_CHAT)).toHaveLength(3);
+  });
+
+  it('the alerts section is read at each failure: a config change turns them on and off without a restart', async () => {
+    const { gw, tg, rewrite } = await rig(undefined);
+    expect((await settled(gw, await post(gw))).status).toBe('failed');
+    rewrite({ channel: 'telegram', to: String(ALERT_CHAT) });
+    // Failing runs until the reload is in (the watcher debounces): from then on each queues one alert.
+    await waitFor(async () => {
+      await settled(gw, await post(gw));
+      await sleep(100);
+      return (await alertsTotal(gw))['status=queued'] === 1;
+    }, 'the reloaded alerts section');
+    await waitFor(() => tg.messagesFor(ALERT_CHAT).length === 1, 'the alert message');
+    expect(texts(tg, ALERT_CHAT)[0]).toContain('failed');
+    rewrite(undefined);
+    await waitFor(async () => {
+      const before = (await alertsTotal(gw))['status=queued'];
+      await settled(gw, await post(gw));
+      await sleep(100);
+      return (await alertsTotal(gw))['status=queued'] === before;
+    }, 'alerts off again');
+    const queued = (await alertsTotal(gw))['status=queued'];
+    expect((await settled(gw, await post(gw))).status).toBe('failed');
+    await sleep(300);
+    expect((await alertsTotal(gw))['status=queued']).toBe(queued);
   });
 
   it('alerts absent: a failure sends nothing and the series stay at 0', async () => {
