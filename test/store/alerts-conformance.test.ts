@@ -7,7 +7,10 @@
  * also runs the replica tests: the cap holds across two stores failing at the same moment, and
  * two replicas summing up at once make one summary.
  */
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { COUNTED_ALERTS } from '../../src/store/rules/alerts.js';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import type {
   Action,
   AlertCounts,
@@ -341,4 +344,22 @@ describe.each(ENGINES)('Store conformance, alerts: $name', (engine) => {
       expect(results.filter((r) => r === 'suppressed')).toHaveLength(6);
     });
   }
+});
+
+describe('alerts on SQLite: query plans', () => {
+  it("the cap's count reads deliveries_alerts, the summary deliveries_suppressed: never the whole outbox", () => {
+    const db = new Database(':memory:');
+    for (const step of MIGRATIONS) db.exec(step);
+    const plan = (sql: string, ...params: unknown[]) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+        .map((row) => row.detail)
+        .join('\n');
+    expect(plan(`SELECT COUNT(*) FROM deliveries WHERE ${COUNTED_ALERTS} AND created_at > ?`, 0)).toMatch(
+      /USING INDEX deliveries_alerts/,
+    );
+    expect(plan(`SELECT MIN(created_at) FROM deliveries WHERE status = 'suppressed'`)).toMatch(
+      /deliveries_suppressed/,
+    );
+    db.close();
+  });
 });
