@@ -16,8 +16,10 @@ import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import {
+  type AlertOutcome,
   type ClaimedRun,
   type DeliveryRecord,
+  type NewAlert,
   type RunCompletion,
   type Store,
   StoreUnavailableError,
@@ -77,6 +79,18 @@ export interface WorkerDeps {
   onRunFinished?: (runId: string) => void;
   /** With tracing on, each execution is a span continuing its hook request's trace (docs/tracing.md). */
   tracing?: SpanStarter;
+  /** Alerts (docs/alerts.md): a failed or timed-out run's alert is committed with its result. */
+  alerts?: RunAlerts;
+}
+
+/** What the worker asks of alerts (alerts/alerts.ts). */
+export interface RunAlerts {
+  forRun(
+    run: { id: string; source: string; name: string | null },
+    status: 'failed' | 'timed_out',
+    error: string | null,
+  ): NewAlert | undefined;
+  recorded(alert: NewAlert, outcome: AlertOutcome | undefined): void;
 }
 
 class Shutdown extends Error {}
@@ -311,7 +325,9 @@ export class RunWorker {
       delivery,
       traceParent,
     };
-    const { recorded, next } = await this.commitCompletion(completion);
+    const alert = status === 'succeeded' ? undefined : this.deps.alerts?.forRun(run, status, error);
+    if (alert) completion.alert = alert;
+    const { recorded, next, alert: alerted } = await this.commitCompletion(completion);
     if (!recorded) {
       log.warn({ runId: run.id }, 'run finished after its lease was lost; result discarded');
       return next;
@@ -321,7 +337,8 @@ export class RunWorker {
     log.info({ runId: run.id, status, seconds, delivery: delivery.status }, 'run finished');
     this.deps.onRunFinished?.(run.id);
     if (run.wakeMode === 'now') this.deps.requestHeartbeat(run.mainSessionKey);
-    if (delivery.status === 'pending') this.deps.notifyDelivery();
+    if (alert) this.deps.alerts?.recorded(alert, alerted);
+    if (delivery.status === 'pending' || alerted === 'queued') this.deps.notifyDelivery();
     return next;
   }
 
@@ -334,11 +351,19 @@ export class RunWorker {
    */
   private async commitCompletion(
     completion: RunCompletion,
-  ): Promise<{ recorded: boolean; next: ClaimedRun[] | undefined }> {
+  ): Promise<{ recorded: boolean; next: ClaimedRun[] | undefined; alert?: AlertOutcome }> {
     const { store, log } = this.deps;
     for (let retry = 0; ; retry++) {
       try {
-        if (this.stopping) return { recorded: await store.runs.completeRun(completion), next: undefined };
+        if (this.stopping) {
+          // Nothing claimed (a limit of 0), but the outcome says what became of the alert.
+          const outcome = await store.runs.completeAndClaim(completion, {
+            now: this.clock.now(),
+            leaseMs: this.leaseMs,
+            limit: 0,
+          });
+          return { ...outcome, next: undefined };
+        }
         return await store.runs.completeAndClaim(completion, {
           now: this.clock.now(),
           leaseMs: this.leaseMs,

@@ -15,7 +15,7 @@ import { hostOf } from '../http/outbound.js';
 import { signedHeaders, signingKey } from '../http/webhook-signature.js';
 import type { Logger } from '../log.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
-import type { CallbackItem, Store } from '../store/types.js';
+import type { AlertOutcome, CallbackItem, NewAlert, Store } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
 import { InFlight } from '../util/in-flight.js';
@@ -53,6 +53,14 @@ export interface CallbackEngineOptions {
    * request carries that span's `traceparent` (docs/tracing.md).
    */
   tracing?: SpanStarter;
+  /** Alerts (docs/alerts.md): a callback that ends failed raises one, committed with its end. */
+  alerts?: CallbackAlerts;
+}
+
+/** What the engine asks of alerts (alerts/alerts.ts). */
+export interface CallbackAlerts {
+  forCallback(item: CallbackItem, error: string | null): Promise<NewAlert | undefined>;
+  recorded(alert: NewAlert, outcome: AlertOutcome | undefined): void;
 }
 
 type EngineStore = Pick<Store, 'callbacks' | 'getRun'>;
@@ -255,14 +263,17 @@ export class CallbackEngine {
     status: CallbackOutcome,
     error: string | null,
   ): Promise<void> {
+    const alert = status === 'failed' ? await this.options.alerts?.forCallback(item, error) : undefined;
     const recorded = await this.store.callbacks.finishCallback(item, this.owner, {
       attempts,
       body,
       error,
       now: this.clock.now(),
       status,
+      ...(alert ? { alert } : {}),
     });
     if (!recorded) return;
+    if (alert) this.options.alerts?.recorded(alert, typeof recorded === 'string' ? recorded : undefined);
     this.options.onFinished?.(status);
     const fields = { runId: item.runId, host: hostOf(item.url), attempts };
     if (status === 'delivered') this.log.info(fields, 'callback delivered');

@@ -20,9 +20,11 @@ import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import type {
+  AlertOutcome,
   DeliveryOutboxStore,
   DeliveryRecord,
   DeliveryRoute,
+  NewAlert,
   OutboxItem,
   SessionStore,
 } from '../store/types.js';
@@ -58,6 +60,17 @@ export interface DeliveryEngineOptions {
    * heartbeat that made the reply (docs/tracing.md).
    */
   tracing?: SpanStarter;
+  /** Alerts (docs/alerts.md): a reply that fails raises one; an alert message is counted, never alerted on. */
+  alerts?: DeliveryAlerts;
+}
+
+/** What the engine asks of alerts (alerts/alerts.ts). */
+export interface DeliveryAlerts {
+  /** The alert of a reply whose delivery ended failed; undefined when alerts are off for it. */
+  forDelivery(item: OutboxItem, channel: string | null, reason: string | null): Promise<NewAlert | undefined>;
+  recorded(alert: NewAlert, outcome: AlertOutcome | undefined): void;
+  /** An alert message's own delivery ended. */
+  delivered(status: 'sent' | 'failed', item: OutboxItem, reason: string | null): void;
 }
 
 type Resolution = { route: DeliveryRoute; adapter: ChannelAdapter } | { record: DeliveryRecord };
@@ -83,6 +96,7 @@ export class DeliveryEngine {
   private readonly metrics?: Pick<GatewayMetrics, 'deliveryFinished'>;
   private readonly onFinished?: (item: OutboxItem) => void;
   private readonly tracing?: SpanStarter;
+  private readonly alerts?: DeliveryAlerts;
   private readonly inFlight: InFlight<Delivering>;
 
   constructor(
@@ -104,6 +118,7 @@ export class DeliveryEngine {
     this.metrics = options.metrics;
     this.onFinished = options.onFinished;
     this.tracing = options.tracing;
+    this.alerts = options.alerts;
     this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
     this.inFlight = new InFlight(this.clock);
   }
@@ -214,7 +229,7 @@ export class DeliveryEngine {
       attributes: {
         'agentgate.channel': route.channel,
         'agentgate.delivery_id': item.id,
-        [item.kind === 'run' ? 'agentgate.run_id' : 'agentgate.heartbeat_id']: item.refId,
+        [REF_ATTRIBUTE[item.kind]]: item.refId,
         'agentgate.attempt': item.attempts + 1,
       },
     });
@@ -285,10 +300,23 @@ export class DeliveryEngine {
     now: number,
     attempts?: number,
   ): Promise<void> {
-    await this.store.outbox.finishDelivery(item, record, now);
+    // Only a reply's failure raises an alert, enqueued with the failure (docs/alerts.md).
+    const alert =
+      record.status === 'failed' && item.kind !== 'alert'
+        ? await this.alerts?.forDelivery(item, record.channel, record.reason)
+        : undefined;
+    const outcome = await this.store.outbox.finishDelivery(item, record, now, alert);
     this.onFinished?.(item);
+    if (alert) {
+      this.alerts?.recorded(alert, outcome);
+      if (outcome === 'queued') this.notify();
+    }
     const fields = { ...correlation(item), channel: record.channel, attempts, reason: record.reason };
-    if (record.status === 'delivered') {
+    if (item.kind === 'alert') {
+      // Counted as an alert (agentgate_alerts_total), not as a reply.
+      if (record.status !== 'skipped')
+        this.alerts?.delivered(record.status === 'delivered' ? 'sent' : 'failed', item, record.reason);
+    } else if (record.status === 'delivered') {
       this.metrics?.deliveryFinished(record.channel as string, 'delivered');
       this.log.info(fields, 'reply delivered');
     } else if (record.status === 'failed') {
@@ -343,7 +371,16 @@ export class DeliveryEngine {
 const correlation = (item: OutboxItem) =>
   item.kind === 'run'
     ? { runId: item.refId, deliveryId: item.id }
-    : { heartbeatId: item.refId, deliveryId: item.id };
+    : item.kind === 'alert'
+      ? { alertAbout: item.refId, deliveryId: item.id }
+      : { heartbeatId: item.refId, deliveryId: item.id };
+
+/** The span attribute naming what a delivery is for: its run, its heartbeat, or the failure an alert reports. */
+const REF_ATTRIBUTE: Record<OutboxItem['kind'], string> = {
+  run: 'agentgate.run_id',
+  heartbeat: 'agentgate.heartbeat_id',
+  alert: 'agentgate.alert_for',
+};
 
 /** Where the route comes from the session's last route: `channel: "last"`, or no `to`. */
 const dependsOnLastRoute = (item: OutboxItem) => item.channel === 'last' || item.to === null;

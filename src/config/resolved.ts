@@ -1,5 +1,12 @@
 import type { ResolvedStore } from '../store/engines/registry.js';
-import type { AgentConfig, ChannelsConfig, HooksConfig, ProviderConfig, RawConfig } from './schema.js';
+import type {
+  AgentConfig,
+  AlertsConfig,
+  ChannelsConfig,
+  HooksConfig,
+  ProviderConfig,
+  RawConfig,
+} from './schema.js';
 
 export type { ResolvedStore };
 
@@ -52,6 +59,8 @@ export interface ResolvedConfig {
   };
   modelPolicy: ModelPolicy;
   channels: ChannelsConfig;
+  /** Alerts (docs/alerts.md); undefined when off. */
+  alerts?: AlertsConfig;
 }
 
 export function mainSessionKeyOf(agentId: string): string {

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { RETENTION_DEFAULTS } from '../store/engine.js';
 import { storeConfigSchema } from '../store/engines/registry.js';
+import { ALERT_EVENTS } from '../store/types.js';
 
 export const CHANNEL_IDS = [
   'whatsapp',
@@ -279,6 +280,22 @@ const channelsSchema = z.strictObject({
     .optional(),
 });
 
+/** Alerts (docs/alerts.md): absent means off. */
+const alertsSchema = z.strictObject({
+  channel: z.enum(CHANNEL_IDS),
+  to: nonEmpty,
+  on: z
+    .array(z.enum(ALERT_EVENTS))
+    .min(1, 'must name at least one failure (remove alerts to turn them off)')
+    .default([...ALERT_EVENTS]),
+  maxPerHour: z
+    .number({ error: 'must be a whole number of alerts' })
+    .int('must be a whole number of alerts')
+    .min(1, 'must be at least 1')
+    .max(10_000, 'must be at most 10000')
+    .default(20),
+});
+
 export const configSchema = z.strictObject({
   gateway: gatewaySchema.default({ bind: '127.0.0.1', port: 18790, auth: {}, trustedProxies: [] }),
   store: storeConfigSchema.default({
@@ -305,6 +322,7 @@ export const configSchema = z.strictObject({
     list: [],
   }),
   channels: channelsSchema.default({}),
+  alerts: alertsSchema.optional(),
 });
 
 /** The configuration as written by the user, after defaults. */
@@ -313,4 +331,5 @@ export type HooksConfig = RawConfig['hooks'];
 export type MappingConfig = HooksConfig['mappings'][number];
 export type ProviderConfig = RawConfig['models']['providers'][string];
 export type ChannelsConfig = RawConfig['channels'];
+export type AlertsConfig = NonNullable<RawConfig['alerts']>;
 export type AgentConfig = z.infer<typeof agentSchema>;

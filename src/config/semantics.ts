@@ -201,6 +201,7 @@ export function checkConfig(
     agents: { defaults: raw.agents.defaults, list: agents, defaultAgentId },
     modelPolicy: { allowed, aliases, providers },
     channels: raw.channels,
+    alerts: raw.alerts,
   };
   return { config, problems, warnings };
 }

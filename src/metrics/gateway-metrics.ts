@@ -19,6 +19,9 @@ import { processMetrics } from './process-metrics.js';
 
 export type RunFinishedStatus = 'succeeded' | 'failed' | 'timed_out';
 export type OutcomeStatus = 'delivered' | 'failed';
+/** agentgate_alerts_total's statuses (docs/alerts.md, "Metrics"). */
+export const ALERT_STATUSES = ['queued', 'suppressed', 'summarized', 'sent', 'failed'] as const;
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
 
 /** The part of the store a scrape reads. */
 export interface CountsSource {
@@ -42,6 +45,7 @@ export class GatewayMetrics {
   private readonly authLockouts: Counter;
   private readonly callbacks: Counter<'status'>;
   private readonly pruned: Counter<'kind'>;
+  private readonly alerts: Counter<'status'>;
 
   constructor(
     private readonly source: CountsSource,
@@ -111,6 +115,12 @@ export class GatewayMetrics {
       labelNames: ['kind'],
       registers,
     });
+    this.alerts = new Counter({
+      name: 'agentgate_alerts_total',
+      help: 'Alerts (alerts): messages queued, sent or failed; failures suppressed over maxPerHour and summarized.',
+      labelNames: ['status'],
+      registers,
+    });
     // Series of a fixed label set start at 0, so rate() and absent-series alerts work from the first scrape.
     for (const status of ['succeeded', 'failed', 'timed_out'] as const) {
       this.runsFinished.labels(status).inc(0);
@@ -119,6 +129,7 @@ export class GatewayMetrics {
     for (const status of ['succeeded', 'failed'] as const) this.heartbeats.labels(status).inc(0);
     for (const status of ['delivered', 'failed'] as const) this.callbacks.labels(status).inc(0);
     for (const kind of ['runs', 'events'] as const) this.pruned.labels(kind).inc(0);
+    for (const status of ALERT_STATUSES) this.alerts.labels(status).inc(0);
   }
 
   /**
@@ -154,6 +165,11 @@ export class GatewayMetrics {
   /** A completion callback ended: delivered (2xx) or failed for good (the callback engine calls this). */
   callbackFinished(status: OutcomeStatus): void {
     this.callbacks.labels(status).inc();
+  }
+
+  /** Alerts by status (docs/alerts.md, "Metrics"): `count` of them at once for `summarized`. */
+  alertCounted(status: AlertStatus, count = 1): void {
+    this.alerts.labels(status).inc(count);
   }
 
   /** Retention deleted `count` runs or events (one call per batch). */

@@ -8,6 +8,8 @@ import { ModelRouter } from '../agents/models.js';
 import { newOwnerId } from '../agents/owner.js';
 import type { RetryPolicy } from '../agents/turn.js';
 import { RunWorker } from '../agents/worker.js';
+import { Alerts } from '../alerts/alerts.js';
+import { AlertSummaries, type AlertSummariesOptions } from '../alerts/summaries.js';
 import { AuthFailureLimiter, type AuthLimiter } from '../auth/auth-limiter.js';
 import { SharedLockout } from '../auth/shared-lockout.js';
 import { CallbackEngine, type CallbackEngineOptions } from '../callbacks/engine.js';
@@ -50,6 +52,8 @@ export interface ListenOptions {
   transforms?: Partial<TransformLimits>;
   /** Completion callback pacing and resolution (tests: a manual clock, a rebinding resolver). */
   callbacks?: Partial<Omit<CallbackEngineOptions, 'secret' | 'self' | 'onFinished'>>;
+  /** The alert summary job's pacing (tests: a clock an hour ahead, a short poll). */
+  alerts?: AlertSummariesOptions;
 }
 
 export interface RunningGateway {
@@ -107,10 +111,20 @@ export async function startGateway(
   const metrics = new GatewayMetrics(store, log);
   const workers = options.workers ?? true;
   const models = new ModelRouter(config);
+  /** Read at each failure: a config reload applies to the next one (docs/alerts.md). */
+  let alertsConfig = config.alerts;
+  const alerts = new Alerts({
+    config: () => alertsConfig,
+    store,
+    log,
+    metrics,
+    onQueued: () => delivery.notify(),
+  });
   const delivery = new DeliveryEngine(store, createChannelAdapters(config.channels), config.channels, log, {
     baseDelayMs: options.deliveryBaseDelayMs,
     metrics,
     tracing,
+    alerts,
     // A run's callback waits for its delivery to settle: send it now rather than at the next poll.
     onFinished: (item) => {
       if (item.kind === 'run') callbacks.notify();
@@ -129,8 +143,10 @@ export async function startGateway(
     self: () => ownEndpoints,
     onFinished: (status) => metrics.callbackFinished(status),
     tracing,
+    alerts,
     ...options.callbacks,
   });
+  const alertSummaries = new AlertSummaries(store, alerts, log, options.alerts);
   const completions = new RunCompletions(store);
   const providerRetry = options.providerRetry;
   const heartbeat = new HeartbeatScheduler({
@@ -155,6 +171,7 @@ export async function startGateway(
     tracing,
     requestHeartbeat: (sessionKey) => heartbeat.request(sessionKey),
     runCaps: (source) => ingress.runCap(source),
+    alerts,
     onRunFinished: (runId) => {
       completions.notify(runId);
       // A run with nothing to deliver has its callback due now; the engine's poll covers the rest.
@@ -231,6 +248,11 @@ export async function startGateway(
       stop: (grace) => callbacks.stop(grace),
     });
     await services.start({
+      name: 'alert summaries',
+      start: () => alertSummaries.start(),
+      stop: () => alertSummaries.stop(),
+    });
+    await services.start({
       name: 'agent turns',
       start: async () => {
         await worker.start();
@@ -248,7 +270,13 @@ export async function startGateway(
       start: () => {
         stopWatching = watchConfigFile(
           config.configPath,
-          (next, warnings) => reloadHooks(config, next, warnings, ingress, log),
+          async (next, warnings) => {
+            await reloadHooks(config, next, warnings, ingress, log);
+            if (JSON.stringify(next.alerts) !== JSON.stringify(alertsConfig)) {
+              alertsConfig = next.alerts;
+              log.info({ alerts: alertsConfig ? 'on' : 'off' }, 'config reloaded: alerts section applied');
+            }
+          },
           log,
         );
       },

@@ -21,7 +21,7 @@ export function toRunListView(row: RunListRow): RunListView {
 
 export interface DeliveryListRow {
   id: string;
-  kind: 'run' | 'heartbeat';
+  kind: 'run' | 'heartbeat' | 'alert';
   ref_id: string;
   channel: string;
   recipient: string | null;

@@ -132,7 +132,7 @@ export function toHeartbeatView(row: HeartbeatRow): HeartbeatView {
 /** A delivery outbox row; PostgreSQL also selects `seq`, which the item does not carry. */
 export interface OutboxRow {
   id: string;
-  kind: 'run' | 'heartbeat';
+  kind: OutboxItem['kind'];
   ref_id: string;
   main_session_key: string;
   channel: string;

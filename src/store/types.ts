@@ -204,7 +204,44 @@ export interface RunCompletion {
    * callback continue the trace from it. Absent or null with tracing off.
    */
   traceParent?: string | null;
+  /** The alert a failed or timed-out run raises (docs/alerts.md), enqueued with the result. */
+  alert?: NewAlert;
 }
+
+/** The failures an alert is raised for (docs/alerts.md). */
+export const ALERT_EVENTS = ['run.failed', 'delivery.failed', 'callback.failed'] as const;
+export type AlertEvent = (typeof ALERT_EVENTS)[number];
+
+/**
+ * One failure's alert message (docs/alerts.md), put in the delivery outbox (kind `alert`) in the
+ * transaction that records the failure, so it exists once, however many replicas there are.
+ */
+export interface NewAlert {
+  event: AlertEvent;
+  /** The run (or heartbeat, for a reply's delivery) that failed. */
+  refId: string;
+  /** The alert route: a configured channel and a recipient on it. */
+  channel: string;
+  to: string;
+  text: string;
+  /**
+   * Alert messages enqueued in the rolling hour before this one (summaries aside) at which it is
+   * kept as `suppressed` instead, to be counted in the hour's summary.
+   */
+  maxPerHour: number;
+}
+
+/** What became of an alert: `queued` in the outbox, or `suppressed` (over the hour's cap). */
+export type AlertOutcome = 'queued' | 'suppressed';
+
+/** How many suppressed failures of each kind a summary sums up. */
+export type AlertCounts = Record<AlertEvent, number>;
+
+/** The summary message of an hour's suppressed alerts, made from their counts. */
+export type AlertSummaryText = (
+  counts: AlertCounts,
+  total: number,
+) => { channel: string; to: string; text: string };
 
 export interface PendingEvent {
   id: string;
@@ -290,6 +327,8 @@ export interface CompletionOutcome {
   recorded: boolean;
   /** Runs leased to the completion's owner in the same transaction. */
   next: ClaimedRun[];
+  /** What became of the completion's alert, when it had one and was recorded. */
+  alert?: AlertOutcome;
 }
 
 export interface SessionStore {
@@ -315,8 +354,9 @@ export interface SessionStore {
 /** A reply waiting in the outbox to be delivered (or being delivered, part by part). */
 export interface OutboxItem {
   id: string;
-  kind: 'run' | 'heartbeat';
-  /** The run or heartbeat whose delivery record this item updates. */
+  /** A run's or a heartbeat's reply, or an alert message (docs/alerts.md), which updates no record. */
+  kind: 'run' | 'heartbeat' | 'alert';
+  /** The run or heartbeat whose delivery record this item updates (an alert's: the one that failed). */
   refId: string;
   mainSessionKey: string;
   /** As requested: a channel id or `last`. */
@@ -352,8 +392,23 @@ export interface DeliveryOutboxStore {
     error: string,
     now: number,
   ): Promise<void>;
-  /** Ends a delivery: the outbox item and the run or heartbeat record, and on success the session's last route. */
-  finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void>;
+  /**
+   * Ends a delivery: the outbox item and the run or heartbeat record, and on success the session's
+   * last route; with `alert` (a reply that failed: docs/alerts.md), enqueues it in the same
+   * transaction and answers what became of it. An alert item ends alone: no record, no route.
+   */
+  finishDelivery(
+    item: OutboxItem,
+    record: DeliveryRecord,
+    now: number,
+    alert?: NewAlert,
+  ): Promise<AlertOutcome | undefined>;
+  /**
+   * Once the oldest `suppressed` alert is an hour old (docs/alerts.md, "The cap"), marks every
+   * suppressed alert `summarized` and enqueues one summary message made by `summary` from their
+   * counts, in one transaction, so one replica does it once; undefined when none is due.
+   */
+  summarizeAlerts(now: number, summary: AlertSummaryText): Promise<AlertCounts | undefined>;
 }
 
 /** When an address is locked out (docs/authentication.md): `maxFailures` within `windowMs` lock it for `lockoutMs`. */
@@ -447,12 +502,16 @@ export interface CallbackOutboxStore {
     owner: string,
     attempt: CallbackAttempt & { nextAttemptAt: number },
   ): Promise<boolean>;
-  /** Ends a callback as delivered or failed. False when `owner` lost the lease (nothing written). */
+  /**
+   * Ends a callback as delivered or failed; with `alert` (docs/alerts.md), enqueues it in the same
+   * transaction. False when `owner` lost the lease (nothing written); true when recorded, or,
+   * with an alert, what became of it (`queued` or `suppressed`).
+   */
   finishCallback(
     item: CallbackItem,
     owner: string,
-    attempt: CallbackAttempt & { status: 'delivered' | 'failed' },
-  ): Promise<boolean>;
+    attempt: CallbackAttempt & { status: 'delivered' | 'failed'; alert?: NewAlert },
+  ): Promise<boolean | AlertOutcome>;
 }
 
 /** A run as the run list shows it (docs/operating.md, "Admin API"): its RunView plus where it came from. */

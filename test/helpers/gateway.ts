@@ -94,6 +94,8 @@ export interface StartOptions {
   callbacks?: ListenOptions['callbacks'];
   /** A fixed port instead of a random one (tests that must name it in the config). */
   port?: number;
+  /** The alert summary job's clock and poll (docs/alerts.md). */
+  alerts?: ListenOptions['alerts'];
 }
 
 export async function startTestGateway(
@@ -110,6 +112,7 @@ export async function startTestGateway(
     workers: options.workers ?? false,
     transforms: options.transforms,
     callbacks: options.callbacks,
+    alerts: options.alerts,
   });
   const hooksPath = loaded.config.hooks.path;
   const url = gateway.url;

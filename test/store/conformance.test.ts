@@ -834,7 +834,11 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
         tokenId: null,
       };
       expect((await store.accept([{ kind: 'agent', run: retry }], render)).kind).toBe('committed');
-      expect(await store.admin.getStoredRun(retry.id)).toEqual({ run: retry, status: 'queued', attachments: [] });
+      expect(await store.admin.getStoredRun(retry.id)).toEqual({
+        run: retry,
+        status: 'queued',
+        attachments: [],
+      });
       const [newest] = (await store.admin.listRuns({ limit: 1 }))?.runs ?? [];
       expect(newest).toMatchObject({
         runId: retry.id,

@@ -7,6 +7,7 @@
 
 import { resolveConfigPath } from '../../config/paths.js';
 import { type ResolvedStore, resolveStore } from '../../store/engines/registry.js';
+import { alertsCheck } from './alerts-check.js';
 import { channelProbes } from './channel-probes.js';
 import { type ConfigSource, readConfigSource } from './config-source.js';
 import { fileModeChecks } from './file-modes.js';
@@ -33,7 +34,8 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
     ...securityChecks(source),
     ...hookTokenChecks(source),
     ...fileModeChecks(source),
-  ];
+    alertsCheck(source),
+  ].filter((check): check is CheckResult => check !== undefined);
   const probes = probesFor(source, options.timeoutMs, options.env);
   const pending = new Set(probes.map((probe) => probe.name));
   let done = 0;

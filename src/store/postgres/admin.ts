@@ -204,7 +204,10 @@ export class PgAdmin implements AdminStore {
     const statuses = options.status === undefined ? undefined : DELIVERY_STATUSES_OF[options.status];
     if (options.status !== undefined && !statuses)
       throw new Error(`unknown delivery status ${options.status}`);
-    const where = statuses ? `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')})` : '';
+    // Replies only: alert messages (docs/alerts.md) are not replies to redeliver.
+    const where = statuses
+      ? `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')}) AND kind <> 'alert'`
+      : `WHERE kind <> 'alert'`;
     const rows = await read<DeliveryListRow>(
       this.pool,
       `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT $1`,

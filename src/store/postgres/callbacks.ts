@@ -12,7 +12,15 @@
 import type pg from 'pg';
 import { uuidv7 } from '../../util/ids.js';
 import { type CallbackRow, toCallbackItem } from '../rows.js';
-import type { CallbackAttempt, CallbackItem, CallbackOutboxStore, NewRun } from '../types.js';
+import type {
+  AlertOutcome,
+  CallbackAttempt,
+  CallbackItem,
+  CallbackOutboxStore,
+  NewAlert,
+  NewRun,
+} from '../types.js';
+import { enqueueAlertsInTx } from './alerts.js';
 import { inTransaction, type Pipeline, read, type Tx } from './db.js';
 
 /** Queued in the accept's pipelined transaction: each run's callback, waiting for its result. */
@@ -94,9 +102,9 @@ export class PgCallbacks implements CallbackOutboxStore {
   async finishCallback(
     item: CallbackItem,
     owner: string,
-    a: CallbackAttempt & { status: 'delivered' | 'failed' },
-  ): Promise<boolean> {
-    return inTransaction(this.pool, async (tx) => {
+    a: CallbackAttempt & { status: 'delivered' | 'failed'; alert?: NewAlert },
+  ): Promise<boolean | AlertOutcome> {
+    return inTransaction(this.pool, async (tx): Promise<boolean | AlertOutcome> => {
       const changed = await tx.query(
         `UPDATE callbacks SET status = $1, attempts = $2, body = $3, last_error = $4, updated_at = $5,
                               next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
@@ -109,7 +117,12 @@ export class PgCallbacks implements CallbackOutboxStore {
         a.attempts,
         item.runId,
       ]);
-      return true;
+      if (!a.alert || a.status !== 'failed') return true;
+      const [outcome] = await enqueueAlertsInTx(
+        (text, values) => tx.query(text, values),
+        [{ alert: a.alert, now: a.now }],
+      );
+      return outcome ?? true;
     });
   }
 }

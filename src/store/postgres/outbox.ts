@@ -9,7 +9,17 @@
 import type pg from 'pg';
 import { uuidv7 } from '../../util/ids.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
-import type { DeliveryOutboxStore, DeliveryRecord, DeliveryRoute, OutboxItem } from '../types.js';
+import type {
+  AlertCounts,
+  AlertOutcome,
+  AlertSummaryText,
+  DeliveryOutboxStore,
+  DeliveryRecord,
+  DeliveryRoute,
+  NewAlert,
+  OutboxItem,
+} from '../types.js';
+import { enqueueAlertsInTx, summarizeAlerts } from './alerts.js';
 import { armCallbackInTx } from './callbacks.js';
 import { inTransaction, read, type Tx } from './db.js';
 import { writeRouteInTx } from './routes.js';
@@ -94,6 +104,7 @@ export class PgOutbox implements DeliveryOutboxStore {
           WHERE id = $6`,
         [attempts, nextAttemptAt, error, now, this.options.leaseMs, item.id],
       );
+      if (item.kind === 'alert') return;
       await updateRecord(tx, item, {
         status: 'pending',
         channel: item.resolved?.channel ?? item.channel,
@@ -103,20 +114,34 @@ export class PgOutbox implements DeliveryOutboxStore {
     });
   }
 
-  async finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void> {
-    await inTransaction(this.pool, async (tx) => {
+  async finishDelivery(
+    item: OutboxItem,
+    record: DeliveryRecord,
+    now: number,
+    alert?: NewAlert,
+  ): Promise<AlertOutcome | undefined> {
+    return inTransaction(this.pool, async (tx) => {
       await tx.query(
         `UPDATE deliveries SET status = $1, last_error = $2, updated_at = $3, lease_owner = NULL, lease_until = NULL
           WHERE id = $4`,
         [record.status, record.reason, now, item.id],
       );
+      // An alert message updates no record and no route, and its failure raises no alert.
+      if (item.kind === 'alert') return undefined;
       await updateRecord(tx, item, record);
       if (record.status === 'delivered' && record.channel && record.to) {
         await writeRouteInTx(tx, item.mainSessionKey, { channel: record.channel, to: record.to }, now);
       }
       // The run's delivery settled: its result is final, and its callback becomes due.
       if (item.kind === 'run') await armCallbackInTx(tx, item.refId, now, item.traceParent);
+      if (!alert || record.status !== 'failed') return undefined;
+      const [outcome] = await enqueueAlertsInTx((text, values) => tx.query(text, values), [{ alert, now }]);
+      return outcome;
     });
+  }
+
+  summarizeAlerts(now: number, summary: AlertSummaryText): Promise<AlertCounts | undefined> {
+    return summarizeAlerts(this.pool, now, summary);
   }
 }
 

@@ -28,6 +28,7 @@ import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js
 import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
+  type AlertOutcome,
   type Attachment,
   type ClaimedRun,
   type ClaimRequest,
@@ -36,6 +37,7 @@ import {
   type RunQueueStore,
   StoreUnavailableError,
 } from '../types.js';
+import { enqueueAlertsInTx } from './alerts.js';
 import { sendClaimReads, sendLease } from './claim.js';
 import { inPipelinedTransaction, inTransaction, type Pipeline, readPrepared } from './db.js';
 import { recordCompletions } from './record-completions.js';
@@ -69,6 +71,8 @@ const NOTIFY_WORK = `SELECT pg_notify('${WORK_CHANNEL}', '')`;
 /** What a completion batch leaves for after its COMMIT: which were recorded, and each owner's leased runs. */
 interface BatchRecord {
   recorded: boolean[];
+  /** What became of each recorded completion's alert (docs/alerts.md). */
+  alerts: (AlertOutcome | undefined)[];
   leased: Map<string, Promise<ClaimedRun[]>>;
 }
 
@@ -158,10 +162,14 @@ export class PgRunQueue implements RunQueueStore {
     const claimed = new Map<string, ClaimedRun[]>();
     for (const [owner, runs] of record.leased) claimed.set(owner, await runs);
     const next = share(items, claimed);
-    return items.map((_, index) => ({
-      recorded: record.recorded[index] as boolean,
-      next: next[index] ?? [],
-    }));
+    return items.map((_, index) => {
+      const alert = record.alerts[index];
+      return {
+        recorded: record.recorded[index] as boolean,
+        next: next[index] ?? [],
+        ...(alert ? { alert } : {}),
+      };
+    });
   }
 }
 
@@ -187,6 +195,16 @@ async function completeBatch(tx: Pipeline, items: readonly CompletionItem[]): Pr
   await tx.flush();
   const done = new Set((await fenced).rows.map((row) => row.id));
   const recorded = batch.map((c) => done.has(c.runId));
+  // Failed runs' alerts, for the completions recorded: the alerts' lock and the capped inserts
+  // (alerts.ts), a round trip only in a batch that has one.
+  const alerting = batch.flatMap((c, index) =>
+    recorded[index] && c.alert ? [{ index, alert: c.alert, now: c.finishedAt }] : [],
+  );
+  const outcomes = await enqueueAlertsInTx((text, values) => tx.send(text, values), alerting);
+  const alerts = batch.map((): AlertOutcome | undefined => undefined);
+  alerting.forEach(({ index }, n) => {
+    alerts[index] = outcomes[n];
+  });
   const leased = new Map<string, Promise<ClaimedRun[]>>();
   let taken = 0;
   if (first && reads) {
@@ -206,5 +224,5 @@ async function completeBatch(tx: Pipeline, items: readonly CompletionItem[]): Pr
   // Keys whose next run moved up and that this batch may not have taken itself: one hint
   // for the batch to every replica (they also poll).
   if (((await moved).rows[0]?.n ?? 0) > taken) tx.send(NOTIFY_WORK);
-  return { recorded, leased };
+  return { recorded, alerts, leased };
 }

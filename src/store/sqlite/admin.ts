@@ -137,17 +137,20 @@ function toStoredRun(row: StoredRunRow): StoredRun {
   };
 }
 
+const NOT_ALERTS = `kind <> 'alert'`;
+
 /** The delivery list's query: one parameter, the row limit. */
 export function deliveryListSql(status: DeliveryView['status'] | undefined): string {
   const statuses = status === undefined ? undefined : DELIVERY_STATUSES_OF[status];
   if (status !== undefined && !statuses) throw new Error(`unknown delivery status ${status}`);
   // One status reads as `=`, the form of deliveries_due's WHERE; several as deliveries_failed's IN.
+  // Replies only: alert messages (docs/alerts.md) are not replies to redeliver.
   const where =
     statuses === undefined
-      ? ''
+      ? `WHERE ${NOT_ALERTS}`
       : statuses.length === 1
-        ? `WHERE status = '${statuses[0]}'`
-        : `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
+        ? `WHERE status = '${statuses[0]}' AND ${NOT_ALERTS}`
+        : `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')}) AND ${NOT_ALERTS}`;
   return `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 

@@ -10,13 +10,18 @@
  */
 import type Database from 'better-sqlite3';
 import { type CallbackRow, toCallbackItem } from '../rows.js';
-import type { CallbackAttempt, CallbackItem, CallbackOutboxStore } from '../types.js';
+import type { AlertOutcome, CallbackAttempt, CallbackItem, CallbackOutboxStore, NewAlert } from '../types.js';
+import type { SqliteAlerts } from './alerts.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 
 export class SqliteCallbacks implements CallbackOutboxStore {
   private readonly s;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    /** Enqueues a failed callback's alert (docs/alerts.md). */
+    private readonly alerts: SqliteAlerts,
+  ) {
     this.s = {
       insert: db.prepare(
         `INSERT INTO callbacks (id, run_id, url, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
@@ -91,14 +96,14 @@ export class SqliteCallbacks implements CallbackOutboxStore {
   async finishCallback(
     item: CallbackItem,
     owner: string,
-    a: CallbackAttempt & { status: 'delivered' | 'failed' },
-  ): Promise<boolean> {
+    a: CallbackAttempt & { status: 'delivered' | 'failed'; alert?: NewAlert },
+  ): Promise<boolean | AlertOutcome> {
     return this.db
-      .transaction(() => {
+      .transaction((): boolean | AlertOutcome => {
         const changed = this.s.finish.run(a.status, a.attempts, a.body, a.error, a.now, item.id, owner);
         if (changed.changes !== 1) return false;
         this.s.runState.run(a.status, a.attempts, item.runId);
-        return true;
+        return a.alert && a.status === 'failed' ? this.alerts.enqueue(a.alert, a.now) : true;
       })
       .immediate();
   }

@@ -7,7 +7,17 @@
 import type Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
-import type { DeliveryOutboxStore, DeliveryRecord, DeliveryRoute, OutboxItem } from '../types.js';
+import type {
+  AlertCounts,
+  AlertOutcome,
+  AlertSummaryText,
+  DeliveryOutboxStore,
+  DeliveryRecord,
+  DeliveryRoute,
+  NewAlert,
+  OutboxItem,
+} from '../types.js';
+import { SqliteAlerts } from './alerts.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 
 export type { NewOutboxItem };
@@ -20,6 +30,8 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     private readonly setRoute: (mainSessionKey: string, route: DeliveryRoute, now: number) => void,
     /** A run's delivery settled: its result is final, and its completion callback becomes due. */
     private readonly settleRun: (runId: string, now: number, traceParent: string | null) => void = () => {},
+    /** Enqueues a failed delivery's alert, and makes the hour's summary (docs/alerts.md). */
+    private readonly alerts: SqliteAlerts = new SqliteAlerts(db),
   ) {
     this.s = {
       insert: db.prepare(
@@ -87,6 +99,7 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     this.db
       .transaction(() => {
         this.s.retry.run(attempts, nextAttemptAt, error, now, item.id);
+        if (item.kind === 'alert') return;
         const record: DeliveryRecord = {
           status: 'pending',
           channel: item.resolved?.channel ?? item.channel,
@@ -98,17 +111,29 @@ export class SqliteOutbox implements DeliveryOutboxStore {
       .immediate();
   }
 
-  async finishDelivery(item: OutboxItem, record: DeliveryRecord, now: number): Promise<void> {
-    this.db
+  async finishDelivery(
+    item: OutboxItem,
+    record: DeliveryRecord,
+    now: number,
+    alert?: NewAlert,
+  ): Promise<AlertOutcome | undefined> {
+    return this.db
       .transaction(() => {
         this.s.finish.run(record.status, record.reason, now, item.id);
+        // An alert message updates no record and no route, and its failure raises no alert.
+        if (item.kind === 'alert') return undefined;
         this.updateRecord(item, record);
         if (record.status === 'delivered' && record.channel && record.to) {
           this.setRoute(item.mainSessionKey, { channel: record.channel, to: record.to }, now);
         }
         if (item.kind === 'run') this.settleRun(item.refId, now, item.traceParent);
+        return alert && record.status === 'failed' ? this.alerts.enqueue(alert, now) : undefined;
       })
       .immediate();
+  }
+
+  async summarizeAlerts(now: number, summary: AlertSummaryText): Promise<AlertCounts | undefined> {
+    return this.alerts.summarize(now, summary);
   }
 
   private updateRecord(item: OutboxItem, r: DeliveryRecord): void {

@@ -10,10 +10,12 @@ import { ATTACHMENT_COLUMNS, type AttachmentRow, attachmentInfoOf, toAttachment 
 import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
+  type AlertOutcome,
   type Attachment,
   type ClaimedRun,
   type ClaimRequest,
   type CompletionOutcome,
+  type NewAlert,
   type NewEvent,
   type RunCompletion,
   type RunQueueStore,
@@ -100,6 +102,8 @@ export class SqliteRunQueue implements RunQueueStore {
     private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
     /** The run's result is final (nothing to deliver): its completion callback becomes due. */
     private readonly settleRun: (runId: string, now: number, traceParent: string | null) => void = () => {},
+    /** Enqueues a failed run's alert inside the caller's transaction (docs/alerts.md). */
+    private readonly enqueueAlert: (alert: NewAlert, now: number) => AlertOutcome = () => 'queued',
   ) {
     this.s = {
       attachments: db.prepare<[string], AttachmentRow>(
@@ -255,10 +259,16 @@ export class SqliteRunQueue implements RunQueueStore {
     for (const event of writes.events) this.insertEvent(event);
     for (const { item, now } of writes.deliveries) this.enqueueDelivery(item, now);
     for (const { runId, now, traceParent } of writes.callbacksDue) this.settleRun(runId, now, traceParent);
+    const alerts = batch.map((c, index) =>
+      recorded[index] && c.alert ? this.enqueueAlert(c.alert, c.finishedAt) : undefined,
+    );
     const claimed = new Map(
       claimsOf(items).map(({ owner, request }) => [owner, this.claimInTx(request, owner)]),
     );
     const next = share(items, claimed);
-    return items.map((_, index) => ({ recorded: recorded[index] as boolean, next: next[index] ?? [] }));
+    return items.map((_, index) => {
+      const alert = alerts[index];
+      return { recorded: recorded[index] as boolean, next: next[index] ?? [], ...(alert ? { alert } : {}) };
+    });
   }
 }

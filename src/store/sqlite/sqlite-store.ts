@@ -42,6 +42,7 @@ import {
   StoreUnavailableError,
 } from '../types.js';
 import { SqliteAdmin } from './admin.js';
+import { SqliteAlerts } from './alerts.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import { SqliteCallbacks } from './callbacks.js';
 import { MIGRATIONS } from './migrations.js';
@@ -106,6 +107,7 @@ export class SqliteStore implements Store {
   readonly callbacks: SqliteCallbacks;
   readonly admin: SqliteAdmin;
   private readonly retention: SqliteRetention;
+  private readonly alerts: SqliteAlerts;
 
   constructor(options: SqliteStoreOptions) {
     makePrivateDir(dirname(options.path));
@@ -183,7 +185,9 @@ export class SqliteStore implements Store {
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
     this.admin = new SqliteAdmin(db, options.path);
-    const callbacks = new SqliteCallbacks(db);
+    const alerts = new SqliteAlerts(db);
+    this.alerts = alerts;
+    const callbacks = new SqliteCallbacks(db, alerts);
     this.callbacks = callbacks;
     const settleRun = (runId: string, now: number, traceParent: string | null) =>
       callbacks.arm(runId, now, traceParent);
@@ -191,6 +195,7 @@ export class SqliteStore implements Store {
       db,
       (sessionKey, route, now) => routes.write(sessionKey, route, now),
       settleRun,
+      alerts,
     );
     const enqueueDelivery = (item: NewOutboxItem, now: number) => outbox.enqueue(item, now);
     const sessions = new SqliteSessions(
@@ -208,6 +213,7 @@ export class SqliteStore implements Store {
       (event) => sessions.insertEvent(event),
       enqueueDelivery,
       settleRun,
+      (alert, now) => alerts.enqueue(alert, now),
     );
     const commitBatch = db.transaction((batch: readonly PendingAccept[]) =>
       batch.map((item) => this.acceptInTransaction(item.actions, item.render, item.idempotency)),
@@ -373,6 +379,8 @@ export class SqliteStore implements Store {
   async pruneIdempotency(olderThan: number): Promise<number> {
     // Finished callbacks are kept a week for inspection, like PostgreSQL's finished outbox rows.
     this.callbacks.prune(olderThan - FINISHED_CALLBACK_EXTRA_MS);
+    // Finished alert messages likewise (docs/alerts.md): no run's retention deletes them.
+    this.alerts.prune(olderThan - FINISHED_CALLBACK_EXTRA_MS);
     return this.statements.pruneIdempotency.run(olderThan).changes;
   }
 

@@ -1,0 +1,177 @@
+/**
+ * Alerts (docs/alerts.md): one short message per failure — a run that failed or timed out, a
+ * reply that could not be delivered, a completion callback that failed — to the channel and
+ * recipient of `alerts`, read from the current config at the moment of the failure.
+ *
+ * This builds the messages; the store enqueues each one in the transaction that records its
+ * failure (store/rules/alerts.ts: the cap, the hour's summary), and the delivery engine sends it
+ * like a reply (retries, the platform's formatting). An alert message that fails raises none.
+ */
+import { escapeMarkdown } from '../channels/format/markdown.js';
+import type { AlertsConfig } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import type { AlertStatus } from '../metrics/gateway-metrics.js';
+import type {
+  AdminStore,
+  AlertCounts,
+  AlertEvent,
+  AlertOutcome,
+  AlertSummaryText,
+  CallbackItem,
+  NewAlert,
+  OutboxItem,
+} from '../store/types.js';
+
+/** Longest error line quoted in an alert (characters). */
+export const ALERT_ERROR_MAX_CHARS = 200;
+
+export interface AlertsDeps {
+  /** The current `alerts` section (a config reload may change it); undefined when alerts are off. */
+  config: () => AlertsConfig | undefined;
+  /** Where a run's hook (its source) is read, for the alerts of deliveries and callbacks. */
+  store: { admin: Pick<AdminStore, 'getStoredRun'> };
+  log: Logger;
+  /** Counts alerts by status (agentgate_alerts_total). */
+  metrics?: { alertCounted(status: AlertStatus, count?: number): void };
+  /** An alert message entered the outbox (the delivery engine sends it now rather than at its poll). */
+  onQueued?: () => void;
+}
+
+/** The run a run.failed alert is about. */
+export interface FailedRun {
+  id: string;
+  source: string;
+  name: string | null;
+}
+
+export class Alerts {
+  constructor(private readonly deps: AlertsDeps) {}
+
+  /** The alert of a run that ended failed or timed out; undefined when alerts are off for it. */
+  forRun(run: FailedRun, status: 'failed' | 'timed_out', error: string | null): NewAlert | undefined {
+    const what = status === 'timed_out' ? 'timed out' : 'failed';
+    return this.alert('run.failed', run.id, `run ${code(run.id)} (${hookOf(run)}) ${what}`, error);
+  }
+
+  /** The alert of a reply whose delivery ended failed; never one for an alert message. */
+  async forDelivery(
+    item: OutboxItem,
+    channel: string | null,
+    reason: string | null,
+  ): Promise<NewAlert | undefined> {
+    if (item.kind === 'alert' || !this.on('delivery.failed')) return undefined;
+    const to = channel ? ` to ${escapeMarkdown(channel, false)}` : '';
+    const subject =
+      item.kind === 'run'
+        ? `the reply of run ${code(item.refId)} (${await this.hookOfRun(item.refId)}) was not delivered${to}`
+        : `the reply of heartbeat ${code(item.refId)} (${escapeMarkdown(item.mainSessionKey, false)}) was not delivered${to}`;
+    return this.alert('delivery.failed', item.refId, subject, reason);
+  }
+
+  /** The alert of a completion callback that ended failed. */
+  async forCallback(item: CallbackItem, error: string | null): Promise<NewAlert | undefined> {
+    if (!this.on('callback.failed')) return undefined;
+    const subject = `the completion callback of run ${code(item.runId)} (${await this.hookOfRun(item.runId)}) to ${escapeMarkdown(originOf(item.url), false)} failed`;
+    return this.alert('callback.failed', item.runId, subject, error);
+  }
+
+  /** The hour's summary of suppressed alerts, to the current alert route. */
+  readonly summary: AlertSummaryText = (counts, total) => {
+    const config = this.deps.config() as AlertsConfig;
+    return { channel: config.channel, to: config.to, text: summaryText(counts, total) };
+  };
+
+  /** Whether alerts are on at all now (the summary job runs only then). */
+  get enabled(): boolean {
+    return this.deps.config() !== undefined;
+  }
+
+  /** Counts (and logs) what the store made of an alert. */
+  recorded(alert: NewAlert, outcome: AlertOutcome | undefined): void {
+    if (outcome === undefined) return;
+    this.deps.metrics?.alertCounted(outcome);
+    const fields = { event: alert.event, refId: alert.refId, channel: alert.channel };
+    if (outcome === 'queued') {
+      this.deps.log.info(fields, 'alert queued');
+      this.deps.onQueued?.();
+    } else
+      this.deps.log.warn(
+        { ...fields, maxPerHour: alert.maxPerHour },
+        'alert suppressed: over alerts.maxPerHour',
+      );
+  }
+
+  /** A summary was enqueued for `counts`. */
+  summarized(counts: AlertCounts): void {
+    const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    this.deps.metrics?.alertCounted('summarized', total);
+    this.deps.metrics?.alertCounted('queued');
+    this.deps.log.info({ ...counts, total }, 'alert summary queued');
+    this.deps.onQueued?.();
+  }
+
+  /** An alert message's delivery ended. */
+  delivered(status: 'sent' | 'failed', item: OutboxItem, reason: string | null): void {
+    this.deps.metrics?.alertCounted(status);
+    if (status === 'sent') this.deps.log.info({ deliveryId: item.id, refId: item.refId }, 'alert sent');
+    // Never an alert about an alert: the log and agentgate_alerts_total{status="failed"} say it.
+    else
+      this.deps.log.error({ deliveryId: item.id, refId: item.refId, reason }, 'alert could not be delivered');
+  }
+
+  private on(event: AlertEvent): boolean {
+    const config = this.deps.config();
+    return config?.on.includes(event) === true;
+  }
+
+  private alert(
+    event: AlertEvent,
+    refId: string,
+    subject: string,
+    error: string | null,
+  ): NewAlert | undefined {
+    const config = this.deps.config();
+    if (!config?.on.includes(event)) return undefined;
+    const line = firstLine(error);
+    const text = `⚠️ agentgate: ${subject}${line ? `: ${escapeMarkdown(line, false)}` : ''}`;
+    return { event, refId, channel: config.channel, to: config.to, text, maxPerHour: config.maxPerHour };
+  }
+
+  private async hookOfRun(runId: string): Promise<string> {
+    try {
+      const stored = await this.deps.store.admin.getStoredRun(runId);
+      return stored ? hookOf(stored.run) : 'unknown hook';
+    } catch {
+      return 'unknown hook';
+    }
+  }
+}
+
+/** The first non-empty line of an error, cut at ALERT_ERROR_MAX_CHARS. */
+export function firstLine(error: string | null): string {
+  const line = (error ?? '').split(/\r?\n/).find((l) => l.trim() !== '') ?? '';
+  const trimmed = line.trim();
+  return trimmed.length > ALERT_ERROR_MAX_CHARS ? `${trimmed.slice(0, ALERT_ERROR_MAX_CHARS - 1)}…` : trimmed;
+}
+
+/** "12 more failures in the last hour: 10 run.failed, 2 delivery.failed; see …" */
+export function summaryText(counts: AlertCounts, total: number): string {
+  const kinds = (Object.entries(counts) as [AlertEvent, number][])
+    .filter(([, n]) => n > 0)
+    .map(([event, n]) => `${n} ${event}`)
+    .join(', ');
+  const failures = total === 1 ? 'failure' : 'failures';
+  return `⚠️ agentgate: ${total} more ${failures} in the last hour (over alerts.maxPerHour, not sent one by one): ${kinds}; see the dashboard's Failures view`;
+}
+
+const code = (id: string) => `\`${id}\``;
+const hookOf = (run: { source: string; name?: string | null }) =>
+  escapeMarkdown(run.name ? `${run.source}, ${run.name}` : run.source, false);
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'an invalid URL';
+  }
+}
