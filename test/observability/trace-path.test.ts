@@ -80,9 +80,10 @@ describe('one trace from the webhook to the reply', () => {
   });
 
   /** A gateway with workers, tracing to the loopback receiver unless `traced` is false. */
-  async function start(traced = true): Promise<RunningGateway> {
+  async function start(traced = true, protocol = 'http/protobuf'): Promise<RunningGateway> {
     if (traced) {
       vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', otlp.url);
+      vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', protocol);
       vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '20');
     }
     const path = writeConfig(tempDir(), {
@@ -237,8 +238,8 @@ describe('one trace from the webhook to the reply', () => {
     expect(spans.find((s) => s.name === 'chat gpt-test')?.attributes['error.type']).toBe('400');
   });
 
-  it('a heartbeat starts a trace of its own, linked to the traces of the events it consumed', async () => {
-    const gw = await start();
+  it('a heartbeat starts a trace of its own, linked to the traces of the events it consumed (http/json)', async () => {
+    const gw = await start(true, 'http/json');
     llm.setReply(() => 'HEARTBEAT_OK');
     const traces = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
     // The first waits for the next heartbeat; the second asks for one now, which sees both.
@@ -271,7 +272,7 @@ describe('one trace from the webhook to the reply', () => {
       (s) => traces.includes(s.traceId) && s.name === 'POST /hooks/{name}',
       2,
     );
-    expect(beat).toMatchObject({ kind: SPAN_KIND_INTERNAL, parentSpanId: '' });
+    expect(beat).toMatchObject({ kind: SPAN_KIND_INTERNAL, parentSpanId: '', encoding: 'json' });
     expect(traces).not.toContain(beat?.traceId);
     expect(beat?.attributes['agentgate.event_count']).toBe(2);
     expect(beat?.links.map((link) => `${link.traceId}/${link.spanId}`).sort()).toEqual(
