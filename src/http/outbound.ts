@@ -418,7 +418,9 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
       };
       if (response.status >= 200 && response.status < 300) {
         // A 2xx without a body: an empty stream.
-        return { ...answer, text: (async function* () {})(), cancel: async () => {} };
+        return { ...answer, text: (async function* () {
+          yield* [];
+        })(), cancel: async () => {} };
       }
       const detail = describe?.(answer) ?? (quote(raw) || response.statusText || 'request failed');
       throw new OutboundError(redact(`${label}: ${response.status} ${detail}`), {
@@ -435,7 +437,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
       try {
         for (;;) {
           arm(limits.idleMs);
-          let read: ReadableStreamReadResult<Uint8Array>;
+          let read: Awaited<ReturnType<typeof reader.read>>;
           try {
             read = await reader.read();
           } catch (error) {

@@ -89,11 +89,10 @@ async function streamed(
   onDelta: (text: string) => void,
 ): Promise<CompletionResult> {
   const { label } = call;
-  let text = '';
-  let stopReason: string | undefined;
-  let stopped = false;
+  // Filled from the event callback as the events arrive.
+  const got: { text: string; stopReason?: string; stopped: boolean } = { text: '', stopped: false };
   await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
-    if (stopped) return;
+    if (got.stopped) return;
     let data: Record<string, unknown>;
     try {
       data = JSON.parse(event.data) as Record<string, unknown>;
@@ -111,21 +110,21 @@ async function streamed(
     if (type === 'content_block_delta') {
       const delta = data.delta as { type?: unknown; text?: unknown } | undefined;
       if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text) {
-        text += delta.text;
+        got.text += delta.text;
         onDelta(delta.text);
       }
     } else if (type === 'message_delta') {
       const reason = (data.delta as { stop_reason?: unknown } | undefined)?.stop_reason;
-      if (typeof reason === 'string') stopReason = reason;
-    } else if (type === 'message_stop') stopped = true;
+      if (typeof reason === 'string') got.stopReason = reason;
+    } else if (type === 'message_stop') got.stopped = true;
   });
-  if (!stopped) {
+  if (!got.stopped) {
     throw new ProviderError(`${label}: the stream ended before message_stop`, undefined, {
       transient: true,
     });
   }
-  if (text.trim()) return { text };
-  const stop = stopReason ? ` (stop_reason ${stopReason})` : '';
+  if (got.text.trim()) return { text: got.text };
+  const stop = got.stopReason ? ` (stop_reason ${got.stopReason})` : '';
   throw new ProviderError(`${label}: returned no text${stop}`);
 }
 

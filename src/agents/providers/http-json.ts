@@ -115,36 +115,36 @@ export async function postJsonStream(
   } catch (error) {
     throw fail(error);
   }
-  let thrown: { error: unknown } | undefined;
+  // What `onEvent` threw (or the parser found), set from the parser's callbacks.
+  const outcome: { thrown?: { error: unknown } } = {};
   const parser = createParser({
     maxBufferSize: MAX_EVENT_CHARS,
     onEvent: (event) => {
-      if (thrown) return;
+      if (outcome.thrown) return;
       try {
         onEvent(event);
       } catch (error) {
-        thrown = { error };
+        outcome.thrown = { error };
       }
     },
     onError: (error) => {
-      thrown ??= { error: new ProviderError(`${label}: the event stream is malformed (${error.type})`) };
+      outcome.thrown ??= {
+        error: new ProviderError(`${label}: the event stream is malformed (${error.type})`),
+      };
     },
   });
   try {
+    // Leaving the loop early closes the connection.
     for await (const piece of answer.text) {
       parser.feed(piece);
-      if (thrown) break;
+      if (outcome.thrown) break;
     }
+    // A last event without its blank line still counts.
+    if (!outcome.thrown) parser.reset({ consume: true });
   } catch (error) {
     throw fail(error);
   }
-  if (thrown) {
-    await answer.cancel();
-    throw thrown.error;
-  }
-  // A last event without its blank line still counts.
-  parser.reset({ consume: true });
-  if (thrown) throw (thrown as { error: unknown }).error;
+  if (outcome.thrown) throw outcome.thrown.error;
 }
 
 /** The message for `run.error`: fetch's "fetch failed" says nothing; the cause's code does. */

@@ -63,13 +63,12 @@ async function streamed(
   onDelta: (text: string) => void,
 ): Promise<CompletionResult> {
   const { label } = call;
-  let text = '';
-  let refusal = '';
-  let ended = false;
+  // Filled from the event callback as the chunks arrive.
+  const got = { text: '', refusal: '', ended: false };
   await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
-    if (ended) return;
+    if (got.ended) return;
     if (event.data === '[DONE]') {
-      ended = true;
+      got.ended = true;
       return;
     }
     let chunk: unknown;
@@ -84,16 +83,16 @@ async function streamed(
       .choices?.[0];
     const content = choice?.delta?.content;
     if (typeof content === 'string' && content) {
-      text += content;
+      got.text += content;
       onDelta(content);
     }
-    if (typeof choice?.delta?.refusal === 'string') refusal += choice.delta.refusal;
+    if (typeof choice?.delta?.refusal === 'string') got.refusal += choice.delta.refusal;
   });
-  if (!ended) {
+  if (!got.ended) {
     throw new ProviderError(`${label}: the stream ended before [DONE]`, undefined, { transient: true });
   }
-  if (text.trim()) return { text };
-  if (refusal) throw new ProviderError(`${label}: the model refused: ${refusal}`);
+  if (got.text.trim()) return { text: got.text };
+  if (got.refusal) throw new ProviderError(`${label}: the model refused: ${got.refusal}`);
   throw new ProviderError(`${label}: returned no text`);
 }
 
