@@ -15,7 +15,6 @@ import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
-import type { RunDeltaWriter } from '../streaming/run-deltas.js';
 import {
   type AlertOutcome,
   type ClaimedRun,
@@ -25,6 +24,7 @@ import {
   type Store,
   StoreUnavailableError,
 } from '../store/types.js';
+import type { RunDeltaWriter } from '../streaming/run-deltas.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
 import { InFlight } from '../util/in-flight.js';

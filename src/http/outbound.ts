@@ -418,9 +418,13 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
       };
       if (response.status >= 200 && response.status < 300) {
         // A 2xx without a body: an empty stream.
-        return { ...answer, text: (async function* () {
-          yield* [];
-        })(), cancel: async () => {} };
+        return {
+          ...answer,
+          text: (async function* () {
+            yield* [];
+          })(),
+          cancel: async () => {},
+        };
       }
       const detail = describe?.(answer) ?? (quote(raw) || response.statusText || 'request failed');
       throw new OutboundError(redact(`${label}: ${response.status} ${detail}`), {

@@ -18,8 +18,8 @@
  */
 import { PassThrough } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { DeltaSubscription } from '../streaming/run-deltas.js';
 import type { RunView } from '../store/types.js';
+import type { DeltaSubscription } from '../streaming/run-deltas.js';
 import { isFinished, type RunCompletions } from './run-completions.js';
 
 /** Keep-alive comments at least this often: under the 15 s docs/callers.md promises, with room. */
@@ -62,13 +62,15 @@ function event(name: string, data: unknown): string {
 export function streamAnswer(reply: FastifyReply, options: StreamAnswerOptions): FastifyReply {
   const out = new PassThrough();
   void pump(out, options);
-  return reply
-    .code(200)
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache, no-transform')
-    // Proxies that buffer (nginx) pass each event on at once.
-    .header('x-accel-buffering', 'no')
-    .send(out);
+  return (
+    reply
+      .code(200)
+      .header('content-type', 'text/event-stream; charset=utf-8')
+      .header('cache-control', 'no-cache, no-transform')
+      // Proxies that buffer (nginx) pass each event on at once.
+      .header('x-accel-buffering', 'no')
+      .send(out)
+  );
 }
 
 async function pump(out: PassThrough, options: StreamAnswerOptions): Promise<void> {

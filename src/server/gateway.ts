@@ -29,8 +29,8 @@ import { MeteredLimiter } from '../metrics/metered-limiter.js';
 import { startTracing } from '../observability/tracing.js';
 import { RetentionEngine } from '../retention/engine.js';
 import { openStore } from '../store/engines/registry.js';
-import { DeltaHub } from '../streaming/run-deltas.js';
 import type { Store } from '../store/types.js';
+import { DeltaHub } from '../streaming/run-deltas.js';
 import { buildApp } from './app.js';
 import { ServiceList } from './services.js';
 

@@ -295,7 +295,9 @@ function streamReply(
   ];
   if (fail === undefined) events.push(chunk({}, 'stop'), { data: '[DONE]' });
   else if (fail !== 'drop') {
-    events.push({ data: JSON.stringify({ error: { message: fail.error, type: 'server_error', code: null } }) });
+    events.push({
+      data: JSON.stringify({ error: { message: fail.error, type: 'server_error', code: null } }),
+    });
   }
   return sendEventStream(res, events, { delayMs, end: fail === 'drop' ? 'drop' : 'end' });
 }

@@ -199,6 +199,8 @@ export function waitUnlessClosed(res: ServerResponse, ms: number): Promise<void>
     res.on('close', done);
     function done() {
       clearTimeout(timer);
+      // A streamed answer waits many times on one response: no listener is left behind.
+      res.off('close', done);
       resolve();
     }
   });

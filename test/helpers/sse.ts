@@ -5,7 +5,7 @@
  * when it arrived.
  */
 import { createParser } from 'eventsource-parser';
-import { HOOK_TOKEN, readAnswer, type Answer } from './gateway.js';
+import { type Answer, HOOK_TOKEN, readAnswer } from './gateway.js';
 
 export interface StreamEvent {
   event: string;

@@ -65,7 +65,12 @@ describe('outbound stream', () => {
     answer = (res) => waitUnlessClosed(res, 2000);
     const error = await client.stream({ url: server.url, json: {} }, limits).catch((e) => e);
     expect(error).toBeInstanceOf(OutboundError);
-    expect(error).toMatchObject({ failure: 'timeout', kind: 'temporary', timeoutMs: 300, duringAnswer: false });
+    expect(error).toMatchObject({
+      failure: 'timeout',
+      kind: 'temporary',
+      timeoutMs: 300,
+      duringAnswer: false,
+    });
     expect(error.message).toBe('model: no answer within 0.3 s');
   });
 
@@ -100,7 +105,12 @@ describe('outbound stream', () => {
   it('a refusing status is read whole and classified, its message redacted', async () => {
     answer = (res) => sendJson(res, 401, { error: { message: `bad key ${KEY}` } });
     const error = await client
-      .stream({ url: server.url, json: {} }, limits, undefined, (a) => (a.json?.error as { message: string }).message)
+      .stream(
+        { url: server.url, json: {} },
+        limits,
+        undefined,
+        (a) => (a.json?.error as { message?: string } | undefined)?.message,
+      )
       .catch((e) => e);
     expect(error).toMatchObject({ failure: 'status', kind: 'permanent', status: 401 });
     expect(error.message).toBe('model: 401 bad key [redacted]');

@@ -6,11 +6,11 @@
  * run. Also measures the publish-to-receipt delay of the pieces between replicas.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PgStore } from '../../src/store/postgres/pg-store.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { isStream, postStream } from '../helpers/sse.js';
 import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
-import type { PgStore } from '../../src/store/postgres/pg-store.js';
 
 const PIECES = 40;
 

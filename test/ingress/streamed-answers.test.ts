@@ -80,8 +80,8 @@ describe('streamed answers (SQLite)', () => {
   it.each([
     ['openai-chat', 'fake/gpt-test'],
     ['anthropic-messages', 'claude/claude-test'],
-  ])('%s: accepted, the deltas as the model streams them, finished with the RunView', async (_api, model) => {
-    const s = await stream(agentBody(`hello say:${_api.replace('-', '')}`, { model }));
+  ])('%s: accepted, the deltas as the model streams them, finished with the RunView', async (api, model) => {
+    const s = await stream(agentBody(`hello say:${api.replace('-', '')}`, { model }));
     expect(s.status).toBe(200);
     expect(s.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     await s.ended;
@@ -95,7 +95,7 @@ describe('streamed answers (SQLite)', () => {
     const finished = s.events.at(-1);
     expect(accepted?.data).toEqual({ runId: expect.stringMatching(/^run_/) });
     expect(finished?.data).toMatchObject({ runId: accepted?.data.runId, status: 'succeeded' });
-    const expected = `the streamed reply ${_api.replace('-', '')} in a few words`;
+    const expected = `the streamed reply ${api.replace('-', '')} in a few words`;
     expect(finished?.data.reply).toBe(expected);
     expect(s.joined()).toBe(expected);
     // The deltas came as the model streamed them (30 ms apart), not all at the end.

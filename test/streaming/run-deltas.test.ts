@@ -23,7 +23,13 @@ describe('splitParts', () => {
       const parts = splitParts(text);
       expect(parts.join('')).toBe(text);
       for (const t of parts) {
-        const payload = JSON.stringify({ o: 'x'.repeat(40), r: `run_${'0'.repeat(36)}`, x: 'y'.repeat(36), t, at: Date.now() });
+        const payload = JSON.stringify({
+          o: 'x'.repeat(40),
+          r: `run_${'0'.repeat(36)}`,
+          x: 'y'.repeat(36),
+          t,
+          at: Date.now(),
+        });
         expect(Buffer.byteLength(payload)).toBeLessThan(8000);
       }
       expect(parts[0]?.length).toBeLessThanOrEqual(MAX_PART_CHARS);
