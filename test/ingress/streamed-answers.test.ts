@@ -45,7 +45,18 @@ describe('streamed answers (SQLite)', () => {
     claude = await startFakeAnthropic({ apiKey: 'sk-ant-test', reply: modelReply, streamDelayMs: 30 });
     gw = await startTestGateway(
       {
-        hooks: { maxWaitSeconds: 2 },
+        hooks: {
+          maxWaitSeconds: 2,
+          mappings: [
+            {
+              id: 'ci',
+              match: { path: 'ci' },
+              messageTemplate: 'CI job say:{{job}}',
+              deliver: false,
+              wakeMode: 'next-heartbeat',
+            },
+          ],
+        },
         models: {
           providers: {
             fake: { api: 'openai-chat', baseUrl: llm.baseUrl, apiKey: 'sk-test' },
@@ -114,6 +125,22 @@ describe('streamed answers (SQLite)', () => {
     expect(names(s)).toEqual(['accepted', 'delta', 'finished']);
     expect(s.joined()).toBe(s.events[2]?.data.reply);
     expect(s.joined()).toContain('hello echo');
+  });
+
+  it("a mapping's single agent action streams too; a wake is answered as usual", async () => {
+    const mapped = await postStream(`${gw.url}/hooks/ci`, { job: 'mapped' });
+    if (!isStream(mapped)) throw new Error(`not a stream: ${mapped.status} ${mapped.text}`);
+    await mapped.ended;
+    expect(names(mapped)[0]).toBe('accepted');
+    expect(names(mapped).at(-1)).toBe('finished');
+    expect(mapped.joined()).toBe('the streamed reply mapped in a few words');
+    const wake = (await postStream(`${gw.url}/hooks/wake`, {
+      text: 'ping',
+      mode: 'next-heartbeat',
+    })) as Answer;
+    expect(isStream(wake)).toBe(false);
+    expect(wake.status).toBe(200);
+    expect(wake.body).toMatchObject({ ok: true, eventOutcome: 'queued' });
   });
 
   it('a run accepted without the header does not stream: the provider is called as before', async () => {
@@ -216,5 +243,32 @@ describe('streamed answers (SQLite)', () => {
     expect(s.events[3]?.data.error).toContain('the upstream broke');
     // A transient error, yet one call only: the deltas sent cannot be taken back.
     expect(llm.requests.filter((r) => JSON.stringify(r.body).includes('break now'))).toHaveLength(1);
+  });
+});
+
+describe('streamed answers while the gateway stops', () => {
+  it('a stopping gateway ends its streams at once with timeout and the run status', async () => {
+    const llm = await startFakeOpenAi({ apiKey: 'sk-test', reply: modelReply });
+    const gw = await startTestGateway(
+      {
+        hooks: { maxWaitSeconds: 30 },
+        models: { providers: { fake: { api: 'openai-chat', baseUrl: llm.baseUrl, apiKey: 'sk-test' } } },
+        agents: { defaults: { model: 'fake/gpt-test', heartbeat: { every: '0' } } },
+      },
+      { workers: true },
+    );
+    try {
+      const s = await postStream(`${gw.url}/hooks/agent`, agentBody('slow:1000 say:stopping'));
+      if (!isStream(s)) throw new Error(`not a stream: ${s.status} ${s.text}`);
+      await s.next('accepted');
+      await waitFor(() => llm.requests.length > 0, 'the run to reach the model');
+      const stopping = gw.stop();
+      const ended = await s.next('timeout', 3000);
+      expect(ended.data).toEqual({ runId: s.events[0]?.data.runId, status: 'running' });
+      await s.ended;
+      await stopping;
+    } finally {
+      await llm.close();
+    }
   });
 });
