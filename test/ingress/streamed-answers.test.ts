@@ -272,3 +272,26 @@ describe('streamed answers while the gateway stops', () => {
     }
   });
 });
+
+describe('streamed answers and a run started over', () => {
+  it('the stream keeps to the first execution it saw; a second one (a takeover) is not mixed in', async () => {
+    // No workers: the test plays the worker through the gateway's own hub.
+    const gw = await startTestGateway({ hooks: { maxWaitSeconds: 1 } }, { workers: false });
+    try {
+      const s = await postStream(`${gw.url}/hooks/agent`, agentBody('started over'));
+      if (!isStream(s)) throw new Error(`not a stream: ${s.status} ${s.text}`);
+      const runId = (await s.next('accepted')).data.runId;
+      const first = gw.gateway.deltas.open(runId);
+      first.push('first ');
+      const second = gw.gateway.deltas.open(runId);
+      second.push('other ');
+      first.push('again');
+      await s.ended;
+      expect(s.events.map((e) => e.event)).toEqual(['accepted', 'delta', 'delta', 'timeout']);
+      expect(s.joined()).toBe('first again');
+      expect(s.events[3]?.data).toEqual({ runId, status: 'queued' });
+    } finally {
+      await gw.stop();
+    }
+  });
+});
