@@ -55,6 +55,12 @@ export interface TurnRequest {
   attachments?: ModelAttachment[];
   thinking?: ThinkingLevel | null;
   signal: AbortSignal;
+  /**
+   * A streamed run's reply pieces (docs/callers.md, "Streamed answers"). A call that
+   * failed after handing out a piece is not retried: the pieces already sent cannot be
+   * taken back, so the deltas joined stay the reply (or the run fails).
+   */
+  onDelta?: (text: string) => void;
 }
 
 /** Makes the turn and returns the model's reply text. */
@@ -64,12 +70,22 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
   const { provider, model } = resolved;
   const system = await readWorkspaceFile(request.agent.workspace, SYSTEM_PROMPT_FILE);
   const history = fitHistory(await store.sessions.loadTranscript(request.sessionKey, HISTORY_TURNS));
+  let streamedPieces = false;
+  const onDelta = request.onDelta;
   const completion = {
     model,
     system,
     messages: [...history, userMessage(request)],
     thinking: request.thinking ?? null,
     signal: request.signal,
+    ...(onDelta
+      ? {
+          onDelta: (text: string) => {
+            streamedPieces = true;
+            onDelta(text);
+          },
+        }
+      : {}),
   };
   const retry = deps.retry ?? DEFAULT_RETRY;
   const sleep = deps.sleep ?? abortableSleep;
@@ -80,6 +96,7 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
       return (await (deps.span ? tracedModelCall(deps.span, resolved, call, complete) : complete())).text;
     } catch (error) {
       if (request.signal.aborted || !(error instanceof ProviderError) || !error.transient) throw error;
+      if (streamedPieces) throw error;
       if (call >= retry.maxCalls) throw error;
       const delay = retryDelay(retry, call, error.retryAfterMs, random);
       deps.onRetry?.(error, delay, call);

@@ -24,6 +24,7 @@ import {
   type Store,
   StoreUnavailableError,
 } from '../store/types.js';
+import type { RunDeltaWriter } from '../streaming/run-deltas.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
 import { InFlight } from '../util/in-flight.js';
@@ -81,6 +82,11 @@ export interface WorkerDeps {
   tracing?: SpanStarter;
   /** Alerts (docs/alerts.md): a failed or timed-out run's alert is committed with its result. */
   alerts?: RunAlerts;
+  /**
+   * Where a streamed run's reply pieces go (docs/callers.md, "Streamed answers"); absent:
+   * streamed runs are executed as any other.
+   */
+  deltas?: { open(runId: string): RunDeltaWriter };
 }
 
 /** What the worker asks of alerts (alerts/alerts.ts). */
@@ -226,6 +232,9 @@ export class RunWorker {
     let reply: string | null = null;
     let error: string | null = null;
     let userTurn: string | null = null;
+    // A streamed run: its pieces are published as they come, and all of them before its result
+    // is recorded, so a stream shows them before its `finished` event.
+    const deltas = run.stream ? this.deps.deltas?.open(run.id) : undefined;
     try {
       const turn = await userTurnOf(store, run);
       userTurn = turn.transcript;
@@ -249,6 +258,7 @@ export class RunWorker {
           attachments: turn.attachments,
           thinking: run.thinking as ThinkingLevel | null,
           signal,
+          ...(deltas ? { onDelta: (text: string) => deltas.push(text) } : {}),
         },
       );
       status = 'succeeded';
@@ -264,6 +274,7 @@ export class RunWorker {
       error = status === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (failure as Error).message;
     } finally {
       cancelTimeout();
+      await deltas?.finish();
     }
 
     return this.record(run, status, reply, error, userTurn, span);

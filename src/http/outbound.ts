@@ -16,6 +16,10 @@
  *   (`send`); `expectOk` throws for a non-2xx answer instead, classified:
  *   408, 425, 429 and 5xx are temporary, other 4xx permanent, with the wait
  *   from `Retry-After` (seconds or an HTTP date);
+ * - `stream` is `expectOk` for an answer read as it arrives (a model's streamed
+ *   reply): two limits replace the single one — until the status and headers
+ *   (first byte), and between two pieces of the body (idle) — so a long answer
+ *   that keeps coming is never cut, and a stalled one is;
  * - on request, what a caller that must not trust the other side needs (the
  *   completion callbacks, docs/callers.md, "Retries" and "SSRF rules"): a
  *   `guard` that checks the address actually connected to (connect-guard.ts),
@@ -85,6 +89,32 @@ export interface OutboundResponse {
   truncated: boolean;
   /** The body parsed as a JSON object, or undefined when it is not one. */
   json: Record<string, unknown> | undefined;
+}
+
+/**
+ * An answer whose body is read as it arrives (`stream`): a 2xx answer's status and
+ * headers, and its body as decoded text pieces.
+ */
+export interface OutboundStream {
+  status: number;
+  statusText: string;
+  headers: Headers;
+  /**
+   * The body, piece by piece (UTF-8 decoded across piece boundaries). Each piece must
+   * arrive within the idle limit; a failure while reading is an OutboundError (`timeout`
+   * or `network`, `duringAnswer`), the caller's abort its own reason. Read it once.
+   */
+  text: AsyncIterable<string>;
+  /** Stops reading and closes the connection (a caller that has what it needs). */
+  cancel(): Promise<void>;
+}
+
+/** Time limits of a streamed answer (`stream`; docs/agent-runs.md, "Streamed calls"). */
+export interface StreamLimits {
+  /** From sending the request to the answer's status and headers. */
+  firstByteMs: number;
+  /** Longest silence between two pieces of the body. */
+  idleMs: number;
 }
 
 /** `temporary` is worth another try (later); `permanent` will fail the same way again. */
@@ -171,6 +201,19 @@ export interface OutboundClient {
     signal?: AbortSignal,
     describe?: (answer: OutboundResponse) => string | undefined,
   ): Promise<OutboundResponse>;
+  /**
+   * `expectOk`, but a 2xx answer's body is handed back as it arrives rather than read
+   * whole, under `limits` instead of the request's single time limit: a streamed answer
+   * may rightly take longer than any one limit, as long as it keeps coming. A non-2xx
+   * answer is read whole (as `expectOk`) and thrown. Requests with a `guard` or
+   * `maxBodyBytes` are not streamed (an Error says so).
+   */
+  stream(
+    request: OutboundRequest,
+    limits: StreamLimits,
+    signal?: AbortSignal,
+    describe?: (answer: OutboundResponse) => string | undefined,
+  ): Promise<OutboundStream>;
   /** The client's redaction, for messages the caller builds from an answer. */
   redact(text: string): string;
   readonly label: string;
@@ -290,7 +333,148 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     });
   }
 
-  return { send, expectOk, redact, label };
+  async function stream(
+    request: OutboundRequest,
+    limits: StreamLimits,
+    signal?: AbortSignal,
+    describe?: (answer: OutboundResponse) => string | undefined,
+  ): Promise<OutboundStream> {
+    if (request.guard || request.maxBodyBytes !== undefined) {
+      throw new Error(`${label}: a guarded or size-capped request is not streamed`);
+    }
+    // One controller for both limits: the first byte's, then each silence's, re-armed per piece.
+    const limit = new AbortController();
+    let limitMs = limits.firstByteMs;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (ms: number) => {
+      clearTimeout(timer);
+      limitMs = ms;
+      timer = setTimeout(() => limit.abort(), ms);
+    };
+    const combined = signal ? AbortSignal.any([signal, limit.signal]) : limit.signal;
+    const { body, contentType } = encodeBody(request);
+    const headers: Record<string, string> = { ...request.headers };
+    if (contentType && !hasHeader(headers, 'content-type')) headers['content-type'] = contentType;
+    const trace = activeTrace();
+    if (trace !== undefined && !hasHeader(headers, 'traceparent')) {
+      headers.traceparent = trace.traceparent;
+      if (trace.tracestate) headers.tracestate = trace.tracestate;
+    }
+    const failure = (error: unknown, answer?: Response): unknown => {
+      clearTimeout(timer);
+      if (signal?.aborted) return signal.reason;
+      const arrived = answer && { answer: { status: answer.status, headers: answer.headers } };
+      if (limit.signal.aborted) {
+        const what = answer ? 'the answer paused for more than' : 'no answer within';
+        return new OutboundError(redact(`${label}: ${what} ${limitMs / 1000} s`), {
+          failure: 'timeout',
+          kind: 'temporary',
+          timeoutMs: limitMs,
+          duringAnswer: answer !== undefined,
+          ...arrived,
+        });
+      }
+      const code = networkCode(error);
+      const what = answer ? 'the answer broke off' : 'request failed';
+      return new OutboundError(redact(`${label}: ${what} (${code})`), {
+        failure: 'network',
+        kind: 'temporary',
+        code,
+        duringAnswer: answer !== undefined,
+        ...arrived,
+      });
+    };
+    arm(limits.firstByteMs);
+    let response: Response;
+    try {
+      response = await fetchImpl(request.url, {
+        method: request.method ?? (body === undefined ? 'GET' : 'POST'),
+        headers,
+        body,
+        signal: combined,
+        ...(request.redirect ? { redirect: request.redirect } : {}),
+      });
+    } catch (error) {
+      throw failure(error);
+    }
+    if (response.status < 200 || response.status >= 300 || response.body === null) {
+      // Not a stream: read whole (still within the idle limit) and refused as `expectOk` does.
+      arm(limits.idleMs);
+      let raw: string;
+      try {
+        raw = await response.text();
+      } catch (error) {
+        throw failure(error, response);
+      } finally {
+        clearTimeout(timer);
+      }
+      const answer: OutboundResponse = {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+        raw,
+        truncated: false,
+        json: parseObject(raw),
+      };
+      if (response.status >= 200 && response.status < 300) {
+        // A 2xx without a body: an empty stream.
+        return {
+          ...answer,
+          text: (async function* () {
+            yield* [];
+          })(),
+          cancel: async () => {},
+        };
+      }
+      const detail = describe?.(answer) ?? (quote(raw) || response.statusText || 'request failed');
+      throw new OutboundError(redact(`${label}: ${response.status} ${detail}`), {
+        failure: 'status',
+        kind: classifyStatus(response.status) === 'permanent' ? 'permanent' : 'temporary',
+        status: response.status,
+        retryAfterMs: retryAfterMs([response.headers.get('retry-after')], now()),
+      });
+    }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    const answered = response;
+    async function* pieces(): AsyncGenerator<string> {
+      try {
+        for (;;) {
+          arm(limits.idleMs);
+          let read: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            read = await reader.read();
+          } catch (error) {
+            throw failure(error, answered);
+          }
+          if (read.done) {
+            const tail = decoder.decode();
+            if (tail) yield tail;
+            return;
+          }
+          const text = decoder.decode(read.value, { stream: true });
+          if (text) yield text;
+        }
+      } finally {
+        clearTimeout(timer);
+        // Left early (the caller stopped, or an error): the connection is not read further.
+        await reader.cancel().catch(() => {});
+      }
+    }
+    arm(limits.idleMs);
+    return {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+      text: pieces(),
+      cancel: async () => {
+        clearTimeout(timer);
+        await reader.cancel().catch(() => {});
+      },
+    };
+  }
+
+  return { send, expectOk, stream, redact, label };
 }
 
 /**

@@ -27,7 +27,8 @@ import type { TransformLimits } from '../mappings/transforms.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { requestSpanHooks } from '../observability/request-spans.js';
 import { type Tracing, traceparentOf } from '../observability/tracing.js';
-import type { Action, Committed, RunView, Store, StoredAnswer } from '../store/types.js';
+import type { Action, Committed, NewRun, RunView, Store, StoredAnswer } from '../store/types.js';
+import { DeltaHub, type DeltaSubscription } from '../streaming/run-deltas.js';
 import { sourcesMatcher } from '../util/cidr.js';
 import { logAccepted } from './accepted-log.js';
 import { BODY_TIMEOUT_MS, payloadTooLarge, readBody } from './body.js';
@@ -35,6 +36,7 @@ import { HookRateLimiter, takeHookRate } from './hook-rate.js';
 import { idempotencyClaim } from './idempotency.js';
 import { RunCompletions } from './run-completions.js';
 import { registerRunStatusRoute } from './run-status-route.js';
+import { STREAM_KEEP_ALIVE_MS, streamAnswer, wantsEventStream } from './stream-answer.js';
 import { runIdsOf, waitAnswer } from './wait-answer.js';
 
 export interface IngressDeps {
@@ -57,6 +59,13 @@ export interface IngressDeps {
   completions?: RunCompletions;
   /** A SERVER span per hook request when tracing is on (docs/tracing.md); absent: no tracing work. */
   tracing?: Tracing;
+  /**
+   * Streamed runs' reply pieces (docs/callers.md, "Streamed answers"), from this process's
+   * worker and the other replicas'; absent: a hub of its own (streams get no deltas live).
+   */
+  deltas?: DeltaHub;
+  /** Keep-alive comments of a streamed answer: 10 s; shorter only in tests. */
+  streamKeepAliveMs?: number;
 }
 
 interface IngressState {
@@ -251,7 +260,23 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     const span = tracing ? request.traceSpan : null;
     if (span) stampTrace(actions, traceparentOf(span.spanContext()));
     const claim = idempotencyClaim(request.headers, `${hooksPath}/${name}`, body as Buffer, at);
-    const result = await store.accept(actions, (committed) => renderAnswer(actions, committed), claim);
+    // A streamed answer (docs/callers.md): its run streams, and its pieces are followed from
+    // before the commit, so none is missed.
+    const streamed = wantsEventStream(request.headers.accept) ? soleRun(actions) : undefined;
+    let subscription: DeltaSubscription | undefined;
+    if (streamed) {
+      streamed.stream = true;
+      subscription = deltas.subscribe(streamed.id);
+    }
+    let result: Awaited<ReturnType<Store['accept']>>;
+    try {
+      result = await store.accept(actions, (committed) => renderAnswer(actions, committed), claim);
+    } catch (error) {
+      subscription?.close();
+      throw error;
+    }
+    // A replay committed nothing: the run it names is the first request's.
+    if (result.kind !== 'committed') subscription?.close();
     if (result.kind === 'conflict') {
       throw new HttpError(
         409,
@@ -265,9 +290,26 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       logAccepted(log, request.id, target.name, result.committed, span?.spanContext());
       if (span) spanCommitted(span, result.committed);
     }
-    const waits = actions.some((action) => action.kind === 'agent' && action.waitForCompletion);
     const fresh = result.kind === 'committed';
     const maxWaitSeconds = state.config.hooks.maxWaitSeconds;
+    if (streamed) {
+      const runIds = runIdsOf(result.answer);
+      if (runIds.length === 1) {
+        const runId = runIds[0] as string;
+        // A replay's run is read first: a store that cannot answer is the usual 503.
+        const known = fresh ? undefined : await store.getRun(runId);
+        return streamAnswer(reply, {
+          runId,
+          subscription: fresh ? subscription : undefined,
+          completions,
+          deadline: Date.now() + maxWaitSeconds * 1000,
+          keepAliveMs: streamKeepAliveMs,
+          known,
+        });
+      }
+      subscription?.close();
+    }
+    const waits = actions.some((action) => action.kind === 'agent' && action.waitForCompletion);
     const answer = waits ? await waitForRuns(reply, result.answer, fresh, maxWaitSeconds) : result.answer;
     return reply
       .code(answer.status)
@@ -276,6 +318,8 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
   };
 
   const completions = deps.completions ?? new RunCompletions(store);
+  const deltas = deps.deltas ?? new DeltaHub({ replica: 'local', log });
+  const streamKeepAliveMs = deps.streamKeepAliveMs ?? STREAM_KEEP_ALIVE_MS;
   // A stopping gateway answers its waiting requests at once (202), so they do not hold the close.
   app.addHook('preClose', (done) => {
     completions.close();
@@ -425,6 +469,15 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       });
     }
   });
+}
+
+/**
+ * The run a request commits when it is its only action (`/agent`, or a mapping's single
+ * agent action): such a request may be answered as a stream; any other is answered as usual.
+ */
+function soleRun(actions: readonly Action[]): NewRun | undefined {
+  const [only] = actions;
+  return actions.length === 1 && only?.kind === 'agent' ? only.run : undefined;
 }
 
 /** Each run and event a hook request commits carries the hook span's `traceparent`. */

@@ -44,6 +44,10 @@ export interface AppDeps {
   isRunning?: () => boolean;
   /** Hook requests are traced when given (docs/tracing.md). */
   tracing?: IngressDeps['tracing'];
+  /** Streamed runs' reply pieces, for streamed answers (docs/callers.md, "Streamed answers"). */
+  deltas?: IngressDeps['deltas'];
+  /** Keep-alive comments of a streamed answer (tests make them frequent). */
+  streamKeepAliveMs?: number;
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {

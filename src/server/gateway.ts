@@ -30,6 +30,7 @@ import { startTracing } from '../observability/tracing.js';
 import { RetentionEngine } from '../retention/engine.js';
 import { openStore } from '../store/engines/registry.js';
 import type { Store } from '../store/types.js';
+import { DeltaHub } from '../streaming/run-deltas.js';
 import { buildApp } from './app.js';
 import { ServiceList } from './services.js';
 
@@ -54,6 +55,8 @@ export interface ListenOptions {
   callbacks?: Partial<Omit<CallbackEngineOptions, 'secret' | 'self' | 'onFinished'>>;
   /** The alert summary job's pacing (tests: a clock an hour ahead, a short poll). */
   alerts?: AlertSummariesOptions;
+  /** Keep-alive comments of a streamed answer: 10 s (tests make them frequent). */
+  streamKeepAliveMs?: number;
 }
 
 export interface RunningGateway {
@@ -66,6 +69,8 @@ export interface RunningGateway {
   services: ServiceList;
   /** Its Prometheus metrics (`GET /metrics`); callbacks count their outcomes here. */
   metrics: GatewayMetrics;
+  /** Streamed runs' reply pieces, here and from the other replicas (docs/callers.md, "Streamed answers"). */
+  deltas: DeltaHub;
   stop(): Promise<void>;
 }
 
@@ -148,6 +153,15 @@ export async function startGateway(
   });
   const alertSummaries = new AlertSummaries(store, alerts, log, options.alerts);
   const completions = new RunCompletions(store);
+  const owner = newOwnerId();
+  // Streamed answers' pieces: published to the other replicas where the store can (PostgreSQL),
+  // and received from them on the store's listening connection until the store closes.
+  const deltas = new DeltaHub({
+    replica: owner,
+    send: store.sendDelta?.bind(store),
+    log,
+  });
+  store.watchDeltas?.((payload) => deltas.receive(payload));
   const providerRetry = options.providerRetry;
   const heartbeat = new HeartbeatScheduler({
     store,
@@ -166,12 +180,13 @@ export async function startGateway(
     providerRetry,
     notifyDelivery,
     log,
-    owner: newOwnerId(),
+    owner,
     metrics,
     tracing,
     requestHeartbeat: (sessionKey) => heartbeat.request(sessionKey),
     runCaps: (source) => ingress.runCap(source),
     alerts,
+    deltas,
     onRunFinished: (runId) => {
       completions.notify(runId);
       // A run with nothing to deliver has its callback due now; the engine's poll covers the rest.
@@ -192,6 +207,8 @@ export async function startGateway(
     },
     isRunning: () => running,
     tracing,
+    deltas,
+    streamKeepAliveMs: options.streamKeepAliveMs,
     onCommitted: (actions) => {
       for (const action of actions) {
         if (!workers) continue;
@@ -292,7 +309,7 @@ export async function startGateway(
     running = false;
     return services.stop(options.stopGraceMs ?? 8000);
   };
-  return { url: `http://${urlHost}:${port}`, host, port, app, store, services, metrics, stop };
+  return { url: `http://${urlHost}:${port}`, host, port, app, store, services, metrics, deltas, stop };
 }
 
 /**

@@ -73,9 +73,15 @@ interface HookOperation {
   path: string;
   summary: string;
   body: ZodType;
-  answers: Record<number, { description: string; schema?: ZodType }>;
+  answers: Record<number, { description: string; schema?: ZodType; eventStream?: string }>;
   params?: boolean;
 }
+
+/** The streamed answer's events (docs/callers.md, "Streamed answers"), as OpenAPI 3.0 can say it: text. */
+const EVENT_STREAM =
+  'With `Accept: text/event-stream`: Server-Sent Events — `accepted` `{"runId"}`, `delta` `{"text"}` ' +
+  'as the model streams (joined, the reply), then `finished` (the RunView) or `timeout` ' +
+  '`{"runId","status"}` past `hooks.maxWaitSeconds`; `: keep-alive` comments every 10 s.';
 
 function hookOperations(hooksPath: string): HookOperation[] {
   return [
@@ -91,7 +97,11 @@ function hookOperations(hooksPath: string): HookOperation[] {
       body: agentRequestSchema,
       answers: {
         202: { description: 'Committed (the run is queued)', schema: AgentAnswer },
-        200: { description: 'waitForCompletion: finished in time', schema: FinishedAnswer },
+        200: {
+          description: 'waitForCompletion: finished in time; or, asked for, the streamed answer',
+          schema: FinishedAnswer,
+          eventStream: EVENT_STREAM,
+        },
       },
     },
     {
@@ -117,7 +127,12 @@ function hookPathItem(operation: HookOperation): Record<string, unknown> {
     responses[status] = answer.schema
       ? {
           description: answer.description,
-          content: { 'application/json': { schema: json(answer.schema, 'output') } },
+          content: {
+            'application/json': { schema: json(answer.schema, 'output') },
+            ...(answer.eventStream
+              ? { 'text/event-stream': { schema: { type: 'string', description: answer.eventStream } } }
+              : {}),
+          },
         }
       : { description: answer.description };
   }

@@ -64,6 +64,8 @@ function retryRun({ run, attachments }: StoredRun, at: number): NewRun {
     retryOf: run.id,
     tokenId: null,
     traceParent: null,
+    // Nobody holds a stream for it (docs/callers.md, "Streamed answers").
+    stream: false,
     // The same files (docs/attachments.md, "Retries"), copied inside the store by the accept.
     attachments: null,
     attachmentsFrom: attachments.length > 0 ? { runId: run.id, list: attachments } : null,

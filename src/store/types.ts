@@ -84,6 +84,12 @@ export interface NewRun {
    * shows `list` on the new run; absent or null for none.
    */
   attachmentsFrom?: { runId: string; list: AttachmentInfo[] } | null;
+  /**
+   * Accepted with `Accept: text/event-stream` (docs/callers.md, "Streamed answers"): the
+   * worker asks the model for a streamed answer and publishes its pieces. Absent or false
+   * for every other run (a retry included).
+   */
+  stream?: boolean;
 }
 
 export type Action =
@@ -688,6 +694,13 @@ export interface Store {
    * (PostgreSQL: LISTEN/NOTIFY). Absent on engines with one process per store.
    */
   watchWork?(listener: () => void): () => void;
+  /**
+   * Publishes a streamed run's reply piece to every replica (PostgreSQL NOTIFY;
+   * streaming/run-deltas.ts). Absent on engines with one process per store.
+   */
+  sendDelta?(payload: string): Promise<void>;
+  /** Calls `listener` with every piece any replica published (undefined after a reconnect). */
+  watchDeltas?(listener: (payload: string | undefined) => void): () => void;
   /** The auth-failure count shared by replicas; absent on engines with one process per store. */
   readonly lockouts?: LockoutLedger;
   close(): Promise<void>;

@@ -10,9 +10,26 @@
  *     await fake.close();
  *
  * `GET /v1/models` (`agentgate doctor`'s probe) lists `models`, behind the same key check.
+ *
+ * A request with `"stream": true` is answered as the real API streams: `text/event-stream`
+ * with the events `message_start`, `content_block_start`, `ping`, one `content_block_delta`
+ * (`text_delta`) per piece, `content_block_stop`, `message_delta` (the stop reason) and
+ * `message_stop`, `streamDelayMs` apart. A string reply is streamed word by word;
+ * `{stream: [...]}` names the pieces, and may end in an `error` event (Anthropic's
+ * `overloaded_error`) or a dropped connection instead of `message_stop`.
  */
 import type { ServerResponse } from 'node:http';
-import { AbortWatch, readBody, sendJson, sendText, startServer, waitUnlessClosed } from './support.js';
+import {
+  AbortWatch,
+  pieces,
+  readBody,
+  sendEventStream,
+  sendJson,
+  sendText,
+  startServer,
+  type WireEvent,
+  waitUnlessClosed,
+} from './support.js';
 
 export interface AnthropicMessagesBody {
   model: string;
@@ -31,7 +48,8 @@ export type FakeAnthropicReply =
   | string
   | { status: number; error: string; type?: string }
   | { status?: number; json: unknown }
-  | { status?: number; raw: string; contentType?: string };
+  | { status?: number; raw: string; contentType?: string }
+  | { stream: string[]; fail?: { error: string; type?: string } | 'drop' };
 
 export type FakeAnthropicHandler = (
   body: AnthropicMessagesBody,
@@ -58,6 +76,8 @@ export interface FakeAnthropicOptions {
   delayMs?: number;
   /** What `GET /v1/models` lists (doctor's probe); default claude-sonnet-4-5, claude-haiku-4-5. */
   models?: string[];
+  /** Between two events of a streamed answer, in ms; default 20. */
+  streamDelayMs?: number;
 }
 
 export interface FakeAnthropic {
@@ -137,7 +157,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     if (options.delayMs) await waitUnlessClosed(res, options.delayMs);
     if (res.destroyed) return;
     counter += 1;
-    sendReply(res, reply, `msg_fake${counter}`, (body as AnthropicMessagesBody).model);
+    const id = `msg_fake${counter}`;
+    const model = (body as AnthropicMessagesBody).model;
+    if ((body as AnthropicMessagesBody).stream === true && (typeof reply === 'string' || 'stream' in reply)) {
+      return streamReply(res, reply, id, model, options.streamDelayMs ?? 20);
+    }
+    sendReply(res, reply, id, model);
   });
 
   return {
@@ -233,7 +258,55 @@ function checkBody(body: AnthropicMessagesBody): string | undefined {
   return undefined;
 }
 
+/** A streamed answer in the real API's event format. */
+function streamReply(
+  res: ServerResponse,
+  reply: string | { stream: string[]; fail?: { error: string; type?: string } | 'drop' },
+  id: string,
+  model: string,
+  delayMs: number,
+): Promise<void> {
+  const wire = (event: string, data: Record<string, unknown>): WireEvent => ({
+    event,
+    data: JSON.stringify({ type: event, ...data }),
+  });
+  const texts = typeof reply === 'string' ? pieces(reply) : reply.stream;
+  const fail = typeof reply === 'string' ? undefined : reply.fail;
+  const events: WireEvent[] = [
+    wire('message_start', {
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 1 },
+      },
+    }),
+    wire('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    wire('ping', {}),
+    ...texts.map((text) => wire('content_block_delta', { index: 0, delta: { type: 'text_delta', text } })),
+  ];
+  if (fail === undefined) {
+    events.push(
+      wire('content_block_stop', { index: 0 }),
+      wire('message_delta', {
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: texts.length },
+      }),
+      wire('message_stop', {}),
+    );
+  } else if (fail !== 'drop') {
+    events.push(wire('error', { error: { type: fail.type ?? 'overloaded_error', message: fail.error } }));
+  }
+  return sendEventStream(res, events, { delayMs, end: fail === 'drop' ? 'drop' : 'end' });
+}
+
 function sendReply(res: ServerResponse, reply: FakeAnthropicReply, id: string, model: string) {
+  // Pieces asked of a request that does not stream: the whole reply at once.
+  if (typeof reply !== 'string' && 'stream' in reply) return sendReply(res, reply.stream.join(''), id, model);
   if (typeof reply === 'string') {
     return sendChunkedJson(res, 200, {
       id,

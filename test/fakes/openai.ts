@@ -9,9 +9,25 @@
  *     await fake.close();
  *
  * `GET {prefix}/models` (`agentgate doctor`'s probe) lists `models`, behind the same key check.
+ *
+ * A request with `"stream": true` is answered as the real API streams: `text/event-stream`,
+ * `data:` lines of `chat.completion.chunk` objects (a first one with the role, one per piece of
+ * `choices[0].delta.content`, a last one with `finish_reason`), then `data: [DONE]`, the chunks
+ * `streamDelayMs` apart. A string reply is streamed word by word; `{stream: [...]}` names the
+ * pieces, and may end in an error chunk or a dropped connection instead of `[DONE]`.
  */
 import type { ServerResponse } from 'node:http';
-import { AbortWatch, readBody, sendJson, sendText, startServer, waitUnlessClosed } from './support.js';
+import {
+  AbortWatch,
+  pieces,
+  readBody,
+  sendEventStream,
+  sendJson,
+  sendText,
+  startServer,
+  type WireEvent,
+  waitUnlessClosed,
+} from './support.js';
 
 export interface OpenAiChatBody {
   model: string;
@@ -29,7 +45,8 @@ export type FakeOpenAiReply =
   | string
   | { status: number; error: string; type?: string; code?: string | null; retryAfter?: string }
   | { status?: number; json: unknown }
-  | { status?: number; raw: string; contentType?: string };
+  | { status?: number; raw: string; contentType?: string }
+  | { stream: string[]; fail?: { error: string } | 'drop' };
 
 export type FakeOpenAiHandler = (
   body: OpenAiChatBody,
@@ -58,6 +75,8 @@ export interface FakeOpenAiOptions {
   delayMs?: number;
   /** What `GET {prefix}/models` lists (doctor's probe); default gpt-4o-mini, gpt-4o. */
   models?: string[];
+  /** Between two chunks of a streamed answer, in ms; default 20. */
+  streamDelayMs?: number;
 }
 
 export interface FakeOpenAi {
@@ -148,7 +167,12 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     if (options.delayMs) await waitUnlessClosed(res, options.delayMs);
     if (res.destroyed) return;
     counter += 1;
-    sendReply(res, reply, `chatcmpl-fake${counter}`, (body as OpenAiChatBody).model);
+    const id = `chatcmpl-fake${counter}`;
+    const model = (body as OpenAiChatBody).model;
+    if ((body as OpenAiChatBody).stream === true && (typeof reply === 'string' || 'stream' in reply)) {
+      return streamReply(res, reply, id, model, options.streamDelayMs ?? 20);
+    }
+    sendReply(res, reply, id, model);
   });
 
   return {
@@ -244,7 +268,43 @@ function checkBody(body: OpenAiChatBody): string | undefined {
   return undefined;
 }
 
+/** A streamed answer in the real API's chunk format. */
+function streamReply(
+  res: ServerResponse,
+  reply: string | { stream: string[]; fail?: { error: string } | 'drop' },
+  id: string,
+  model: string,
+  delayMs: number,
+): Promise<void> {
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): WireEvent => ({
+    data: JSON.stringify({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      system_fingerprint: 'fp_fake',
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    }),
+  });
+  const texts = typeof reply === 'string' ? pieces(reply) : reply.stream;
+  const fail = typeof reply === 'string' ? undefined : reply.fail;
+  const events: WireEvent[] = [
+    chunk({ role: 'assistant', content: '', refusal: null }),
+    ...texts.map((text) => chunk({ content: text })),
+  ];
+  if (fail === undefined) events.push(chunk({}, 'stop'), { data: '[DONE]' });
+  else if (fail !== 'drop') {
+    events.push({
+      data: JSON.stringify({ error: { message: fail.error, type: 'server_error', code: null } }),
+    });
+  }
+  return sendEventStream(res, events, { delayMs, end: fail === 'drop' ? 'drop' : 'end' });
+}
+
 function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, model: string) {
+  // Pieces asked of a request that does not stream: the whole reply at once.
+  if (typeof reply !== 'string' && 'stream' in reply) return sendReply(res, reply.stream.join(''), id, model);
   if (typeof reply === 'string') {
     return sendChunkedJson(res, 200, {
       id,

@@ -199,7 +199,43 @@ export function waitUnlessClosed(res: ServerResponse, ms: number): Promise<void>
     res.on('close', done);
     function done() {
       clearTimeout(timer);
+      // A streamed answer waits many times on one response: no listener is left behind.
+      res.off('close', done);
       resolve();
     }
   });
+}
+
+/** One server-sent event as a provider writes it: an optional `event:` name and one `data:` line. */
+export interface WireEvent {
+  event?: string;
+  data: string;
+}
+
+/**
+ * A streamed answer (`text/event-stream`, chunked) as the model APIs send one: each
+ * event written on its own, `delayMs` apart, so the client reads them as they come.
+ * `end: 'drop'` destroys the connection after the last event instead of ending it
+ * (a stream that broke off). Stops early when the client goes.
+ */
+export async function sendEventStream(
+  res: ServerResponse,
+  events: readonly WireEvent[],
+  options: { delayMs?: number; end?: 'end' | 'drop' } = {},
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  res.flushHeaders();
+  for (const [index, wire] of events.entries()) {
+    if (index > 0 && options.delayMs) await waitUnlessClosed(res, options.delayMs);
+    if (res.destroyed) return;
+    res.write(`${wire.event === undefined ? '' : `event: ${wire.event}\n`}data: ${wire.data}\n\n`);
+  }
+  if (options.end === 'drop') res.socket?.destroy();
+  else res.end();
+}
+
+/** A reply cut into a few pieces as a model streams it: words with their following space. */
+export function pieces(text: string): string[] {
+  const words = text.match(/\S+\s*|\s+/g) ?? [];
+  return words.length > 0 ? words : [text];
 }

@@ -96,6 +96,8 @@ export interface StartOptions {
   port?: number;
   /** The alert summary job's clock and poll (docs/alerts.md). */
   alerts?: ListenOptions['alerts'];
+  /** Keep-alive comments of streamed answers (a short interval instead of 10 s). */
+  streamKeepAliveMs?: number;
 }
 
 export async function startTestGateway(
@@ -113,6 +115,7 @@ export async function startTestGateway(
     transforms: options.transforms,
     callbacks: options.callbacks,
     alerts: options.alerts,
+    streamKeepAliveMs: options.streamKeepAliveMs,
   });
   const hooksPath = loaded.config.hooks.path;
   const url = gateway.url;

@@ -3,7 +3,7 @@
  * (baseUrl without `/v1`, e.g. `https://api.anthropic.com`).
  */
 import type { ProviderConfig } from '../../config/schema.js';
-import { nestedErrorMessage, postJson, trimSlash } from './http-json.js';
+import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from './http-json.js';
 import {
   type ChatMessage,
   type CompletionRequest,
@@ -58,7 +58,7 @@ export function createAnthropicMessagesProvider(
       };
       if (config.apiKey) headers['x-api-key'] = config.apiKey;
 
-      const json = await postJson({
+      const call = {
         label,
         url,
         headers,
@@ -66,10 +66,66 @@ export function createAnthropicMessagesProvider(
         signal: request.signal,
         errorMessage: nestedErrorMessage,
         secrets: [config.apiKey],
-      });
+      };
+      if (request.onDelta) return streamed(call, request.onDelta);
+      const json = await postJson(call);
       return { text: replyText(label, json) };
     },
   };
+}
+
+/** Error types of the Messages API that say "not now" rather than "never". */
+const TRANSIENT_ERROR_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']);
+
+/**
+ * A streamed message (docs/agent-runs.md, "Streamed calls"): `stream: true`, then the
+ * events `message_start`, per block `content_block_start` / `content_block_delta` /
+ * `content_block_stop`, `message_delta` (the stop reason), `message_stop`, with `ping`s
+ * between. The reply is the `text_delta`s in order (`thinking_delta`s are the model's
+ * scratchpad); an `error` event fails the call (an overload mid-stream is transient).
+ */
+async function streamed(
+  call: Parameters<typeof postJson>[0],
+  onDelta: (text: string) => void,
+): Promise<CompletionResult> {
+  const { label } = call;
+  // Filled from the event callback as the events arrive.
+  const got: { text: string; stopReason?: string; stopped: boolean } = { text: '', stopped: false };
+  await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
+    if (got.stopped) return;
+    let data: Record<string, unknown>;
+    try {
+      data = JSON.parse(event.data) as Record<string, unknown>;
+    } catch {
+      throw new ProviderError(`${label}: sent a stream event that is not JSON`);
+    }
+    const type = event.event ?? data.type;
+    if (type === 'error') {
+      const error = data.error as { type?: unknown; message?: unknown } | undefined;
+      const message = typeof error?.message === 'string' ? error.message : 'the stream reported an error';
+      throw new ProviderError(`${label}: ${message}`, undefined, {
+        transient: TRANSIENT_ERROR_TYPES.has(String(error?.type)),
+      });
+    }
+    if (type === 'content_block_delta') {
+      const delta = data.delta as { type?: unknown; text?: unknown } | undefined;
+      if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text) {
+        got.text += delta.text;
+        onDelta(delta.text);
+      }
+    } else if (type === 'message_delta') {
+      const reason = (data.delta as { stop_reason?: unknown } | undefined)?.stop_reason;
+      if (typeof reason === 'string') got.stopReason = reason;
+    } else if (type === 'message_stop') got.stopped = true;
+  });
+  if (!got.stopped) {
+    throw new ProviderError(`${label}: the stream ended before message_stop`, undefined, {
+      transient: true,
+    });
+  }
+  if (got.text.trim()) return { text: got.text };
+  const stop = got.stopReason ? ` (stop_reason ${got.stopReason})` : '';
+  throw new ProviderError(`${label}: returned no text${stop}`);
 }
 
 /**

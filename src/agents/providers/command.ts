@@ -136,7 +136,11 @@ export function createCommandProvider(name: string, config: CommandConfig): Mode
           }
           const text = Buffer.concat(stdout).toString('utf8').trim();
           if (!text) finish(new ProviderError(`${label} returned no text${tail}`));
-          else finish(undefined, { text });
+          else {
+            // A CLI's output is only known whole: a streamed run gets it as one piece.
+            if (!settled) request.onDelta?.(text);
+            finish(undefined, { text });
+          }
         });
 
         child.stdin.end(renderPrompt(request.system, request.messages));

@@ -14,7 +14,10 @@ export function createEchoProvider(name: string): ModelProvider {
       throwIfAborted(request.signal);
       const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
       const content = lastUser?.content ?? '';
-      return { text: isIdleHeartbeat(content) ? HEARTBEAT_OK : `Echo: ${content}` };
+      const text = isIdleHeartbeat(content) ? HEARTBEAT_OK : `Echo: ${content}`;
+      // No stream of its own: one piece, the whole reply.
+      request.onDelta?.(text);
+      return { text };
     },
   };
 }

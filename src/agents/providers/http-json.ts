@@ -8,7 +8,14 @@
  * answer, 408/429/5xx) and how long the provider asked to wait (Retry-After);
  * agents/turn.ts retries on that.
  */
-import { createOutboundClient, hostOf, OutboundError, quote } from '../../http/outbound.js';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import {
+  createOutboundClient,
+  hostOf,
+  OutboundError,
+  quote,
+  type StreamLimits,
+} from '../../http/outbound.js';
 import { abortReason } from './abort.js';
 import { ProviderError } from './types.js';
 
@@ -60,6 +67,84 @@ export async function postJson(options: PostJsonOptions): Promise<unknown> {
     throw new ProviderError(client.redact(reason), answer.status);
   }
   return json;
+}
+
+/**
+ * The time limits of a streamed model call (docs/agent-runs.md, "Streamed calls"): the
+ * answer's status and headers within 2 minutes (a long prompt is read before the first
+ * token), then no silence longer than 2 minutes between two pieces (a reasoning model may
+ * think a while between tokens). The run's `timeoutSeconds` still bounds the whole call.
+ */
+export const MODEL_STREAM_LIMITS: StreamLimits = { firstByteMs: 120_000, idleMs: 120_000 };
+
+/** Longest server-sent event buffered while incomplete: far above any real chunk. */
+const MAX_EVENT_CHARS = 4 * 1024 * 1024;
+
+/**
+ * `postJson` for a streamed answer: the body is a stream of server-sent events, parsed
+ * with eventsource-parser, each handed to `onEvent` as it arrives; resolves when the
+ * stream ends. Failures are ProviderErrors as in `postJson` (an error `onEvent` throws
+ * is passed on as it is, and the connection closed).
+ */
+export async function postJsonStream(
+  options: PostJsonOptions & { limits?: StreamLimits },
+  onEvent: (event: EventSourceMessage) => void,
+): Promise<void> {
+  const { label, url, signal } = options;
+  const client = createOutboundClient({ label, secrets: options.secrets });
+  const fail = (error: unknown): unknown => {
+    if (signal.aborted) return abortReason(signal);
+    if (!(error instanceof OutboundError)) return error;
+    const transient = error.failure === 'status' ? undefined : true;
+    return new ProviderError(client.redact(describe(error, label, url)), error.status, {
+      transient,
+      retryAfterMs: error.retryAfterMs,
+    });
+  };
+  let answer: Awaited<ReturnType<typeof client.stream>>;
+  try {
+    answer = await client.stream(
+      { url, headers: options.headers, json: options.body },
+      options.limits ?? MODEL_STREAM_LIMITS,
+      signal,
+      (failed) => {
+        const json = parse(failed.raw);
+        return json === undefined ? undefined : options.errorMessage(json);
+      },
+    );
+  } catch (error) {
+    throw fail(error);
+  }
+  // What `onEvent` threw (or the parser found), set from the parser's callbacks.
+  const outcome: { thrown?: { error: unknown } } = {};
+  const parser = createParser({
+    maxBufferSize: MAX_EVENT_CHARS,
+    onEvent: (event) => {
+      if (outcome.thrown) return;
+      try {
+        onEvent(event);
+      } catch (error) {
+        outcome.thrown = { error };
+      }
+    },
+    onError: (error) => {
+      outcome.thrown ??= {
+        error: new ProviderError(`${label}: the event stream is malformed (${error.type})`),
+      };
+    },
+  });
+  try {
+    // Leaving the loop early closes the connection.
+    for await (const piece of answer.text) {
+      parser.feed(piece);
+      if (outcome.thrown) break;
+    }
+    // A last event without its blank line still counts.
+    if (!outcome.thrown) parser.reset({ consume: true });
+  } catch (error) {
+    throw fail(error);
+  }
+  if (outcome.thrown) throw outcome.thrown.error;
 }
 
 /** The message for `run.error`: fetch's "fetch failed" says nothing; the cause's code does. */

@@ -3,7 +3,7 @@
  * vLLM, llama.cpp, LM Studio and OpenRouter all speak: POST `{baseUrl}/chat/completions`.
  */
 import type { ProviderConfig } from '../../config/schema.js';
-import { nestedErrorMessage, postJson, trimSlash } from './http-json.js';
+import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from './http-json.js';
 import {
   type CompletionRequest,
   type CompletionResult,
@@ -35,7 +35,7 @@ export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig)
       // Local servers (Ollama, llama.cpp, ...) need no key; send one only when configured.
       if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;
 
-      const json = await postJson({
+      const call = {
         label,
         url,
         headers,
@@ -43,10 +43,57 @@ export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig)
         signal: request.signal,
         errorMessage: nestedErrorMessage,
         secrets: [config.apiKey],
-      });
+      };
+      if (request.onDelta) return streamed(call, request.onDelta);
+      const json = await postJson(call);
       return { text: replyText(label, json) };
     },
   };
+}
+
+/**
+ * A streamed completion (docs/agent-runs.md, "Streamed calls"): `stream: true`, then
+ * `data:` chunks whose `choices[0].delta.content` are the reply's pieces, up to
+ * `data: [DONE]`. `stream_options.include_usage` is not asked for: nothing here reads
+ * token usage, and some compatible servers refuse fields they do not know. A chunk
+ * holding `error` (OpenRouter reports failures mid-stream that way) fails the call.
+ */
+async function streamed(
+  call: Parameters<typeof postJson>[0],
+  onDelta: (text: string) => void,
+): Promise<CompletionResult> {
+  const { label } = call;
+  // Filled from the event callback as the chunks arrive.
+  const got = { text: '', refusal: '', ended: false };
+  await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
+    if (got.ended) return;
+    if (event.data === '[DONE]') {
+      got.ended = true;
+      return;
+    }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(event.data);
+    } catch {
+      throw new ProviderError(`${label}: sent a stream chunk that is not JSON`);
+    }
+    const error = nestedErrorMessage(chunk);
+    if (error !== undefined) throw new ProviderError(`${label}: ${error}`, undefined, { transient: true });
+    const choice = (chunk as { choices?: { delta?: { content?: unknown; refusal?: unknown } }[] })
+      .choices?.[0];
+    const content = choice?.delta?.content;
+    if (typeof content === 'string' && content) {
+      got.text += content;
+      onDelta(content);
+    }
+    if (typeof choice?.delta?.refusal === 'string') got.refusal += choice.delta.refusal;
+  });
+  if (!got.ended) {
+    throw new ProviderError(`${label}: the stream ended before [DONE]`, undefined, { transient: true });
+  }
+  if (got.text.trim()) return { text: got.text };
+  if (got.refusal) throw new ProviderError(`${label}: the model refused: ${got.refusal}`);
+  throw new ProviderError(`${label}: returned no text`);
 }
 
 /**

@@ -31,6 +31,13 @@ export interface CompletionRequest {
   thinking?: ThinkingLevel | null;
   /** Aborted when the run's `timeoutSeconds` expire or the gateway stops. */
   signal: AbortSignal;
+  /**
+   * A streamed run (docs/callers.md, "Streamed answers"): the provider asks its API for a
+   * streamed answer and calls this with each piece of the reply text as it arrives; the
+   * pieces joined are the text it returns. Providers that cannot stream (`echo`,
+   * `command`) call it once with the whole reply. Absent: nothing is streamed.
+   */
+  onDelta?: (text: string) => void;
 }
 
 export interface CompletionResult {

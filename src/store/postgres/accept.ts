@@ -84,17 +84,17 @@ const SET_ANSWERS = `
 const INSERT_RUNS = `
   INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
                     timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments)
+                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, stream)
   SELECT id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds, wake_mode,
          deliver, channel, recipient, allow_unsafe, source, created_at, delivery_status, delivery_channel, delivery_to,
-         retry_of, token_id, trace_parent, attachments
+         retry_of, token_id, trace_parent, attachments, stream
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                        $8::text[], $9::float8[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::bool[],
                        $15::text[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[],
-                       $22::text[], $23::text[])
+                       $22::text[], $23::text[], $24::bool[])
          WITH ORDINALITY AS t(id, agent_id, session_key, main_session_key, name, message, model, thinking,
                     timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, n)
+                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, stream, n)
    ORDER BY n
   RETURNING session_key, seq, source`;
 
@@ -131,6 +131,7 @@ function runColumns(runs: readonly NewRun[]): unknown[][] {
     pick((r) => r.tokenId ?? null),
     pick((r) => r.traceParent ?? null),
     pick((r) => attachmentsColumn(r)),
+    pick((r) => r.stream === true),
   ];
 }
 

@@ -45,6 +45,8 @@ export interface QueuedRow {
   trace_parent: string | null;
   /** runs.attachments (store/rows.ts). */
   attachments: string | null;
+  /** runs.stream; absent where a query does not read it. */
+  stream?: boolean;
 }
 
 export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
@@ -68,6 +70,8 @@ export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
   attempts: row.attempts,
   traceParent: row.trace_parent,
   attachmentInfo: attachmentInfoOf(row.attachments),
+  // Only when set, so a run that does not stream looks as it always did.
+  ...(row.stream === true ? { stream: true } : {}),
 });
 
 /** Lock-key namespace of the per-source claim locks (capped sources only). */
@@ -117,7 +121,7 @@ const LEASE = `
    WHERE seq = ANY($4::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
   RETURNING id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds,
             wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at, started_at, attempts, seq,
-            trace_parent, attachments`;
+            trace_parent, attachments, stream`;
 
 type Counted = pg.QueryResult<{ source: string; n: number }>;
 

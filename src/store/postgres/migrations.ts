@@ -273,6 +273,12 @@ export const MIGRATIONS: readonly string[] = [
     WHERE kind = 'alert' AND alert_event <> 'summary' AND status NOT IN ('suppressed', 'summarized');
   CREATE INDEX deliveries_suppressed ON deliveries (created_at) WHERE status = 'suppressed';
   `,
+  // Streamed answers (docs/callers.md, "Streamed answers"): whether the run was accepted with
+  // `Accept: text/event-stream`, so the worker asks the model for a streamed answer and publishes
+  // its pieces. A constant default is kept in the catalog: no row is rewritten.
+  `
+  ALTER TABLE runs ADD COLUMN stream BOOLEAN NOT NULL DEFAULT false;
+  `,
 ];
 
 /** Applies the missing steps, each recorded in schema_migrations, under the migration lock. */

@@ -50,7 +50,7 @@ import { redactUrl } from './redact-url.js';
 import { PgRetention } from './retention.js';
 import { PgRunQueue } from './run-queue.js';
 import { consumeEventsInTx, PgSessions } from './sessions.js';
-import { WORK_CHANNEL, WorkListener } from './work-listener.js';
+import { DELTA_CHANNEL, WORK_CHANNEL, WorkListener } from './work-listener.js';
 
 export interface PgStoreOptions extends PoolSettings {
   /** Lease of an outbox item held by this replica (ms); expires if the replica dies. */
@@ -235,6 +235,20 @@ export class PgStore implements Store {
 
   watchWork(listener: () => void): () => void {
     return this.listener.subscribe(WORK_CHANNEL, () => listener());
+  }
+
+  /**
+   * One NOTIFY of its own, outside any transaction, on a pooled connection: it is
+   * delivered as soon as this statement ends. The caller sends a run's parts one after
+   * another, so they arrive in order.
+   */
+  async sendDelta(payload: string): Promise<void> {
+    await this.ready;
+    await this.pool.query('SELECT pg_notify($1, $2)', [DELTA_CHANNEL, payload]);
+  }
+
+  watchDeltas(listener: (payload: string | undefined) => void): () => void {
+    return this.listener.subscribe(DELTA_CHANNEL, listener);
   }
 
   /** Settles once `watchWork`'s LISTEN is in place (tests wait for it). */

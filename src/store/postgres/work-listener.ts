@@ -2,8 +2,9 @@
  * LISTEN on a dedicated connection (never a pooled one: a pooled connection is
  * handed to other queries, and PgBouncer in transaction mode drops LISTEN), so a
  * replica learns within milliseconds what another replica committed, instead of
- * polling fast: new work (`agentgate_work`) and new auth lockouts
- * (`agentgate_lockout`). Writers send one NOTIFY per commit, not per row.
+ * polling fast: new work (`agentgate_work`), new auth lockouts
+ * (`agentgate_lockout`) and streamed runs' reply pieces (`agentgate_delta`, sent
+ * outside any transaction). Writers send one NOTIFY per commit, not per row.
  * A lost connection is re-opened after a pause; every listener is then called
  * once with `undefined`, since notifications sent meanwhile were missed. The
  * slow polls (workers, lockout refresh) stay as the safety net.
@@ -12,7 +13,9 @@ import pg from 'pg';
 
 export const WORK_CHANNEL = 'agentgate_work';
 export const LOCKOUT_CHANNEL = 'agentgate_lockout';
-const CHANNELS = [WORK_CHANNEL, LOCKOUT_CHANNEL] as const;
+/** Streamed runs' reply pieces (streaming/run-deltas.ts). */
+export const DELTA_CHANNEL = 'agentgate_delta';
+const CHANNELS = [WORK_CHANNEL, LOCKOUT_CHANNEL, DELTA_CHANNEL] as const;
 export type Channel = (typeof CHANNELS)[number];
 const RECONNECT_MS = 1000;
 

@@ -48,6 +48,8 @@ export interface QueuedRow {
   trace_parent: string | null;
   /** runs.attachments (store/rows.ts). */
   attachments: string | null;
+  /** runs.stream; absent where a query does not read it. */
+  stream?: number;
 }
 
 /**
@@ -56,7 +58,7 @@ export interface QueuedRow {
  */
 const QUEUED_COLUMNS_BEFORE_LEASE = `id, agent_id, session_key, main_session_key, name, message, model,
   thinking, timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-  started_at, attempts - 1 AS attempts, trace_parent, attachments`;
+  started_at, attempts - 1 AS attempts, trace_parent, attachments, stream`;
 
 export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
   id: row.id,
@@ -79,6 +81,8 @@ export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
   attempts: row.attempts + 1,
   traceParent: row.trace_parent,
   attachmentInfo: attachmentInfoOf(row.attachments),
+  // Only when set, so a run that does not stream looks as it always did.
+  ...(row.stream === 1 ? { stream: true } : {}),
 });
 
 export class SqliteRunQueue implements RunQueueStore {

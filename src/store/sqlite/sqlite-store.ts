@@ -161,8 +161,8 @@ export class SqliteStore implements Store {
       insertRun: db.prepare(
         `INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
            timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-           delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, stream)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertAttachment: db.prepare(
         'INSERT INTO run_attachments (run_id, idx, name, media_type, bytes, data) VALUES (?, ?, ?, ?, ?, ?)',
@@ -302,6 +302,7 @@ export class SqliteStore implements Store {
         run.tokenId ?? null,
         run.traceParent ?? null,
         attachmentsColumn(run),
+        run.stream ? 1 : 0,
       );
       // The Buffer decoded at the ingress is bound as it is: no copy of the bytes on the way in.
       for (const [idx, file] of (run.attachments ?? []).entries()) {
