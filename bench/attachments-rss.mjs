@@ -87,7 +87,9 @@ async function round(index) {
     for (let i = 0; i < 20; i++) {
       const small = JSON.stringify({
         message: 'warm-up',
-        attachments: [{ name: 'w.bin.pdf', mediaType: 'application/pdf', data: randomBytes(1024).toString('base64') }],
+        attachments: [
+          { name: 'w.bin.pdf', mediaType: 'application/pdf', data: randomBytes(1024).toString('base64') },
+        ],
       });
       const answer = await post(url, small);
       if (answer.status !== 202) throw new Error(`warm-up answered ${answer.status}: ${answer.text}`);
@@ -98,14 +100,21 @@ async function round(index) {
     const bodies = Array.from({ length: uploads }, (_, i) =>
       JSON.stringify({
         message: `upload ${i}`,
-        attachments: [{ name: `f${i}.pdf`, mediaType: 'application/pdf', data: randomBytes(fileBytes).toString('base64') }],
+        attachments: [
+          {
+            name: `f${i}.pdf`,
+            mediaType: 'application/pdf',
+            data: randomBytes(fileBytes).toString('base64'),
+          },
+        ],
       }),
     );
     const started = performance.now();
     const answers = await Promise.all(bodies.map((body) => post(url, body)));
     const seconds = (performance.now() - started) / 1000;
     const refused = answers.filter((a) => a.status !== 202);
-    if (refused.length > 0) throw new Error(`${refused.length} uploads answered ${refused[0].status}: ${refused[0].text}`);
+    if (refused.length > 0)
+      throw new Error(`${refused.length} uploads answered ${refused[0].status}: ${refused[0].text}`);
     // Let the runs (which read the bytes back) execute inside the window too.
     await new Promise((done) => setTimeout(done, 2000));
     const after = memory(child.pid);
