@@ -42,6 +42,8 @@ export interface StreamAnswerOptions {
 
 /** Whether an `Accept` header asks for `text/event-stream` (and not with q=0). */
 export function wantsEventStream(accept: string | string[] | undefined): boolean {
+  // Every hook request asks: most send no Accept, or one without the type.
+  if (accept === undefined || (typeof accept === 'string' && !/event-stream/i.test(accept))) return false;
   const values = Array.isArray(accept) ? accept : accept === undefined ? [] : [accept];
   return values
     .flatMap((value) => value.split(','))
