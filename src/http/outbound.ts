@@ -228,19 +228,25 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     ? (text: string) => (options.redact as (text: string) => string)(scrubSecrets(text))
     : scrubSecrets;
 
+  /** No answer, or an answer that broke off: a temporary failure naming the network's code. */
+  const networkFailure = (error: unknown, answer?: Response): OutboundError => {
+    const code = networkCode(error);
+    const what = answer ? 'the answer broke off' : 'request failed';
+    return new OutboundError(redact(`${label}: ${what} (${code})`), {
+      failure: 'network',
+      kind: 'temporary',
+      code,
+      duringAnswer: answer !== undefined,
+      ...(answer && { answer: { status: answer.status, headers: answer.headers } }),
+    });
+  };
+
   async function send(request: OutboundRequest, signal?: AbortSignal): Promise<OutboundResponse> {
     const timeoutMs = request.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const { body, contentType } = encodeBody(request);
-    const headers: Record<string, string> = { ...request.headers };
-    if (contentType && !hasHeader(headers, 'content-type')) headers['content-type'] = contentType;
-    // Inside traced work, the request joins its trace (docs/tracing.md, "Outbound requests and logs").
-    const trace = activeTrace();
-    if (trace !== undefined && !hasHeader(headers, 'traceparent')) {
-      headers.traceparent = trace.traceparent;
-      if (trace.tracestate) headers.tracestate = trace.tracestate;
-    }
+    const headers = requestHeaders(request, contentType);
     let target: GuardedTarget | undefined;
     const refused = (reason: string) =>
       new OutboundError(redact(`${label}: refused: ${reason}`), {
@@ -264,15 +270,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
           ...arrived,
         });
       }
-      const code = networkCode(error);
-      const what = answer ? 'the answer broke off' : 'request failed';
-      return new OutboundError(redact(`${label}: ${what} (${code})`), {
-        failure: 'network',
-        kind: 'temporary',
-        code,
-        duringAnswer: answer !== undefined,
-        ...arrived,
-      });
+      return networkFailure(error, answer);
     };
     if (request.guard) {
       try {
@@ -353,13 +351,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     };
     const combined = signal ? AbortSignal.any([signal, limit.signal]) : limit.signal;
     const { body, contentType } = encodeBody(request);
-    const headers: Record<string, string> = { ...request.headers };
-    if (contentType && !hasHeader(headers, 'content-type')) headers['content-type'] = contentType;
-    const trace = activeTrace();
-    if (trace !== undefined && !hasHeader(headers, 'traceparent')) {
-      headers.traceparent = trace.traceparent;
-      if (trace.tracestate) headers.tracestate = trace.tracestate;
-    }
+    const headers = requestHeaders(request, contentType);
     const failure = (error: unknown, answer?: Response): unknown => {
       clearTimeout(timer);
       if (signal?.aborted) return signal.reason;
@@ -374,15 +366,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
           ...arrived,
         });
       }
-      const code = networkCode(error);
-      const what = answer ? 'the answer broke off' : 'request failed';
-      return new OutboundError(redact(`${label}: ${what} (${code})`), {
-        failure: 'network',
-        kind: 'temporary',
-        code,
-        duringAnswer: answer !== undefined,
-        ...arrived,
-      });
+      return networkFailure(error, answer);
     };
     arm(limits.firstByteMs);
     let response: Response;
@@ -589,6 +573,21 @@ async function readBody(
 /** As Response.text() decodes: UTF-8, a leading BOM dropped, bad bytes replaced. */
 function decode(chunks: Uint8Array[], size: number): string {
   return new TextDecoder().decode(Buffer.concat(chunks, size));
+}
+
+/**
+ * The request's headers, with its body's content type unless it set one, and inside traced work
+ * the active span's `traceparent` (docs/tracing.md, "Outbound requests and logs").
+ */
+function requestHeaders(request: OutboundRequest, contentType: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = { ...request.headers };
+  if (contentType && !hasHeader(headers, 'content-type')) headers['content-type'] = contentType;
+  const trace = activeTrace();
+  if (trace !== undefined && !hasHeader(headers, 'traceparent')) {
+    headers.traceparent = trace.traceparent;
+    if (trace.tracestate) headers.tracestate = trace.tracestate;
+  }
+  return headers;
 }
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {
