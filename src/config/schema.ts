@@ -301,7 +301,7 @@ export const configSchema = z.strictObject({
   store: storeConfigSchema.default({
     driver: 'sqlite',
     path: '{config_dir}/state/agentgate.db',
-    synchronous: 'normal',
+    synchronous: 'full',
     retention: RETENTION_DEFAULTS,
   }),
   hooks: hooksSchema.default({

@@ -284,7 +284,7 @@ describe('defaults', () => {
     expect(config.store).toEqual({
       driver: 'sqlite',
       path: join(dir, 'state', 'agentgate.db'),
-      synchronous: 'normal',
+      synchronous: 'full',
       retention: { runsMs: 30 * DAY_MS, eventsMs: 30 * DAY_MS, everyMs: 10 * 60_000 },
     });
     expect(config.hooks).toMatchObject({

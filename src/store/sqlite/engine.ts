@@ -20,11 +20,12 @@ export const sqliteConfigSchema = z.strictObject({
   driver: z.literal('sqlite'),
   path: nonEmptyText.default('{config_dir}/state/agentgate.db'),
   /**
-   * "normal" (default): a commit survives the process being killed (the WAL write
-   * reaches the OS before the answer). "full": it also survives power loss, at the
-   * price of an fsync per commit.
+   * "full" (default): every commit's WAL write is synced to the disk before its
+   * answer, so an answered request survives power loss; group commit shares one sync
+   * among the requests of a turn. "normal": a commit survives the process being
+   * killed but not power loss (docs/durability.md).
    */
-  synchronous: z.enum(['normal', 'full']).default('normal'),
+  synchronous: z.enum(['normal', 'full']).default('full'),
   retention: retentionSchema,
 });
 

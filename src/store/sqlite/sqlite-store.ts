@@ -2,9 +2,10 @@
  * The embedded default store: one SQLite file in WAL mode through better-sqlite3.
  *
  * Durability: `accept` resolves only after its transaction committed. With
- * `synchronous = NORMAL` (the default) the commit is in the WAL file, handed to
- * the OS, so it survives the gateway process being killed; `synchronous = FULL`
- * also fsyncs each commit, so it survives power loss.
+ * `synchronous = FULL` (the default) the commit's WAL frames are synced to the disk
+ * (fdatasync) before COMMIT returns, so an answered request survives power loss;
+ * `synchronous = NORMAL` hands the WAL write to the OS only, which survives the
+ * gateway process being killed but not the machine losing power (docs/durability.md).
  *
  * Group commit (store/rules/group-commit.ts): accepts that arrive in the same
  * event-loop turn are committed together in one transaction, and so are run
@@ -53,13 +54,17 @@ import { SqliteRoutes } from './routes.js';
 import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
+import { WalSync } from './wal-sync.js';
 import { WriterLock } from './writer-lock.js';
 
 export interface SqliteStoreOptions {
   path: string;
+  /** Default "full": see the header comment. */
   synchronous?: 'normal' | 'full';
   /** How long a write waits for a lock held by another process before giving up (ms). */
   busyTimeoutMs?: number;
+  /** Replaces fdatasync(2) of the WAL on "full" (tests hold and count it). */
+  syncWal?: (fd: number) => Promise<void>;
 }
 
 interface PendingAccept {
@@ -91,6 +96,8 @@ export class SqliteStore implements Store {
   private readonly writerLock: WriterLock;
   private readonly db: Database.Database;
   private readonly checkpointer: WalCheckpointer;
+  /** With `synchronous: "full"`: the WAL sync an answered change waits for (wal-sync.ts). */
+  private readonly walSync: WalSync | undefined;
   private readonly statements;
   /** Accepts arriving in the same event-loop turn commit together. */
   private readonly accepts: GroupCommit<PendingAccept, AcceptResult>;
@@ -114,18 +121,22 @@ export class SqliteStore implements Store {
     // Before the database is touched: a second gateway must not even migrate it.
     this.writerLock = WriterLock.take(options.path);
     let opened: Database.Database | undefined;
-    const synchronous = options.synchronous === 'full' ? 'FULL' : 'NORMAL';
+    const synchronous = options.synchronous === 'normal' ? 'NORMAL' : 'FULL';
     try {
       createPrivateFile(options.path); // 0600, and so are the -wal and -shm SQLite makes from it
       opened = new Database(options.path);
       opened.pragma('journal_mode = WAL');
-      opened.pragma(`synchronous = ${synchronous}`);
+      // NORMAL on the connection in both modes: "full" syncs the WAL off the event loop
+      // before an answer instead of inside every COMMIT (wal-sync.ts).
+      opened.pragma('synchronous = NORMAL');
       opened.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 2000}`);
       opened.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
       opened.pragma(`journal_size_limit = ${WAL_FILE_LIMIT_BYTES}`);
       opened.pragma('mmap_size = 268435456');
       this.db = opened;
       this.migrate();
+      // After the migrations: the connection has read the database, so its WAL file exists.
+      this.walSync = synchronous === 'FULL' ? new WalSync(`${options.path}-wal`, options.syncWal) : undefined;
     } catch (error) {
       if (opened?.open) opened.close();
       this.writerLock.release();
@@ -184,7 +195,7 @@ export class SqliteStore implements Store {
     };
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
-    this.admin = new SqliteAdmin(db, options.path);
+    this.admin = new SqliteAdmin(db, options.path, () => this.durable());
     const alerts = new SqliteAlerts(db);
     this.alerts = alerts;
     const callbacks = new SqliteCallbacks(db, alerts);
@@ -328,12 +339,27 @@ export class SqliteStore implements Store {
     return { kind: 'committed', committed, answer };
   }
 
-  accept(
+  async accept(
     actions: Action[],
     render: (committed: Committed[]) => StoredAnswer,
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult> {
-    return this.accepts.submit({ actions, render, idempotency });
+    const result = await this.accepts.submit({ actions, render, idempotency });
+    await this.durable();
+    return result;
+  }
+
+  /**
+   * Resolves once every commit made so far is on the disk ("full"), at once on "normal".
+   * A sync that fails leaves the commit's fate to the disk: the answer is 503, never a 2xx.
+   */
+  private async durable(): Promise<void> {
+    if (!this.walSync) return;
+    try {
+      await this.walSync.covered();
+    } catch (error) {
+      throw new StoreUnavailableError(error);
+    }
   }
 
   async getRun(runId: string): Promise<RunView | undefined> {
@@ -392,6 +418,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.accepts.drain();
     await this.runs.drain();
+    await this.walSync?.close();
     // First, so the gateway's connection is the last one and its close checkpoints the rest.
     await this.checkpointer.stop();
     if (this.db.open) this.db.close();
