@@ -12,7 +12,7 @@
  * Like `${ENV}`, a file reference may be part of a longer string. `$${…}` stands for the
  * literal text `${…}`. What a reference brings in is never read again for references.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 
 const NAME = '[A-Za-z_][A-Za-z0-9_]*';
@@ -111,6 +111,8 @@ export function substituteReferences(
 /**
  * Reads a secret file as UTF-8, without its one trailing newline. Only a regular file is read
  * (a FIFO or a device could block or never end); opened non-blocking so a FIFO is refused at once.
+ * The limit holds for what is read, not for what `stat` says: a `/proc` file is a regular file
+ * of size 0 whatever it holds, so reading stops past the limit, and what is past refuses it.
  */
 export function readSecretFile(file: string): { ok: true; text: string } | { ok: false; reason: string } {
   let fd: number;
@@ -126,12 +128,35 @@ export function readSecretFile(file: string): { ok: true; text: string } | { ok:
     if (stat.size > MAX_SECRET_FILE_BYTES) {
       return { ok: false, reason: `larger than ${MAX_SECRET_FILE_BYTES} bytes` };
     }
-    return { ok: true, text: withoutTrailingNewline(readFileSync(fd, 'utf8')) };
+    const content = readWithin(fd, MAX_SECRET_FILE_BYTES);
+    if (content === undefined) return { ok: false, reason: `larger than ${MAX_SECRET_FILE_BYTES} bytes` };
+    return { ok: true, text: withoutTrailingNewline(content.toString('utf8')) };
   } catch (error) {
     return { ok: false, reason: errorCode(error) };
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Reads are asked for in chunks of this size: some `/proc` files refuse a read of an odd
+ * length (EINVAL), and the limit is a multiple of it.
+ */
+const READ_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * `fd`'s content if it ends within `limit` bytes, else undefined. What is read past the
+ * limit is at most one chunk: a file that never ends costs one read more than the limit.
+ */
+function readWithin(fd: number, limit: number): Buffer | undefined {
+  const buffer = Buffer.alloc(limit + READ_CHUNK_BYTES);
+  let filled = 0;
+  while (filled <= limit) {
+    const read = readSync(fd, buffer, filled, READ_CHUNK_BYTES, null);
+    if (read === 0) return buffer.subarray(0, filled);
+    filled += read;
+  }
+  return undefined;
 }
 
 /** One trailing `\n` or `\r\n` off: what `echo secret > file` and most editors add. */

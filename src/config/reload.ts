@@ -8,32 +8,59 @@
  * docs/configuration.md) are watched too, so a rotated secret applies like an
  * edit: any change in such a folder re-reads the config, since Kubernetes
  * replaces a secret volume's content by swapping a `..data` link, not the file.
+ *
+ * A burst of changes is one reload: 200 ms after the last change, or 2 s after
+ * the first one not yet reloaded when the changes never pause (a file written
+ * continuously). Reloads never overlap: a change during one is reloaded after it.
  */
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Logger } from '../log.js';
+import type { TimerClock } from '../util/clock.js';
+import { type DebounceTimes, debounce } from '../util/debounce.js';
 import type { SecretFileRef } from './env.js';
 import { loadConfigFile } from './load.js';
 import type { ResolvedConfig } from './resolved.js';
 
-const DEBOUNCE_MS = 200;
+/** docs/configuration.md, "Reload": quiet for 200 ms, or 2 s after the first unreloaded change. */
+export const RELOAD_TIMES: DebounceTimes = { quietMs: 200, maxWaitMs: 2_000 };
+
+export interface WatchOptions {
+  times?: DebounceTimes;
+  clock?: TimerClock;
+}
 
 export function watchConfigFile(
   path: string,
   apply: (config: ResolvedConfig, warnings: string[]) => Promise<void>,
   log: Logger,
+  options: WatchOptions = {},
 ): () => void {
-  let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | undefined;
+  let stopped = false;
+  /** The reload under way, and whether a change came while it ran. */
+  let reloading: Promise<void> | undefined;
+  let again = false;
   const configDir = dirname(path);
   /** Secret files' folders other than the config's own, each with its watcher. */
   const secretFolders = new Map<string, FSWatcher>();
   /** Names in the config's own folder that a change of re-reads the config. */
   let namesToWatch = new Set([basename(path)]);
-  const schedule = () => {
-    clearTimeout(timer);
-    timer = setTimeout(reload, DEBOUNCE_MS);
+  const reloadOnce = () => {
+    if (stopped) return;
+    if (reloading) {
+      again = true;
+      return;
+    }
+    reloading = reload().finally(() => {
+      reloading = undefined;
+      if (again) {
+        again = false;
+        reloadOnce();
+      }
+    });
   };
+  const schedule = debounce(reloadOnce, options.times ?? RELOAD_TIMES, options.clock);
   const watchSecrets = (files: readonly SecretFileRef[]) => {
     const folders = new Set(files.map((ref) => dirname(ref.file)));
     namesToWatch = new Set([
@@ -101,7 +128,8 @@ export function watchConfigFile(
     // The config was read a moment ago to start; if it is gone now, the next edit tells.
   }
   return () => {
-    clearTimeout(timer);
+    stopped = true;
+    schedule.cancel();
     watcher?.close();
     for (const folderWatcher of secretFolders.values()) folderWatcher.close();
   };

@@ -22,6 +22,7 @@ import {
   type ResolvedHookToken,
 } from './resolved.js';
 import { DEFAULT_TOKEN_ID, type RawConfig } from './schema.js';
+import { tokenTextRules } from './token-text-rules.js';
 
 export { MIN_HOOK_TOKEN_LENGTH, RECOMMENDED_TOKEN_LENGTH, RUNS_HOOK_NAME } from './hook-token-rules.js';
 
@@ -61,6 +62,11 @@ export function checkConfig(
   if (gateway.auth.token !== undefined && gateway.auth.token.length < MIN_HOOK_TOKEN_LENGTH) {
     warnings.push(`gateway.auth.token: shorter than ${MIN_HOOK_TOKEN_LENGTH} characters`);
   }
+
+  // --- every token: characters a request can carry (docs/configuration.md, "Token characters") ---
+  const textRules = tokenTextRules(raw);
+  problems.push(...textRules.problems);
+  warnings.push(...textRules.warnings);
 
   // --- hooks: the senders' own tokens and where hooks may be sent from (docs/senders.md) ---
   const tokenRules = hookTokenRules(raw, now);

@@ -6,7 +6,7 @@
  */
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import { jsonErrorAnswers } from '../http/error-answers.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError, nothingAt } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { gmailPushRoutes, MAX_PUSH_BYTES, type PushRoutesOptions } from './push-routes.js';
 
@@ -34,8 +34,7 @@ export async function listenForPushes(
     },
     fallbackCode: 'invalid_payload',
     unexpected: () => new HttpError(503, 'unavailable', 'could not process the push; retry'),
-    notFound: (request) =>
-      new HttpError(404, 'not_found', `nothing at ${request.method} ${request.url.split('?')[0]}`),
+    notFound: (request) => nothingAt(request.method, request.url),
     observe: (error, answer) => {
       if (answer.statusCode >= 500)
         log.error({ error: error.message }, 'gmail push failed; Pub/Sub will deliver it again');

@@ -64,3 +64,25 @@ export const invalidPayload = (field: string, problem: string) =>
 /** A body nested deeper than the bound of docs/errors.md ("Nesting depth"), refused before parsing. */
 export const jsonTooDeep = () =>
   new HttpError(400, 'invalid_json', `request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+
+/**
+ * Most characters of the request's own text (its path, a hook or run name in it) an error
+ * message repeats (docs/errors.md): a prefix is enough to tell which request it was, and an
+ * answer must not grow with what the client sent.
+ */
+export const ECHO_MAX_CHARS = 100;
+
+/** `text`, cut to `ECHO_MAX_CHARS` with an ellipsis when longer. */
+export function echoed(text: string): string {
+  return text.length <= ECHO_MAX_CHARS ? text : `${text.slice(0, ECHO_MAX_CHARS)}…`;
+}
+
+/** The 404 of a path no route takes: its method and path (never the query), bounded. */
+export function nothingAt(method: string, url: string): HttpError {
+  const query = url.indexOf('?');
+  return new HttpError(
+    404,
+    'not_found',
+    `nothing at ${method} ${echoed(query === -1 ? url : url.slice(0, query))}`,
+  );
+}

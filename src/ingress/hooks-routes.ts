@@ -19,7 +19,8 @@ import { renderAnswer } from '../hook-model/actions.js';
 import { parseJsonObject } from '../hook-model/payload.js';
 import { HookPolicy } from '../hook-model/policy.js';
 import type { HookTarget } from '../hook-model/targets.js';
-import { HttpError } from '../http/errors.js';
+import { echoed, HttpError } from '../http/errors.js';
+import { refuseOverlongSegment } from '../http/path-length.js';
 import type { Logger } from '../log.js';
 import { SignatureRejected } from '../mappings/mapped-target.js';
 import { HookRouter } from '../mappings/router.js';
@@ -207,7 +208,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     refuseOutsideSources(token, state.fromAllowedSource, address);
     // With a signature still to check, authentication is not complete yet.
     if (!candidates.some((target) => target.verifies)) limiter.succeed(address);
-    if (candidates.length === 0) throw new HttpError(404, 'not_found', `no hook named "${name}"`);
+    if (candidates.length === 0) throw new HttpError(404, 'not_found', `no hook named "${echoed(name)}"`);
     // After the name, before the body (docs/callers.md, "Per-hook limits"): a refused request
     // stores nothing.
     takeHookRate(ingress.rates, name, candidates, now());
@@ -219,7 +220,8 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     const body = request.body as Buffer | undefined;
     const payload = parseJsonObject(body);
     const target = candidates.find((candidate) => candidate.accepts?.(payload) ?? true);
-    if (!target) throw new HttpError(404, 'not_found', `no mapping of "${name}" matches this payload`);
+    if (!target)
+      throw new HttpError(404, 'not_found', `no mapping of "${echoed(name)}" matches this payload`);
     (request.hookPending as Pending).target = target;
     // Mappings that share a path are told apart by the payload: the one it chose must be in scope too.
     if (token.hooks !== undefined) refuseOutsideScope(token, name, [target.name]);
@@ -460,9 +462,10 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
       scope.route<HookRoute>({
         method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
         url,
+        // An over-long segment first: before the token and the name (docs/errors.md).
         onRequest: spans
-          ? [spans.onRequest, guard, malformedContentTypeIsAbsent]
-          : [guard, malformedContentTypeIsAbsent],
+          ? [spans.onRequest, refuseOverlongSegment, guard, malformedContentTypeIsAbsent]
+          : [refuseOverlongSegment, guard, malformedContentTypeIsAbsent],
         ...(onResponse.length > 0 ? { onResponse, onError } : {}),
         ...(spans ? { onRequestAbort: spans.onRequestAbort } : {}),
         handler: handle,

@@ -14,7 +14,7 @@ import type { AuthLimiter } from '../auth/auth-limiter.js';
 import type { SourcesMatcher } from '../auth/hook-tokens.js';
 import { refuseOutsideScope, refuseOutsideSources } from '../auth/sender-rules.js';
 import { RUNS_HOOK_NAME } from '../config/semantics.js';
-import { HttpError } from '../http/errors.js';
+import { echoed, HttpError } from '../http/errors.js';
 import { requestSpanHooks } from '../observability/request-spans.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { Store } from '../store/types.js';
@@ -67,7 +67,7 @@ export function registerRunStatusRoute(app: FastifyInstance, deps: RunStatusDeps
     handler: async (request, reply) => {
       const { runId } = request.params;
       const view = await store.getRun(runId);
-      if (view === undefined) throw new HttpError(404, 'not_found', `no run with id "${runId}"`);
+      if (view === undefined) throw new HttpError(404, 'not_found', `no run with id "${echoed(runId)}"`);
       return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(view));
     },
   });

@@ -8,7 +8,9 @@
  * callers register no hook, create no span and do no context work. On, the SDK
  * and the exporter of `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` /
  * `OTEL_EXPORTER_OTLP_PROTOCOL` (`http/protobuf` by default, or `http/json`)
- * are imported then, behind a BatchSpanProcessor. The SDK itself reads the
+ * are imported then, behind a BatchSpanProcessor; the exporter is watched
+ * (watched-exporter.ts): its failures are logged, rate-limited, and the stop
+ * waits a bounded time for it. The SDK itself reads the
  * rest of the standard variables (headers, timeout, compression, sampler,
  * batch sizes, `OTEL_RESOURCE_ATTRIBUTES`).
  *
@@ -18,6 +20,8 @@
 import { readFileSync } from 'node:fs';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from '../log.js';
+import { ExportFailures } from './export-failures.js';
+import { flushWithinBound, WatchedExporter } from './watched-exporter.js';
 import { type WorkSpan, type WorkSpanOptions, workSpans } from './work-span.js';
 
 export { traceparentOf } from './work-span.js';
@@ -51,7 +55,10 @@ export interface Tracing {
    * callback attempt, a heartbeat), continuing the stored `traceparent` it is given.
    */
   startSpan(name: string, options: WorkSpanOptions): WorkSpan;
-  /** Exports what is buffered and stops exporting (gateway stop). */
+  /**
+   * Exports what is buffered and stops exporting (gateway stop), waiting at most
+   * `STOP_FLUSH_MS` for the receiver.
+   */
   shutdown(): Promise<void>;
 }
 
@@ -108,9 +115,15 @@ export async function startTracing(env: TracingEnv, log: Logger): Promise<Tracin
       ? import('@opentelemetry/exporter-trace-otlp-http')
       : import('@opentelemetry/exporter-trace-otlp-proto'),
   ]);
+  const endpoint = printableEndpoint(settings.endpoint);
+  const failures = new ExportFailures(log, endpoint);
   // The exporter reads the endpoint, headers, timeout and compression from the environment
   // itself; the URL is given only so that the one logged is the one used.
-  const exporter = new exporterModule.OTLPTraceExporter({ url: settings.endpoint });
+  const exporter = new WatchedExporter(
+    new exporterModule.OTLPTraceExporter({ url: settings.endpoint }),
+    failures,
+    core.ExportResultCode.SUCCESS,
+  );
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the defaults.
   const resource = resources
     .resourceFromAttributes({
@@ -127,7 +140,6 @@ export async function startTracing(env: TracingEnv, log: Logger): Promise<Tracin
   const startSpan = workSpans(api, tracer, {
     extract: (traceparent) => propagator.extract(api.ROOT_CONTEXT, { traceparent }, headerGetter),
   });
-  const endpoint = printableEndpoint(settings.endpoint);
   const service = resource.attributes[semconv.ATTR_SERVICE_NAME];
   log.info({ endpoint, protocol, service }, `tracing on: exporting spans to ${endpoint} (${protocol})`);
   let stopped: Promise<void> | undefined;
@@ -150,9 +162,7 @@ export async function startTracing(env: TracingEnv, log: Logger): Promise<Tracin
     },
     startSpan,
     shutdown: () => {
-      stopped ??= provider.shutdown().catch((error: unknown) => {
-        log.warn({ err: error }, 'tracing: exporting the last spans failed');
-      });
+      stopped ??= flushWithinBound(provider.shutdown(), exporter, failures, log, endpoint);
       return stopped;
     },
   };

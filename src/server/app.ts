@@ -15,14 +15,15 @@ import { tokenMatcher } from '../auth/token.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { registerDashboard } from '../dashboard/plugin.js';
 import { jsonErrorAnswers } from '../http/error-answers.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError, nothingAt } from '../http/errors.js';
+import { hasOverlongSegment, MAX_PARAM_LENGTH, uriTooLong } from '../http/path-length.js';
 import { type HookIngress, type IngressDeps, registerHookRoutes } from '../ingress/hooks-routes.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { registerMetricsRoute } from '../metrics/route.js';
 import { type Store, StoreUnavailableError } from '../store/types.js';
 import { registerAdminRoutes } from './admin-routes.js';
-import { MAX_PARAM_LENGTH, onBadUrl, onClientError, onConnect, onMaxParamLength } from './client-errors.js';
+import { onBadUrl, onClientError, onConnect, onMaxParamLength } from './client-errors.js';
 import { CommitCheck } from './commit-check.js';
 import { registerOpenApi } from './openapi.js';
 
@@ -78,6 +79,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.server.on('connect', onConnect);
 
   const notFound = (request: FastifyRequest): HttpError => {
+    // A path the router found no route for may still hold an over-long segment (docs/errors.md).
+    if (hasOverlongSegment(request.url)) return uriTooLong();
     const inHooks = config.hooks.enabled && request.url.startsWith(`${config.hooks.path}/`);
     // Methods without a hook route land here: the query-token check still comes first
     // (docs/errors.md).
@@ -86,7 +89,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       ? new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use POST`, {
           allow: 'POST',
         })
-      : new HttpError(404, 'not_found', `nothing at ${request.method} ${request.url.split('?')[0]}`);
+      : nothingAt(request.method, request.url);
   };
 
   // `/readyz` turns 503 as soon as a write fails, not only at its next probe (docs/operating.md).

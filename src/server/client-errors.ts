@@ -19,6 +19,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { writeClosingAnswer } from '../http/closing-answer.js';
 import { HttpError } from '../http/errors.js';
+import { uriTooLong } from '../http/path-length.js';
 
 /** Node's parser error: an llhttp `HPE_*` code (with llhttp's fixed `reason`) or a Node timeout code. */
 export interface ParserError extends Error {
@@ -109,20 +110,14 @@ export function onConnect(_request: IncomingMessage, socket: Socket): void {
   );
 }
 
-/** Longest path parameter the router takes, as sent (percent-encoded). */
-export const MAX_PARAM_LENGTH = 4_608; // a 512-character session key, every character at 9 encoded bytes
-
 /** The router's answer to a path that is not valid percent-encoding (e.g. `/api/runs/%`). */
 export function onBadUrl(_path: string, _request: unknown, response: ServerResponse): void {
   sendJson(response, new HttpError(400, 'invalid_url', 'the request path is not valid percent-encoding'));
 }
 
-/** The router's answer to a path parameter longer than `MAX_PARAM_LENGTH`. */
+/** The router's answer to a path parameter longer than `MAX_PARAM_LENGTH` (http/path-length.ts). */
 export function onMaxParamLength(_path: string, _request: unknown, response: ServerResponse): void {
-  sendJson(
-    response,
-    new HttpError(414, 'uri_too_long', `a path segment exceeds ${MAX_PARAM_LENGTH} characters`),
-  );
+  sendJson(response, uriTooLong());
 }
 
 function sendJson(response: ServerResponse, error: HttpError): void {

@@ -17,7 +17,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseJsonObject } from '../hook-model/payload.js';
-import { HttpError, invalidPayload } from '../http/errors.js';
+import { echoed, HttpError, invalidPayload } from '../http/errors.js';
 import { BODY_TIMEOUT_MS, readBody } from '../ingress/body.js';
 import type { Action, Committed, NewRun, Store, StoredRun } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
@@ -46,7 +46,7 @@ export interface RunAdminDeps {
   now?: () => number;
 }
 
-const notFound = (runId: string) => new HttpError(404, 'not_found', `no run with id "${runId}"`);
+const notFound = (runId: string) => new HttpError(404, 'not_found', `no run with id "${echoed(runId)}"`);
 
 /** A bulk retry's body is a few fields: far below this. */
 const BULK_RETRY_BODY_LIMIT = 16 * 1024;

@@ -3,12 +3,13 @@
  * `${file:/absolute/path}` references (src/config/env.ts; docs/configuration.md,
  * "Secrets in files"): the content with one trailing newline removed, inside a longer
  * string too, env references inside the path, `$${file:…}` literal, and every way a
- * reference fails — relative path, missing or unreadable file, a folder, a FIFO, an
- * unset variable in the path — each named by key path, file path and reason, never the
+ * reference fails — relative path, missing or unreadable file, a folder, a FIFO, a file
+ * past 1 MiB whatever its size says (/proc), an unset variable in the path — each named by key path, file path and reason, never the
  * content. The loader lists which keys came from which files.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -175,6 +176,43 @@ describe('${file:} substitution', () => {
     expect(readSecretFile(fifo)).toEqual({ ok: false, reason: 'not a regular file' });
     const big = secret('big', 'x'.repeat(MAX_SECRET_FILE_BYTES + 1));
     expect(readSecretFile(big)).toEqual({ ok: false, reason: `larger than ${MAX_SECRET_FILE_BYTES} bytes` });
+  });
+
+  it('a file whose size stat reports as 0 (/proc) is read up to the limit and refused past it', async () => {
+    // A process's environ is a regular file of size 0 whatever it holds: here 1.2 MiB.
+    const env = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`BIG_${i}`, 'x'.repeat(100 * 1024)]),
+    );
+    const child = spawn('sleep', ['30'], { env });
+    await once(child, 'spawn');
+    try {
+      const environ = `/proc/${child.pid}/environ`;
+      expect(statSync(environ).size).toBe(0);
+      expect(readSecretFile(environ)).toEqual({
+        ok: false,
+        reason: `larger than ${MAX_SECRET_FILE_BYTES} bytes`,
+      });
+      const problems = problemsOf(load({ hooks: { enabled: true, token: `\${file:${environ}}` } }));
+      expect(problems).toContain(
+        `hooks.token: cannot read ${environ}: larger than ${MAX_SECRET_FILE_BYTES} bytes`,
+      );
+    } finally {
+      child.kill('SIGKILL');
+    }
+    // A size-0 file with no end in practice (this process's page map): refused after limit+1 bytes.
+    expect(statSync('/proc/self/pagemap').size).toBe(0);
+    expect(readSecretFile('/proc/self/pagemap')).toEqual({
+      ok: false,
+      reason: `larger than ${MAX_SECRET_FILE_BYTES} bytes`,
+    });
+    // Exactly the limit is still taken.
+    const exact = readSecretFile(secret('exact', 'x'.repeat(MAX_SECRET_FILE_BYTES)));
+    expect(exact.ok && exact.text.length).toBe(MAX_SECRET_FILE_BYTES);
+    // Within the limit, a size-0 file is still read whole.
+    expect(readSecretFile('/proc/self/cmdline')).toEqual({
+      ok: true,
+      text: withoutTrailingNewline(readFileSync('/proc/self/cmdline', 'utf8')),
+    });
   });
 
   it('an empty file gives an empty value, which the schema refuses by key path', () => {
