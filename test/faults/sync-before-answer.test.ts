@@ -36,7 +36,8 @@ function startTraced(configPath: string, logPath: string): Promise<Traced> {
   const child = spawn(
     'strace',
     [
-      ...['-f', '-y', '-qq', '-s', '16', '-o', logPath],
+      // -s: whole WAL frames and answers, so each answer's id can be found in its commit's frames.
+      ...['-f', '-y', '-qq', '-s', '70000', '-o', logPath],
       ...['-e', 'trace=write,writev,pwrite64,pwritev,sendto,sendmsg,fdatasync,fsync'],
       ...[process.execPath, CLI, 'run', '--config', configPath, '--port', '0'],
     ],
@@ -60,6 +61,12 @@ function startTraced(configPath: string, logPath: string): Promise<Traced> {
   });
 }
 
+/** The process strace started (its one child). */
+function gatewayPid(strace: ChildProcess): number {
+  const pid = strace.pid as number;
+  return Number(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0]);
+}
+
 /** Loads a traced gateway on `store` settings and checks the log it leaves. */
 async function loadUnderStrace(store: Record<string, unknown>) {
   const dir = tempDir('agentgate-sync-order-');
@@ -78,22 +85,24 @@ async function loadUnderStrace(store: Record<string, unknown>) {
   await load.reached(ACKNOWLEDGED);
   load.stop();
   await load.done;
-  traced.child.kill('SIGTERM'); // strace passes it on; the log is complete once strace exits
+  // To the gateway itself (strace, told SIGTERM, does not pass it on); once it exits,
+  // strace exits too and its log is complete.
+  process.kill(gatewayPid(traced.child), 'SIGTERM');
   await traced.exited;
-  const log = readFileSync(logPath, 'utf8');
-  const mainPid = Number(/^(\d+)/.exec(log)?.[1]);
-  return { acknowledged: load.acknowledged.length, order: checkSyscallOrder(log, mainPid) };
+  const log = readFileSync(logPath, 'latin1');
+  return { acknowledged: load.acknowledged.length, order: checkSyscallOrder(log) };
 }
 
-describe.skipIf(!HAS_STRACE)('the sync of a commit comes before its 2xx (strace)', () => {
+// CI installs strace (.ci/run): there the test must run, not skip.
+describe.skipIf(!HAS_STRACE && !process.env.CI)('the sync of a commit comes before its 2xx (strace)', () => {
   it('on the default settings, no 2xx is written before the WAL sync that covers it', async () => {
     const { acknowledged, order } = await loadUnderStrace({});
     reportFigure('sync before answer (default)', { acknowledged, ...order });
     expect(order.answers).toBeGreaterThanOrEqual(acknowledged);
-    expect(order.walWrites).toBeGreaterThan(0);
+    expect(order.commitNotSeen).toBe(0);
     expect(order.walSyncs).toBeGreaterThan(0);
     // Group commit: one sync serves the answers of a turn, so there are fewer syncs than answers.
-    expect(order.walSyncs).toBeLessThanOrEqual(order.answers);
+    expect(order.walSyncs).toBeLessThan(order.answers);
     expect(order.firstUnsynced).toBeUndefined();
     expect(order.unsyncedAnswers).toBe(0);
   });
@@ -102,6 +111,7 @@ describe.skipIf(!HAS_STRACE)('the sync of a commit comes before its 2xx (strace)
     const { acknowledged, order } = await loadUnderStrace({ synchronous: 'normal' });
     reportFigure('sync before answer (normal)', { acknowledged, ...order });
     expect(order.answers).toBeGreaterThanOrEqual(acknowledged);
+    expect(order.commitNotSeen).toBe(0);
     expect(order.unsyncedAnswers).toBeGreaterThan(acknowledged / 2);
   });
 });
