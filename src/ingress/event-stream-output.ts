@@ -34,6 +34,8 @@ export const SLICE_CHARS = 8 * 1024;
 export interface EventStreamOutputOptions {
   /** How long output may wait on the reader before the stream counts as stalled. */
   stallMs: number;
+  /** Aborted when the gateway stops: a reader that is behind then is not waited for. */
+  stopping?: AbortSignal;
   /** Called when the reader stalled (or the gateway stops while it is behind); the caller ends the connection. */
   onStall: (reason: 'stalled' | 'stopping') => void;
 }
@@ -60,7 +62,13 @@ export class EventStreamOutput {
     private readonly options: EventStreamOutputOptions,
   ) {
     out.on('drain', () => this.drained());
+    const stopping = options.stopping;
+    const giveUpIfBehind = () => {
+      if (this.blocked) this.abandon();
+    };
+    stopping?.addEventListener('abort', giveUpIfBehind, { once: true });
     out.once('close', () => {
+      stopping?.removeEventListener('abort', giveUpIfBehind);
       this.clearStall();
       this.wake();
     });
@@ -69,17 +77,6 @@ export class EventStreamOutput {
   /** The stream ended or the connection went: nothing more is written. */
   get closed(): boolean {
     return this.out.destroyed || this.out.writableEnded;
-  }
-
-  /** Output waits on the reader. */
-  get waiting(): boolean {
-    return this.blocked;
-  }
-
-  /** Gives up on the reader now (as a stall does, without the wait). */
-  abandon(): void {
-    this.clearStall();
-    this.options.onStall('stopping');
   }
 
   /** A small event, written at once (`accepted`, `timeout`). */
@@ -165,6 +162,12 @@ export class EventStreamOutput {
     this.clearStall();
   }
 
+  /** Gives up on the reader now, as a stall does, without the wait. */
+  private abandon(): void {
+    this.clearStall();
+    this.options.onStall('stopping');
+  }
+
   private sentIsStartOf(reply: string): boolean {
     const start = createHash('sha256').update(reply.slice(0, this.sentChars), 'utf16le').digest('hex');
     return start === this.sentHash.copy().digest('hex');
@@ -205,6 +208,10 @@ export class EventStreamOutput {
   }
 
   private armStall(): void {
+    if (this.blocked && this.options.stopping?.aborted) {
+      this.abandon();
+      return;
+    }
     this.stallTimer ??= setTimeout(() => {
       this.stallTimer = undefined;
       this.options.onStall('stalled');

@@ -19,6 +19,7 @@
  * safety poll shared by all of them reads every run they wait on in one query every
  * `safetyPollMs` (5 s), for a notice lost on its way (docs/callers.md, "Streamed answers").
  */
+import { setMaxListeners } from 'node:events';
 import type { RunView, Store } from '../store/types.js';
 
 export const WAIT_POLL_MS = 500;
@@ -49,18 +50,21 @@ export class RunCompletions {
   private closed = false;
   private readonly pollMs: number;
   private readonly safetyPollMs: number;
+  private readonly stop = new AbortController();
 
   constructor(
     private readonly store: Pick<Store, 'getRun' | 'unfinishedRuns'>,
     private readonly options: RunCompletionsOptions = {},
   ) {
+    // Every open stream listens to it: hundreds of listeners are expected, not a leak.
+    setMaxListeners(0, this.stop.signal);
     this.pollMs = options.pollMs ?? WAIT_POLL_MS;
     this.safetyPollMs = options.safetyPollMs ?? STREAM_SAFETY_POLL_MS;
   }
 
-  /** Whether the gateway stops (no wait waits any more). */
-  get stopping(): boolean {
-    return this.closed;
+  /** Aborted when the gateway stops (`close`): no wait waits any more. */
+  get stopping(): AbortSignal {
+    return this.stop.signal;
   }
 
   /** This process recorded `runId` as finished. */
@@ -72,6 +76,7 @@ export class RunCompletions {
   /** The gateway stops: every wait answers now with what it has, and new ones do not wait. */
   close(): void {
     this.closed = true;
+    this.stop.abort();
     for (const end of this.waits) end();
     clearInterval(this.safetyTimer);
     this.safetyTimer = undefined;

@@ -91,6 +91,7 @@ async function pump(out: PassThrough, response: ServerResponse, options: StreamA
   const flushed = new Promise<void>((resolve) => response.once('close', resolve));
   const output = new EventStreamOutput(out, {
     stallMs: options.stallMs,
+    stopping: options.completions.stopping,
     onStall: (reason) => {
       options.log.info(
         { runId, stallSeconds: options.stallMs / 1000 },
@@ -141,8 +142,6 @@ async function finalView(
   if (known !== undefined && isFinished(known)) return known;
   for (;;) {
     const finished = await completions.whenFinished(runId, options.deadline, left);
-    // A stopping gateway does not wait on a reader that is behind: its connection ends now.
-    if (completions.stopping && output.waiting) output.abandon();
     await output.writable();
     if (left.aborted || output.closed) return undefined;
     let view: RunView | undefined;
