@@ -174,9 +174,12 @@ function openStream(url, message, { pauseAfterAccepted }) {
   const body = JSON.stringify({ message, deliver: false, wakeMode: 'next-heartbeat' });
   socket.write(
     `POST /hooks/agent HTTP/1.1\r\nhost: ${hostname}:${port}\r\nauthorization: Bearer ${TOKEN}\r\n` +
-      `accept: text/event-stream\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `accept: text/event-stream\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
-  const stream = { socket, runId: undefined, status: undefined, closed: false };
+  const stream = { socket, runId: undefined, status: undefined, closed: false, port: undefined };
+  socket.once('connect', () => {
+    stream.port = socket.localPort;
+  });
   let text = '';
   stream.accepted = new Promise((done, fail) => {
     socket.on('data', (chunk) => {
@@ -212,7 +215,7 @@ async function readersPart(gatewayDir) {
   try {
     const before = memory(gw.child.pid);
     for (let i = 0; i < READERS; i++)
-      streams.push(openStream(gw.url, `reader ${i}`, { pauseAfterAccepted: true }));
+      streams.push(openStream(gw.url, `reader ${i}`, { pauseAfterAccepted: !values.reading }));
     await Promise.all(streams.map((s) => s.accepted));
     const started = performance.now();
     let finished = false;
@@ -224,7 +227,7 @@ async function readersPart(gatewayDir) {
     }
     const runsSeconds = (performance.now() - started) / 1000;
     const port = Number(new URL(gw.url).port);
-    const clientPorts = streams.map((s) => s.socket.localPort);
+    const clientPorts = streams.map((s) => s.port);
     const sample = async () => ({
       ...memory(gw.child.pid),
       ...(await heapOf(gw.url)),
