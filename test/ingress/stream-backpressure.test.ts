@@ -12,7 +12,7 @@
  *   goes on to succeed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { HOOK_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -31,7 +31,7 @@ const agentBody = (message: string) => ({ message, deliver: false, wakeMode: 'ne
 /** What the gateway holds for one streamed answer: the source piped into the response, and the response. */
 interface HeldAnswer {
   res: ServerResponse;
-  source?: Readable;
+  source?: Duplex;
   closedAt?: number;
 }
 
@@ -61,7 +61,7 @@ function gatewayWithStreams(stallSeconds: number) {
       if (req.headers.accept !== 'text/event-stream') return;
       const held: HeldAnswer = { res };
       context.answers.push(held);
-      res.on('pipe', (source: Readable) => {
+      res.on('pipe', (source: Duplex) => {
         held.source = source;
       });
       res.on('close', () => {
