@@ -86,7 +86,11 @@ export interface WorkerDeps {
    * Where a streamed run's reply pieces go (docs/callers.md, "Streamed answers"); absent:
    * streamed runs are executed as any other.
    */
-  deltas?: { open(runId: string): RunDeltaWriter };
+  deltas?: {
+    open(runId: string): RunDeltaWriter;
+    /** After the run's result is committed: the streams on other replicas learn it finished. */
+    finished(runId: string): void;
+  };
 }
 
 /** What the worker asks of alerts (alerts/alerts.ts). */
@@ -347,6 +351,7 @@ export class RunWorker {
     this.deps.metrics?.runFinished(status, seconds);
     log.info({ runId: run.id, status, seconds, delivery: delivery.status }, 'run finished');
     this.deps.onRunFinished?.(run.id);
+    if (run.stream) this.deps.deltas?.finished(run.id);
     if (run.wakeMode === 'now') this.deps.requestHeartbeat(run.mainSessionKey);
     if (alert) this.deps.alerts?.recorded(alert, alerted);
     if (delivery.status === 'pending' || alerted === 'queued') this.deps.notifyDelivery();

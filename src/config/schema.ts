@@ -53,6 +53,28 @@ const maxConcurrentRunsSchema = z
   .min(1, 'must be at least 1 (remove it for no limit)')
   .max(10_000, 'must be at most 10000');
 
+/**
+ * Streamed answers' limits (docs/callers.md, "Streamed answers"): how long a stream may hold
+ * output its reader does not take, and how many streams are open at once — per hook token
+ * and in all, per replica.
+ */
+export const STREAM_DEFAULTS = { stallSeconds: 30, maxPerToken: 100, max: 1000 } as const;
+const streamCount = (what: string) =>
+  z
+    .number({ error: `must be a whole number of ${what}` })
+    .int(`must be a whole number of ${what}`)
+    .min(1, 'must be at least 1')
+    .max(100_000, 'must be at most 100000');
+const streamsSchema = z.strictObject({
+  stallSeconds: z
+    .number({ error: 'must be a number of seconds' })
+    .min(0.1, 'must be at least 0.1')
+    .max(600, 'must be at most 600')
+    .default(STREAM_DEFAULTS.stallSeconds),
+  maxPerToken: streamCount('streams').default(STREAM_DEFAULTS.maxPerToken),
+  max: streamCount('streams').default(STREAM_DEFAULTS.max),
+});
+
 const mappingSchema = z.strictObject({
   id: nonEmpty.optional(),
   match: z.strictObject({ path: nonEmpty.optional(), source: nonEmpty.optional() }).optional(),
@@ -182,6 +204,8 @@ const hooksSchema = z.strictObject({
     .min(1, 'must be at least 1')
     .max(600, 'must be at most 600 (use a completion callback for longer runs)')
     .default(120),
+  /** Streamed answers: stall time and how many may be open (docs/callers.md, "Streamed answers"). */
+  streams: streamsSchema.default({ ...STREAM_DEFAULTS }),
   /** Requests per minute to /wake and /agent together (docs/callers.md, "Per-hook limits"). */
   rateLimit: rateLimitSchema.optional(),
   /** At most this many /agent runs execute at once (docs/callers.md, "Per-hook limits"). */
@@ -313,6 +337,7 @@ export const configSchema = z.strictObject({
     presets: [],
     mappings: [],
     maxWaitSeconds: 120,
+    streams: { ...STREAM_DEFAULTS },
   }),
   models: z
     .strictObject({ providers: z.record(z.string(), providerSchema).default({}) })

@@ -25,6 +25,9 @@ export type ErrorCode =
   | 'channel_not_configured'
   | 'callback_not_allowed'
   | 'idempotency_conflict'
+  // Streamed answers over their caps (docs/callers.md, "Streamed answers"):
+  | 'too_many_streams'
+  | 'streams_full'
   // The operators' API (docs/operating.md, "Admin error codes"):
   | 'run_not_finished'
   | 'nothing_to_deliver'

@@ -38,6 +38,7 @@ import { idempotencyClaim } from './idempotency.js';
 import { RunCompletions } from './run-completions.js';
 import { registerRunStatusRoute } from './run-status-route.js';
 import { STREAM_KEEP_ALIVE_MS, streamAnswer, wantsEventStream } from './stream-answer.js';
+import { StreamSlots } from './stream-slots.js';
 import { runIdsOf, waitAnswer } from './wait-answer.js';
 
 export interface IngressDeps {
@@ -67,6 +68,8 @@ export interface IngressDeps {
   deltas?: DeltaHub;
   /** Keep-alive comments of a streamed answer: 10 s; shorter only in tests. */
   streamKeepAliveMs?: number;
+  /** The open streams, counted against `hooks.streams` (absent: a count of its own). */
+  streamSlots?: StreamSlots;
 }
 
 interface IngressState {
@@ -267,6 +270,13 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     const streamed = wantsEventStream(request.headers.accept) ? soleRun(actions) : undefined;
     let subscription: DeltaSubscription | undefined;
     if (streamed) {
+      // Over the caps the answer is an error and nothing is committed (docs/callers.md); a slot
+      // taken is held until this response closes, whichever answer it turns out to be.
+      const release = streamSlots.take(token.id, state.config.hooks.streams);
+      const socket = reply.raw.socket;
+      // Gone already (its 'close' has passed): the slot is not held by a connection that left.
+      if (socket === null || socket.destroyed) release();
+      else reply.raw.once('close', release);
       streamed.stream = true;
       subscription = deltas.subscribe(streamed.id);
     }
@@ -304,8 +314,11 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
           runId,
           subscription: fresh ? subscription : undefined,
           completions,
+          read: (id) => store.getRun(id),
           deadline: Date.now() + maxWaitSeconds * 1000,
           keepAliveMs: streamKeepAliveMs,
+          stallMs: state.config.hooks.streams.stallSeconds * 1000,
+          log,
           known,
         });
       }
@@ -321,6 +334,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
 
   const completions = deps.completions ?? new RunCompletions(store);
   const deltas = deps.deltas ?? new DeltaHub({ replica: 'local', log });
+  const streamSlots = deps.streamSlots ?? new StreamSlots();
   const streamKeepAliveMs = deps.streamKeepAliveMs ?? STREAM_KEEP_ALIVE_MS;
   // A stopping gateway answers its waiting requests at once (202), so they do not hold the close.
   app.addHook('preClose', (done) => {

@@ -57,6 +57,8 @@ export interface ListenOptions {
   alerts?: AlertSummariesOptions;
   /** Keep-alive comments of a streamed answer: 10 s (tests make them frequent). */
   streamKeepAliveMs?: number;
+  /** The safety poll shared by the streams waiting on runs: 5 s (tests make it short or long). */
+  streamSafetyPollMs?: number;
 }
 
 export interface RunningGateway {
@@ -152,14 +154,20 @@ export async function startGateway(
     ...options.callbacks,
   });
   const alertSummaries = new AlertSummaries(store, alerts, log, options.alerts);
-  const completions = new RunCompletions(store);
+  const completions = new RunCompletions(store, {
+    safetyPollMs: options.streamSafetyPollMs,
+    onPollFailed: (error) => log.debug({ err: error }, "reading the streams' runs failed; trying again"),
+  });
   const owner = newOwnerId();
   // Streamed answers' pieces: published to the other replicas where the store can (PostgreSQL),
-  // and received from them on the store's listening connection until the store closes.
+  // and received from them on the store's listening connection until the store closes — with
+  // the notice that a streamed run finished there, which ends its streams here at once.
   const deltas = new DeltaHub({
     replica: owner,
     send: store.sendDelta?.bind(store),
     log,
+    onFinished: (runId) => completions.notify(runId),
+    onMissed: () => completions.checkNow(),
   });
   store.watchDeltas?.((payload) => deltas.receive(payload));
   const providerRetry = options.providerRetry;

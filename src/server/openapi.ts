@@ -64,9 +64,14 @@ const HOOK_ERRORS = {
   408: 'the body was not received within 30 s',
   409: 'Idempotency-Key reused with a different body',
   413: 'the body is over the limit, or its attachments over hooks.attachments.maxBytes',
-  429: 'the address is locked out after repeated auth failures, or the hook is over its rate limit',
+  429:
+    'the address is locked out after repeated auth failures, the hook is over its rate limit, or ' +
+    '(`too_many_streams`) a streamed answer was asked while the token holds `hooks.streams.maxPerToken` ' +
+    'open streams; nothing was recorded',
   500: 'the mapping or its transform failed',
-  503: 'the store is unavailable; nothing was recorded',
+  503:
+    'the store is unavailable, or (`streams_full`) a streamed answer was asked while the gateway holds ' +
+    '`hooks.streams.max` open streams; nothing was recorded',
 } as const;
 
 interface HookOperation {
@@ -81,7 +86,8 @@ interface HookOperation {
 const EVENT_STREAM =
   'With `Accept: text/event-stream`: Server-Sent Events — `accepted` `{"runId"}`, `delta` `{"text"}` ' +
   'as the model streams (joined, the reply), then `finished` (the RunView) or `timeout` ' +
-  '`{"runId","status"}` past `hooks.maxWaitSeconds`; `: keep-alive` comments every 10 s.';
+  '`{"runId","status"}` past `hooks.maxWaitSeconds`; `: keep-alive` comments every 10 s. A reader ' +
+  'that takes nothing for `hooks.streams.stallSeconds` is disconnected (the run goes on).';
 
 function hookOperations(hooksPath: string): HookOperation[] {
   return [

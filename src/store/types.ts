@@ -676,6 +676,11 @@ export interface Store {
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult>;
   getRun(runId: string): Promise<RunView | undefined>;
+  /**
+   * Which of `runIds` are still queued or running, in one read whatever their number (the
+   * streams' shared safety poll: ingress/run-completions.ts); a run not found is not among them.
+   */
+  unfinishedRuns(runIds: readonly string[]): Promise<Set<string>>;
   /** Oldest first; `undefined` when `after` names no event of that session. */
   listEvents(sessionKey: string, options: ListEventsOptions): Promise<EventView[] | undefined>;
   /** Marks these pending events of a session consumed (a heartbeat turn saw them); returns how many changed. */

@@ -12,6 +12,11 @@
  * - A subscription made before its run is committed buffers what arrives before the
  *   stream is ready to take it, so no piece is missed.
  *
+ * - Once a streamed run's result is committed, the replica that ran it publishes a
+ *   notice that it finished (`finished`); the other replicas hand it to `onFinished`, so a
+ *   stream waiting on another replica learns it at once rather than by reading the store
+ *   (ingress/run-completions.ts).
+ *
  * Each execution of a run has its own id (`exec`): a run taken over after its replica
  * died (or handed back by a stop) starts over, and a stream keeps to the first
  * execution it saw (the ingress decides). Pieces are best effort: a piece lost (a
@@ -48,9 +53,22 @@ export interface DeltaHubOptions {
   send?: (payload: string) => Promise<void>;
   batchMs?: number;
   log: Logger;
+  /** Another replica committed the result of streamed run `runId`. */
+  onFinished?: (runId: string) => void;
+  /** The listening connection was re-opened: notices may have been lost meanwhile. */
+  onMissed?: () => void;
 }
 
-/** What travels in a notification. */
+/** What travels in a notification: a part of a reply, or the notice that a run finished. */
+type Wire = WirePart | WireFinished;
+
+interface WireFinished {
+  o: string;
+  r: string;
+  /** Finished: its result is committed. */
+  f: 1;
+}
+
 interface WirePart {
   /** Sending replica. */
   o: string;
@@ -147,16 +165,39 @@ export class DeltaHub {
     };
   }
 
+  /**
+   * The worker committed streamed run `runId`'s result: the other replicas are told (this
+   * one's streams learn it from the worker directly). Best effort, as the pieces are.
+   */
+  finished(runId: string): void {
+    const { send, log, replica } = this.options;
+    if (!send) return;
+    const notice: WireFinished = { o: replica, r: runId, f: 1 };
+    send(JSON.stringify(notice)).catch((error) =>
+      log.debug({ err: error, runId }, 'publishing that a streamed run finished failed'),
+    );
+  }
+
   /** A notification from the database (undefined after a reconnect: some may be lost). */
   receive(payload: string | undefined): void {
-    if (payload === undefined) return;
-    let part: WirePart;
+    if (payload === undefined) {
+      this.options.onMissed?.();
+      return;
+    }
+    let wire: Wire;
     try {
-      part = JSON.parse(payload) as WirePart;
+      wire = JSON.parse(payload) as Wire;
     } catch {
       return;
     }
-    if (part.o === this.options.replica || !this.subscribers.has(part.r)) return;
+    if (wire.o === this.options.replica) return;
+    // Whether or not a stream here follows its pieces: a replay's stream waits for it too.
+    if ('f' in wire) {
+      this.options.onFinished?.(wire.r);
+      return;
+    }
+    const part = wire;
+    if (!this.subscribers.has(part.r)) return;
     this.delays.push(Date.now() - part.at);
     if (this.delays.length > DELAYS_KEPT) this.delays.shift();
     this.deliver(part.r, { text: part.t, exec: part.x });

@@ -296,6 +296,7 @@ describe('defaults', () => {
       mappings: [],
       transformsRoot: join(dir, 'hooks', 'transforms'),
       transformsDir: join(dir, 'hooks', 'transforms'),
+      streams: { stallSeconds: 30, maxPerToken: 100, max: 1000 },
     });
     expect(config.agents.defaults.timeoutSeconds).toBe(600);
     expect(config.agents.defaults.heartbeat.every).toBe('30m');
@@ -324,6 +325,7 @@ describe('defaults', () => {
     expect(config.store).toMatchObject({ driver: 'sqlite', path: join(dir, 'state', 'agentgate.db') });
     expect(config.hooks.path).toBe('/hooks');
     expect(config.hooks.maxBodyBytes).toBe(262144);
+    expect(config.hooks.streams).toEqual({ stallSeconds: 30, maxPerToken: 100, max: 1000 });
     expect(config.hooks.mappings[0]).toMatchObject({ action: 'agent', allowUnsafeExternalContent: false });
   });
 

@@ -91,6 +91,29 @@ describe('startup refusals', () => {
     expect(problems).toEqual(['hooks.token: must be at least 16 characters']);
   });
 
+  it('hooks.streams: a stall time, caps that are not whole numbers from 1, an unknown key', () => {
+    const problems = problemsOf(
+      load({
+        enabled: true,
+        token: HOOK,
+        streams: { stallSeconds: 0, maxPerToken: 1.5, max: 0, maxPerHook: 3 },
+      }),
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'hooks.streams.stallSeconds: must be at least 0.1',
+        'hooks.streams.maxPerToken: must be a whole number of streams',
+        'hooks.streams.max: must be at least 1',
+      ]),
+    );
+    expect(problems.some((p) => p.includes('maxPerHook'))).toBe(true);
+    expect(problemsOf(load({ enabled: true, token: HOOK, streams: { stallSeconds: 601 } }))).toEqual([
+      'hooks.streams.stallSeconds: must be at most 600',
+    ]);
+    // Partly written: the rest keeps its defaults.
+    expect(accepted(load({ enabled: true, token: HOOK, streams: { stallSeconds: 0.5 } }))).toEqual([]);
+  });
+
   it('a hook token of 16 to 31 characters is a warning, not an error', () => {
     for (const length of [16, 31]) {
       const warnings = accepted(load({ enabled: true, token: 'y'.repeat(length) }));

@@ -98,6 +98,8 @@ export interface StartOptions {
   alerts?: ListenOptions['alerts'];
   /** Keep-alive comments of streamed answers (a short interval instead of 10 s). */
   streamKeepAliveMs?: number;
+  /** The safety poll shared by waiting streams (instead of 5 s). */
+  streamSafetyPollMs?: number;
 }
 
 export async function startTestGateway(
@@ -116,6 +118,7 @@ export async function startTestGateway(
     callbacks: options.callbacks,
     alerts: options.alerts,
     streamKeepAliveMs: options.streamKeepAliveMs,
+    streamSafetyPollMs: options.streamSafetyPollMs,
   });
   const hooksPath = loaded.config.hooks.path;
   const url = gateway.url;

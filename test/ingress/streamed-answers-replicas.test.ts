@@ -2,8 +2,9 @@
  * Streamed answers across two replicas on PostgreSQL (docs/callers.md, "Streamed
  * answers"; docs/postgres.md): the stream is held on replica A, which runs no workers,
  * while replica B executes the run. B publishes the reply's pieces with NOTIFY; A
- * LISTENs and hands them to the stream; `finished` comes from A's own reading of the
- * run. Also measures the publish-to-receipt delay of the pieces between replicas.
+ * LISTENs and hands them to the stream; `finished` follows B's notice that the run
+ * finished (A reads the run once, then: no poll of its own). Also measures the
+ * publish-to-receipt delay of the pieces between replicas.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PgStore } from '../../src/store/postgres/pg-store.js';
@@ -32,7 +33,8 @@ describe.runIf(PG_ENABLED)('streamed answers across two replicas on PostgreSQL',
       models: { providers: { fake: { api: 'openai-chat', baseUrl: llm.baseUrl, apiKey: 'sk-test' } } },
       agents: { defaults: { model: 'fake/gpt-test', heartbeat: { every: '0' } } },
     };
-    a = await startTestGateway(config, { workers: false });
+    // A's safety poll is out of the way: only B's notice can end A's streams in time.
+    a = await startTestGateway(config, { workers: false, streamSafetyPollMs: 60_000 });
     b = await startTestGateway(config, { workers: true });
     // A's LISTEN is in place before any run streams.
     await (a.gateway.store as PgStore).listening();
@@ -74,5 +76,34 @@ describe.runIf(PG_ENABLED)('streamed answers across two replicas on PostgreSQL',
         `median ${at(0.5)} ms, p95 ${at(0.95)} ms, max ${sorted.at(-1)} ms`,
     );
     expect(at(0.5)).toBeLessThan(200);
+  });
+
+  it("A learns from B's notice that the run finished: one read of the run, no poll while it streams", async () => {
+    const store = a.gateway.store;
+    const getRun = store.getRun.bind(store);
+    let reads = 0;
+    store.getRun = (runId) => {
+      reads += 1;
+      return getRun(runId);
+    };
+    try {
+      const answer = await postStream(`${a.url}/hooks/agent`, {
+        message: 'finished by the other replica',
+        deliver: false,
+        wakeMode: 'next-heartbeat',
+      });
+      if (!isStream(answer)) throw new Error(`not a stream: ${answer.status} ${answer.text}`);
+      await answer.ended;
+      const finished = answer.events.at(-1);
+      expect(finished?.event).toBe('finished');
+      expect(finished?.data.status).toBe('succeeded');
+      // About a second of streaming: a stream reading its run every 500 ms would have read it thrice.
+      expect(reads).toBe(1);
+      // At once after B recorded it, not at a poll of A's (60 s away).
+      const lag = (finished?.at ?? 0) - Date.parse(finished?.data.finishedAt);
+      expect(lag).toBeLessThan(1000);
+    } finally {
+      store.getRun = getRun;
+    }
   });
 });

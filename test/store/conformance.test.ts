@@ -364,6 +364,24 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       expect(next.map((r) => r.id)).toEqual([hot[1]?.run.id]);
     });
 
+    it('unfinishedRuns: of the ids asked, those queued or running, in one read (unknown ids are not)', async () => {
+      const queued = agent({ sessionKey: 'hook:u1' });
+      const running = agent({ sessionKey: 'hook:u2' });
+      const finished = agent({ sessionKey: 'hook:u3' });
+      await store.accept([queued, running, finished], render);
+      const claimed = await store.runs.claimRuns('w1', T0, 60_000, 3);
+      expect(claimed).toHaveLength(3);
+      // Back to queued: a clean stop's hand-back.
+      await store.runs.releaseRun(queued.run.id, 'w1');
+      expect(await store.runs.completeRun(completion(finished.run, 'w1'))).toBe(true);
+      const ids = [queued.run.id, running.run.id, finished.run.id, 'run_unknown'];
+      expect(await store.unfinishedRuns(ids)).toEqual(new Set([queued.run.id, running.run.id]));
+      expect(await store.unfinishedRuns([])).toEqual(new Set());
+      // Many at once: one statement, no bound on how many ids it carries.
+      const many = Array.from({ length: 2000 }, (_, i) => `run_many_${i}`);
+      expect(await store.unfinishedRuns([...many, queued.run.id])).toEqual(new Set([queued.run.id]));
+    });
+
     it('takes back a run whose lease expired; the old owner can then record nothing', async () => {
       await store.accept([agent({ sessionKey: 'hook:a' })], render);
       const [held] = await store.runs.claimRuns('w1', 1000, 10, 1);

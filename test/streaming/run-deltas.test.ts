@@ -79,4 +79,39 @@ describe('DeltaHub', () => {
     expect(hubB.recentDelays()).toHaveLength(2);
     expect(hubA.recentDelays()).toHaveLength(0);
   });
+
+  it("announces a streamed run's end to the other replicas, which hand it on whether or not a stream follows its pieces", async () => {
+    const sent: string[] = [];
+    const endedOnA: string[] = [];
+    const endedOnB: string[] = [];
+    let missedOnB = 0;
+    const hubA = new DeltaHub({
+      replica: 'a',
+      log,
+      send: async (p) => void sent.push(p),
+      onFinished: (runId) => endedOnA.push(runId),
+    });
+    const hubB = new DeltaHub({
+      replica: 'b',
+      log,
+      onFinished: (runId) => endedOnB.push(runId),
+      onMissed: () => {
+        missedOnB += 1;
+      },
+    });
+    hubA.finished('run_3');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toHaveLength(1);
+    for (const payload of sent) {
+      hubA.receive(payload);
+      hubB.receive(payload);
+    }
+    // B has no subscriber for run_3 (a replay's stream waits on the run, not its pieces).
+    expect(endedOnB).toEqual(['run_3']);
+    // Its own notice comes back to A, ignored: A's streams heard it from A's worker.
+    expect(endedOnA).toEqual([]);
+    // A re-opened listening connection: notices may have been lost.
+    hubB.receive(undefined);
+    expect(missedOnB).toBe(1);
+  });
 });

@@ -157,6 +157,17 @@ export class PgStore implements Store {
     return toRunView(row);
   }
 
+  async unfinishedRuns(runIds: readonly string[]): Promise<Set<string>> {
+    if (runIds.length === 0) return new Set();
+    await this.ready;
+    const rows = await read<{ id: string }>(
+      this.pool,
+      "SELECT id FROM runs WHERE id = ANY($1::text[]) AND status IN ('queued', 'running')",
+      [runIds],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
   async listEvents(sessionKey: string, options: ListEventsOptions): Promise<EventView[] | undefined> {
     await this.ready;
     let afterSeq = 0;

@@ -186,6 +186,10 @@ export class SqliteStore implements Store {
       /** Keeps the key's head when it has one: heads only move forward on completion. */
       addRunHead: db.prepare('INSERT OR IGNORE INTO run_heads (session_key, seq, source) VALUES (?, ?, ?)'),
       getRun: db.prepare<[string], RunRow>(`SELECT ${RUN_VIEW_COLUMNS} FROM runs WHERE id = ?`),
+      /** The ids as one JSON array: one statement, whatever their number (no bound on parameters). */
+      unfinishedRuns: db.prepare<[string], { id: string }>(
+        `SELECT id FROM runs WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('queued', 'running')`,
+      ),
       eventSeq: db.prepare<[string, string], { seq: number }>(
         'SELECT seq FROM events WHERE id = ? AND session_key = ?',
       ),
@@ -366,6 +370,12 @@ export class SqliteStore implements Store {
     const row = this.statements.getRun.get(runId);
     if (!row) return undefined;
     return toRunView(row);
+  }
+
+  async unfinishedRuns(runIds: readonly string[]): Promise<Set<string>> {
+    if (runIds.length === 0) return new Set();
+    const rows = this.statements.unfinishedRuns.all(JSON.stringify(runIds));
+    return new Set(rows.map((row) => row.id));
   }
 
   async listEvents(sessionKey: string, options: ListEventsOptions): Promise<EventView[] | undefined> {
