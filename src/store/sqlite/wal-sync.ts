@@ -20,6 +20,8 @@
  * either way; what the sync adds is that an answered commit is on the disk.
  */
 import { closeSync, fdatasync, fstatSync, openSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 
 /** fdatasync(2) on libuv's thread pool. */
@@ -49,6 +51,8 @@ export class WalSync {
   /** The next sync, gathering its waiters until it starts. */
   private forming: Round | undefined;
   private closed = false;
+  /** Whether the WAL's name (its directory entry) is known to be on the disk too. */
+  private nameSynced = false;
 
   /** `walPath` must exist: open it once the connection has read the database (it creates the WAL). */
   constructor(
@@ -106,6 +110,10 @@ export class WalSync {
   private async syncOnce(): Promise<void> {
     this.followFile();
     await this.syncFile(this.fd);
+    if (!this.nameSynced) {
+      await syncNames(this.walPath);
+      this.nameSynced = true;
+    }
   }
 
   /**
@@ -119,5 +127,24 @@ export class WalSync {
     closeSync(this.fd);
     this.fd = fd;
     this.inode = current.ino;
+    this.nameSynced = false;
+  }
+}
+
+/**
+ * A file's data synced is not enough when the file is new: its name lives in its
+ * directory, which must be synced too, or a power cut can leave the data with no name.
+ * SQLite would do this on the WAL's first sync of its own, which "full" no longer asks it
+ * for; the directory above (the gateway may have made both) is synced as well.
+ */
+async function syncNames(path: string): Promise<void> {
+  const folder = dirname(path);
+  for (const directory of [folder, dirname(folder)]) {
+    const handle = await open(directory, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
   }
 }
