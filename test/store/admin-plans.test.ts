@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUN_SUMMARY_COLUMNS } from '../../src/store/admin-rows.js';
 import {
   deliveryListSql,
   retryableCountSql,
@@ -107,6 +108,8 @@ describe('SQLite list queries use an index for every filter', () => {
       const started = performance.now();
       for (let i = 0; i < 20; i++) db.prepare(sql).all(...params);
       expect((performance.now() - started) / 20, detail).toBeLessThan(20);
+      // The summary view (excerpts of the texts) reads the runs the same way.
+      expect(plan(runListSql(status, bySource, byToken, RUN_SUMMARY_COLUMNS), params)).toBe(detail);
     },
   );
 

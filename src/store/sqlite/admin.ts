@@ -26,10 +26,13 @@ import {
   PROBE_KEY,
   PROBE_SCOPE,
   RUN_LIST_COLUMNS,
+  RUN_SUMMARY_COLUMNS,
   type RunListRow,
+  type RunSummaryRow,
   toCallbackView,
   toDeliveryView,
   toRunListView,
+  toRunSummaryView,
 } from '../admin-rows.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import {
@@ -45,6 +48,7 @@ import {
   type RetryableRunsOptions,
   type RunPage,
   type RunStatus,
+  type RunSummaryView,
   type StoredRun,
   StoreUnavailableError,
 } from '../types.js';
@@ -74,9 +78,14 @@ function statusTerm(status: RunStatus): string {
 
 /**
  * The run list's query: parameters `before` seq, then the source when `bySource`, the token id
- * when `byToken`, then the row limit.
+ * when `byToken`, then the row limit. `columns`: the whole RunViews, or their summaries.
  */
-export function runListSql(status: RunStatus | undefined, bySource: boolean, byToken = false): string {
+export function runListSql(
+  status: RunStatus | undefined,
+  bySource: boolean,
+  byToken = false,
+  columns = RUN_LIST_COLUMNS,
+): string {
   if (status !== undefined && !RUN_STATUSES.includes(status)) throw new Error(`unknown run status ${status}`);
   const where = ['seq < ?'];
   if (status !== undefined) where.push(statusTerm(status));
@@ -87,7 +96,7 @@ export function runListSql(status: RunStatus | undefined, bySource: boolean, byT
   // when few are active: the active runs' own index is read whole instead.
   const from =
     status === 'queued' || status === 'running' ? 'runs INDEXED BY runs_active_by_session' : 'runs';
-  return `SELECT ${RUN_LIST_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
+  return `SELECT ${columns} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 
 type StoredRunRow = QueuedRow & {
@@ -198,6 +207,22 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
+    return this.runPage(options, 'runs', RUN_LIST_COLUMNS, (row: RunListRow) => toRunListView(row));
+  }
+
+  async listRunSummaries(options: ListRunsOptions): Promise<RunPage<RunSummaryView> | undefined> {
+    return this.runPage(options, 'summaries', RUN_SUMMARY_COLUMNS, (row: RunSummaryRow) =>
+      toRunSummaryView(row),
+    );
+  }
+
+  /** A page of the run list, each row read with `columns` (named `view` in the statement cache). */
+  private runPage<Row, View extends { runId: string }>(
+    options: ListRunsOptions,
+    view: string,
+    columns: string,
+    toView: (row: Row) => View,
+  ): RunPage<View> | undefined {
     let beforeSeq = NEWEST;
     if (options.before !== undefined) {
       const found = this.s.runSeq.get(options.before);
@@ -207,19 +232,17 @@ export class SqliteAdmin implements AdminStore {
     const { status, source, token } = options;
     if (status !== undefined && !RUN_STATUSES.includes(status))
       throw new Error(`unknown run status ${status}`);
-    const key = `${status ?? ''}|${source === undefined ? '' : 's'}|${token === undefined ? '' : 't'}`;
-    let statement = this.listStatements.get(key);
-    if (!statement) {
-      statement = this.db.prepare(runListSql(status, source !== undefined, token !== undefined));
-      this.listStatements.set(key, statement);
-    }
+    const key = `${view}|${status ?? ''}|${source === undefined ? '' : 's'}|${token === undefined ? '' : 't'}`;
+    const statement = this.statement(key, () =>
+      runListSql(status, source !== undefined, token !== undefined, columns),
+    );
     const params: unknown[] = [beforeSeq];
     if (source !== undefined) params.push(source);
     if (token !== undefined) params.push(token);
     params.push(options.limit + 1);
-    const rows = statement.all(...params) as RunListRow[];
+    const rows = statement.all(...params) as Row[];
     const more = rows.length > options.limit;
-    const runs = rows.slice(0, options.limit).map(toRunListView);
+    const runs = rows.slice(0, options.limit).map(toView);
     return { runs, next: more ? (runs[runs.length - 1]?.runId ?? null) : null };
   }
 
