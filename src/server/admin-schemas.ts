@@ -76,6 +76,11 @@ export const RunsQuery = z.object({
 
 export const DeliveriesQuery = z.object({
   status: statusParam(DELIVERY_LIST_STATUSES).describe('Only deliveries with this status.'),
+  runId: z
+    .string({ error: 'must be one run id' })
+    .min(1, 'must not be empty')
+    .optional()
+    .describe('Only the deliveries of this run’s reply (its redeliveries included), newest first.'),
   limit: limitParam(DEFAULT_DELIVERY_LIMIT, MAX_DELIVERY_LIMIT),
 });
 

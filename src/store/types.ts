@@ -604,6 +604,8 @@ export interface DeliveryView {
 
 export interface ListDeliveriesOptions {
   status?: DeliveryView['status'];
+  /** Only the deliveries of this run's reply (the run's page: docs/operating.md, "Admin API"). */
+  runId?: string;
   limit: number;
 }
 

@@ -588,6 +588,19 @@ describe.each(STORES)('on %s', (kind) => {
       expect(await ids('status=pending')).toEqual([again?.id]);
       expect(await ids('status=delivered')).toEqual([]);
       expect(await ids('limit=1')).toEqual([again?.id]);
+
+      // One run's deliveries, newest first (the run's page asks for its newest only).
+      const other = await agentRun({ deliver: true, channel: 'telegram', to: '43', sessionKey: 'hook:o' });
+      await finish(store, other, {
+        delivery: { status: 'pending', channel: 'telegram', to: '43', reason: null },
+      });
+      expect((await ids(''))[0]).not.toBe(again?.id);
+      expect(await ids(`runId=${id}`)).toEqual([again?.id, item.id]);
+      expect(await ids(`runId=${id}&limit=1`)).toEqual([again?.id]);
+      expect(await ids(`runId=${id}&status=failed`)).toEqual([item.id]);
+      expect(await ids(`runId=${other}`)).toHaveLength(1);
+      expect(await ids('runId=run_unknown')).toEqual([]);
+      expectInvalidPayload(await g.admin('/api/deliveries?runId='), 'runId');
     });
 
     it('with the workers running, a delivered reply is sent to the chat again', async () => {

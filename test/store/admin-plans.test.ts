@@ -142,5 +142,12 @@ describe('SQLite list queries use an index for every filter', () => {
     expect(detail).toMatch(/USING (INTEGER PRIMARY KEY|INDEX|COVERING INDEX)|^SCAN deliveries$/);
     if (status !== 'pending') expect(detail).not.toMatch(/TEMP B-TREE/); // pending ones are few: sorted
     if (status === 'failed') expect(detail).toMatch(/deliveries_failed/);
+    // One run's: its own rows through deliveries_by_ref, newest first without a sort.
+    const byRun = plan(deliveryListSql(status, true), ['run_100', 51]);
+    expect(byRun).toMatch(/USING INDEX deliveries_by_ref \(ref_id=\?\)/);
+    expect(byRun).not.toMatch(/TEMP B-TREE/);
+    expect(db.prepare(deliveryListSql(status, true)).all('run_100', 51)).toHaveLength(
+      status === undefined || status === 'failed' ? 1 : 0,
+    );
   });
 });

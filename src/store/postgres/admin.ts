@@ -222,13 +222,18 @@ export class PgAdmin implements AdminStore {
     if (options.status !== undefined && !statuses)
       throw new Error(`unknown delivery status ${options.status}`);
     // Replies only: alert messages (docs/alerts.md) are not replies to redeliver.
-    const where = statuses
-      ? `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')}) AND kind <> 'alert'`
-      : `WHERE kind <> 'alert'`;
+    const where = [`kind <> 'alert'`];
+    if (statuses) where.unshift(`status IN (${statuses.map((s) => `'${s}'`).join(', ')})`);
+    const params: unknown[] = [options.limit];
+    // One run's: through deliveries_by_ref.
+    if (options.runId !== undefined) {
+      params.push(options.runId);
+      where.push(`ref_id = $2 AND kind = 'run'`);
+    }
     const rows = await read<DeliveryListRow>(
       this.pool,
-      `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT $1`,
-      [options.limit],
+      `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $1`,
+      params,
     );
     return rows.map(toDeliveryView);
   }

@@ -148,19 +148,22 @@ function toStoredRun(row: StoredRunRow): StoredRun {
 
 const NOT_ALERTS = `kind <> 'alert'`;
 
-/** The delivery list's query: one parameter, the row limit. */
-export function deliveryListSql(status: DeliveryView['status'] | undefined): string {
+/**
+ * The delivery list's query: parameters the run id when `byRun`, then the row limit. By run, it
+ * reads that run's rows through deliveries_by_ref: a row holds its reply's text, which a scan
+ * of many rows would step through on SQLite (docs/operating.md, "The run list's summary view").
+ */
+export function deliveryListSql(status: DeliveryView['status'] | undefined, byRun = false): string {
   const statuses = status === undefined ? undefined : DELIVERY_STATUSES_OF[status];
   if (status !== undefined && !statuses) throw new Error(`unknown delivery status ${status}`);
   // One status reads as `=`, the form of deliveries_due's WHERE; several as deliveries_failed's IN.
   // Replies only: alert messages (docs/alerts.md) are not replies to redeliver.
-  const where =
-    statuses === undefined
-      ? `WHERE ${NOT_ALERTS}`
-      : statuses.length === 1
-        ? `WHERE status = '${statuses[0]}' AND ${NOT_ALERTS}`
-        : `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')}) AND ${NOT_ALERTS}`;
-  return `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
+  const where = [NOT_ALERTS];
+  if (statuses?.length === 1) where.unshift(`status = '${statuses[0]}'`);
+  else if (statuses) where.unshift(`status IN (${statuses.map((s) => `'${s}'`).join(', ')})`);
+  if (byRun) where.push(`ref_id = ? AND kind = 'run'`);
+  const from = byRun ? 'deliveries INDEXED BY deliveries_by_ref' : 'deliveries';
+  return `SELECT ${DELIVERY_LIST_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 
 export class SqliteAdmin implements AdminStore {
@@ -313,14 +316,13 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {
-    const { status } = options;
-    const key = status ?? '';
-    let statement = this.listStatements.get(`deliveries|${key}`);
-    if (!statement) {
-      statement = this.db.prepare(deliveryListSql(status));
-      this.listStatements.set(`deliveries|${key}`, statement);
-    }
-    return (statement.all(options.limit) as DeliveryListRow[]).map(toDeliveryView);
+    const { status, runId } = options;
+    const byRun = runId !== undefined;
+    const statement = this.statement(`deliveries|${status ?? ''}|${byRun ? 'r' : ''}`, () =>
+      deliveryListSql(status, byRun),
+    );
+    const params = byRun ? [runId, options.limit] : [options.limit];
+    return (statement.all(...params) as DeliveryListRow[]).map(toDeliveryView);
   }
 
   async listCallbacks(options: ListCallbacksOptions): Promise<CallbackView[]> {
