@@ -6,7 +6,8 @@
 //      ms from request to the last byte (p50, p95); with `view=summary` too where the gateway has it;
 //   2. times wakes (`POST /hooks/wake`, one after another, 20 a second) without a tab, then with one
 //      tab polling as the dashboard does (its runs list and /metrics every 2 s): p50 and p99, and the
-//      gateway's resident memory (VmRSS now, VmHWM the peak) at the end.
+//      gateway's resident memory over that window (VmRSS at its end; VmHWM, the peak, started over
+//      when the tab opens). This runs before (1), whose whole-list builds would inflate the memory.
 // Each `--gateway-dir` is measured in turn, every round, so a before/after comparison sees the same
 // machine; the tab asks for the list the way that gateway's own dashboard does (the summary view
 // when the gateway answers it, else the whole list).
@@ -47,6 +48,8 @@ const memoryMiB = (pid) => {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return { rss: kib(status, 'VmRSS') / 1024, peak: kib(status, 'VmHWM') / 1024 };
 };
+/** Starts the process's peak resident set (VmHWM) over from now (Linux: clear_refs 5). */
+const resetPeak = (pid) => writeFileSync(`/proc/${pid}/clear_refs`, '5');
 
 /** A PostgreSQL database of its own for one gateway, through the pg client the checkout ships. */
 async function pgDatabase() {
@@ -86,10 +89,11 @@ async function startGateway(gatewayDir, dir, store) {
     env: { ...process.env, AGENTGATE_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // The gateway's last words, to say why it stopped if it does.
+  let output = '';
   const url = await new Promise((done, fail) => {
-    let output = '';
     const onData = (chunk) => {
-      output += chunk;
+      output = `${output}${chunk}`.slice(-8192);
       const match = /agentgate listening on (\S+)/.exec(output);
       if (match) done(match[1]);
     };
@@ -97,7 +101,15 @@ async function startGateway(gatewayDir, dir, store) {
     child.stderr.on('data', onData);
     child.on('exit', (code) => fail(new Error(`gateway exited (${code}):\n${output}`)));
   });
-  return { child, url };
+  const stop = async () => {
+    child.removeAllListeners('exit');
+    child.kill('SIGTERM');
+    await new Promise((done) => child.on('exit', done));
+  };
+  child.on('exit', (code, signal) =>
+    console.error(`gateway ${gatewayDir} exited (${code ?? signal}):\n${output}`),
+  );
+  return { child, url, stop };
 }
 
 const admin = (url, path) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
@@ -188,11 +200,18 @@ async function measure(gatewayDir) {
   const store = database
     ? { driver: 'postgres', url: database.url }
     : { driver: 'sqlite', path: join(dir, 'agentgate.db') };
-  const { child, url } = await startGateway(gatewayDir, dir, store);
+  const { child, url, stop } = await startGateway(gatewayDir, dir, store);
   try {
     await fill(url);
     const probe = JSON.parse((await buildPage(url, 'limit=1&view=summary')).body);
     const summaries = probe.runs[0] && 'replyExcerpt' in probe.runs[0];
+    // The tab first, its memory measured from a fresh peak: nothing else ran in that window.
+    const alone = await wakes(url, Number(values.seconds));
+    resetPeak(child.pid);
+    const closeTab = tab(url, `limit=${RUNS}${summaries ? '&view=summary' : ''}`);
+    const watched = await wakes(url, Number(values.seconds));
+    await closeTab();
+    const memory = memoryMiB(child.pid);
     const views = summaries ? ['full', 'summary'] : ['full'];
     const pages = {};
     for (const view of views) {
@@ -203,14 +222,9 @@ async function measure(gatewayDir) {
       const times = builds.map((b) => b.ms).sort((a, b) => a - b);
       pages[view] = { bytes: builds[0].bytes, p50: quantile(times, 0.5), p95: quantile(times, 0.95) };
     }
-    const alone = await wakes(url, Number(values.seconds));
-    const stop = tab(url, `limit=${RUNS}${summaries ? '&view=summary' : ''}`);
-    const watched = await wakes(url, Number(values.seconds));
-    await stop();
-    return { pages, alone, watched, memory: memoryMiB(child.pid), tabView: summaries ? 'summary' : 'full' };
+    return { pages, alone, watched, memory, tabView: summaries ? 'summary' : 'full' };
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((done) => child.on('exit', done));
+    await stop();
     await database?.drop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -233,7 +247,7 @@ for (let round = 0; round < Number(values.rounds); round++) {
     console.log(line('without a tab', result.alone));
     console.log(line(`with one tab (${result.tabView} list)`, result.watched));
     console.log(
-      `  gateway memory at the end: RSS ${result.memory.rss.toFixed(0)} MiB, peak ${result.memory.peak.toFixed(0)} MiB`,
+      `  gateway memory with the tab open: RSS ${result.memory.rss.toFixed(0)} MiB at the end, peak ${result.memory.peak.toFixed(0)} MiB`,
     );
   }
 }
