@@ -5,9 +5,10 @@
  *
  * This builds the messages; the store enqueues each one in the transaction that records its
  * failure (store/rules/alerts.ts: the cap, the hour's summary), and the delivery engine sends it
- * like a reply (retries, the platform's formatting). An alert message that fails raises none.
+ * like a reply (retries, the platform's Retry-After), as an operator notice: plain text, no link
+ * previews. Every value in it a sender may have chosen (the error, the hook's name, a callback's
+ * origin) has its links made inert (inert-links.ts). An alert message that fails raises none.
  */
-import { escapeMarkdown } from '../channels/format/markdown.js';
 import type { AlertsConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { AlertStatus } from '../metrics/gateway-metrics.js';
@@ -21,6 +22,7 @@ import type {
   NewAlert,
   OutboxItem,
 } from '../store/types.js';
+import { inertLinks } from './inert-links.js';
 
 /** Longest error line quoted in an alert (characters). */
 export const ALERT_ERROR_MAX_CHARS = 200;
@@ -50,7 +52,7 @@ export class Alerts {
   /** The alert of a run that ended failed or timed out; undefined when alerts are off for it. */
   forRun(run: FailedRun, status: 'failed' | 'timed_out', error: string | null): NewAlert | undefined {
     const what = status === 'timed_out' ? 'timed out' : 'failed';
-    return this.alert('run.failed', run.id, `run ${code(run.id)} (${hookOf(run)}) ${what}`, error);
+    return this.alert('run.failed', run.id, `run ${run.id} (${hookOf(run)}) ${what}`, error);
   }
 
   /** The alert of a reply whose delivery ended failed; never one for an alert message. */
@@ -60,18 +62,18 @@ export class Alerts {
     reason: string | null,
   ): Promise<NewAlert | undefined> {
     if (item.kind === 'alert' || !this.on('delivery.failed')) return undefined;
-    const to = channel ? ` to ${escapeMarkdown(channel, false)}` : '';
+    const to = channel ? ` to ${inertLinks(channel)}` : '';
     const subject =
       item.kind === 'run'
-        ? `the reply of run ${code(item.refId)} (${await this.hookOfRun(item.refId)}) was not delivered${to}`
-        : `the reply of heartbeat ${code(item.refId)} (${escapeMarkdown(item.mainSessionKey, false)}) was not delivered${to}`;
+        ? `the reply of run ${item.refId} (${await this.hookOfRun(item.refId)}) was not delivered${to}`
+        : `the reply of heartbeat ${item.refId} (${inertLinks(item.mainSessionKey)}) was not delivered${to}`;
     return this.alert('delivery.failed', item.refId, subject, reason);
   }
 
   /** The alert of a completion callback that ended failed. */
   async forCallback(item: CallbackItem, error: string | null): Promise<NewAlert | undefined> {
     if (!this.on('callback.failed')) return undefined;
-    const subject = `the completion callback of run ${code(item.runId)} (${await this.hookOfRun(item.runId)}) to ${escapeMarkdown(originOf(item.url), false)} failed`;
+    const subject = `the completion callback of run ${item.runId} (${await this.hookOfRun(item.runId)}) to ${inertLinks(originOf(item.url))} failed`;
     return this.alert('callback.failed', item.runId, subject, error);
   }
 
@@ -133,7 +135,7 @@ export class Alerts {
     const config = this.deps.config();
     if (!config?.on.includes(event)) return undefined;
     const line = firstLine(error);
-    const text = `⚠️ agentgate: ${subject}${line ? `: ${escapeMarkdown(line, false)}` : ''}`;
+    const text = `⚠️ agentgate: ${subject}${line ? `: ${inertLinks(line)}` : ''}`;
     return { event, refId, channel: config.channel, to: config.to, text, maxPerHour: config.maxPerHour };
   }
 
@@ -164,9 +166,8 @@ export function summaryText(counts: AlertCounts, total: number): string {
   return `⚠️ agentgate: ${total} more ${failures} in the last hour (over alerts.maxPerHour, not sent one by one): ${kinds}; see the dashboard's Failures view`;
 }
 
-const code = (id: string) => `\`${id}\``;
 const hookOf = (run: { source: string; name?: string | null }) =>
-  escapeMarkdown(run.name ? `${run.source}, ${run.name}` : run.source, false);
+  inertLinks(run.name ? `${run.source}, ${run.name}` : run.source);
 
 function originOf(url: string): string {
   try {

@@ -251,7 +251,9 @@ export class DeliveryEngine {
     try {
       // The same reply always renders to the same parts, so a resumed delivery skips those sent.
       // Inside the try: a reply that cannot be rendered fails like a send, never stalls the outbox.
-      parts = adapter.render(item.text);
+      // An alert is an operator notice, not a Markdown reply: plain, literal, without link previews
+      // (docs/alerts.md, "How it is sent").
+      parts = item.kind === 'alert' ? adapter.renderNotice(item.text) : adapter.render(item.text);
       while (sent < parts.length) {
         await adapter.send({ ...(parts[sent] as OutboundPart), to: route.to }, signal);
         sent++;

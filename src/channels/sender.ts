@@ -30,6 +30,7 @@ export function createAdapter(platform: Platform, options: AdapterOptions = {}):
     id: platform.id,
     maxMessageLength: platform.maxMessageLength,
     render: (markdown) => platform.render(markdown),
+    renderNotice: (text) => platform.renderNotice(text),
     send: (message, signal) => sendMessage(platform, client, message, signal),
   };
 }

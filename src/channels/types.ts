@@ -23,6 +23,11 @@ export interface OutboundMessage {
   plain?: string;
   /** Style ranges over `text`, which is then plain (Signal's text styles). */
   styles?: readonly TextStyle[];
+  /**
+   * An operator notice (an alert, built from text a sender may have chosen): sent as plain text,
+   * with the platform's link previews, unfurls and embeds off (docs/platforms.md, "Operator notices").
+   */
+  notice?: boolean;
 }
 
 /** A styled range of a plain text, in UTF-16 units (Signal's BodyRange). */
@@ -49,6 +54,8 @@ export interface ChannelAdapter {
    * split within its limit without breaking a formatted span (format/).
    */
   render(markdown: string): OutboundPart[];
+  /** An operator notice as the messages to send: its text as written, plain, split within the limit. */
+  renderNotice(text: string): OutboundPart[];
   /** Sends one message (text within `maxMessageLength`). */
   send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult>;
 }
@@ -98,6 +105,8 @@ export interface Platform {
   buildRequest(message: OutboundMessage): OutboundRequest;
   /** A Markdown reply in the platform's formatting, split within `maxMessageLength`. */
   render(markdown: string): OutboundPart[];
+  /** An operator notice, plain and literal (format/notice.ts), split within `maxMessageLength`. */
+  renderNotice(text: string): OutboundPart[];
   /**
    * Turns a recipient that needs a lookup first (a direct message channel to
    * open) into the `to` buildRequest takes (synchronously when no lookup is

@@ -17,6 +17,8 @@ export const DEFAULT_CALLBACK_LIMIT = 50;
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'] as const;
 export const DELIVERY_LIST_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export const CALLBACK_LIST_STATUSES = ['pending', 'delivered', 'failed'] as const;
+/** What each run of the run list carries (docs/operating.md, "The run list's summary view"). */
+export const RUN_LIST_VIEWS = ['full', 'summary'] as const;
 
 const quoted = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
 
@@ -64,10 +66,21 @@ export const RunsQuery = z.object({
     .min(1, 'must not be empty')
     .optional()
     .describe('Only runs accepted strictly before this run (the `next` of the previous page).'),
+  view: z
+    .enum(RUN_LIST_VIEWS, { error: `must be one of ${quoted(RUN_LIST_VIEWS)}` })
+    .optional()
+    .describe(
+      '`full` (the default): each run with its whole `reply` and `error`. `summary`: each run with `replyExcerpt` and `errorExcerpt` (the first line, at most 200 characters, "…" when cut) in their place, for a table.',
+    ),
 });
 
 export const DeliveriesQuery = z.object({
   status: statusParam(DELIVERY_LIST_STATUSES).describe('Only deliveries with this status.'),
+  runId: z
+    .string({ error: 'must be one run id' })
+    .min(1, 'must not be empty')
+    .optional()
+    .describe('Only the deliveries of this run’s reply (its redeliveries included), newest first.'),
   limit: limitParam(DEFAULT_DELIVERY_LIMIT, MAX_DELIVERY_LIMIT),
 });
 
@@ -132,12 +145,27 @@ export const RunListView = RunView.extend({
   retryOf: z.string().nullable().describe('The run this one retries, or null.'),
 });
 
+const excerpt = (what: string) =>
+  z
+    .string()
+    .nullable()
+    .describe(
+      `The first line of the ${what}, at most 200 characters, ending in "…" when cut; null when none.`,
+    );
+
+export const RunSummaryView = RunListView.omit({ reply: true, error: true }).extend({
+  replyExcerpt: excerpt('reply'),
+  errorExcerpt: excerpt('error'),
+});
+
 export const RunDetail = RunListView.extend({
   message: z.string().describe('The message as the run received it (after any mapping).'),
 });
 
 export const RunPage = z.object({
-  runs: z.array(RunListView).describe('Newest first.'),
+  runs: z
+    .array(z.union([RunListView, RunSummaryView]))
+    .describe('Newest first; each a RunListView, or with `view=summary` a RunSummaryView.'),
   next: z.string().nullable().describe('Pass as `before` for the next page; null on the last page.'),
 });
 

@@ -89,8 +89,14 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
       },
     },
     async (request) => {
-      const { status, source, tokenId, limit, before } = request.query;
-      const page = await store.admin.listRuns({ status, source, token: tokenId, limit, before });
+      const { status, source, tokenId, limit, before, view } = request.query;
+      const options = { status, source, token: tokenId, limit, before };
+      // A table shows one line per run: the summary view reads no whole reply or error
+      // (docs/operating.md, "The run list's summary view").
+      const page =
+        view === 'summary'
+          ? await store.admin.listRunSummaries(options)
+          : await store.admin.listRuns(options);
       // Decided: an unknown `before` is refused rather than answered with an empty page,
       // which would look like "no older runs" (a mistyped id, or a run pruned meanwhile).
       if (!page) throw invalidPayload('before', `no run with id "${before}"`);

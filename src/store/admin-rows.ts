@@ -1,9 +1,19 @@
 /**
  * The operators' views (docs/operating.md, "Admin API") as both engines read them: the run list
- * row (a RunView plus where the run came from) and the outbox item view.
+ * row (a RunView plus where the run came from, or its summary with excerpts of its texts) and the
+ * outbox item view.
  */
-import { iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from './rows.js';
-import type { CallbackView, DeliveryView, RunListView } from './types.js';
+import { excerptOf, prefixColumn } from './excerpts.js';
+import {
+  iso,
+  RUN_VIEW_COLUMNS,
+  RUN_VIEW_FACT_COLUMNS,
+  type RunFactRow,
+  type RunRow,
+  runViewWith,
+  toRunView,
+} from './rows.js';
+import type { CallbackView, DeliveryView, RunListView, RunSummaryView } from './types.js';
 
 export interface RunListRow extends RunRow {
   seq: number;
@@ -17,6 +27,25 @@ export const RUN_LIST_COLUMNS = `seq, ${RUN_VIEW_COLUMNS}, source, name, retry_o
 
 export function toRunListView(row: RunListRow): RunListView {
   return { ...toRunView(row), source: row.source, name: row.name, retryOf: row.retry_of };
+}
+
+/** A run list row of the summary view: the first characters of the reply and the error only. */
+export interface RunSummaryRow extends RunFactRow {
+  seq: number;
+  source: string;
+  name: string | null;
+  retry_of: string | null;
+  reply_prefix: string | null;
+  error_prefix: string | null;
+}
+
+/** The columns `toRunSummaryView` reads: never a whole reply or error (store/excerpts.ts). */
+export const RUN_SUMMARY_COLUMNS = `seq, ${RUN_VIEW_FACT_COLUMNS}, ${prefixColumn('reply', 'reply_prefix')},
+  ${prefixColumn('error', 'error_prefix')}, source, name, retry_of`;
+
+export function toRunSummaryView(row: RunSummaryRow): RunSummaryView {
+  const texts = { replyExcerpt: excerptOf(row.reply_prefix), errorExcerpt: excerptOf(row.error_prefix) };
+  return { ...runViewWith(row, texts), source: row.source, name: row.name, retryOf: row.retry_of };
 }
 
 export interface DeliveryListRow {

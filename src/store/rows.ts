@@ -49,9 +49,12 @@ export interface HeartbeatRow extends DeliveryColumns {
   error: string | null;
 }
 
-/** The columns `toRunView` reads, for a SELECT list. */
-export const RUN_VIEW_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at, reply, error,
+/** The columns of a RunView but its two texts (the reply and the error), for a SELECT list. */
+export const RUN_VIEW_FACT_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at,
                 delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id, attachments`;
+
+/** The columns `toRunView` reads, for a SELECT list. */
+export const RUN_VIEW_COLUMNS = `${RUN_VIEW_FACT_COLUMNS}, reply, error`;
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -62,7 +65,17 @@ const deliveryOf = (row: DeliveryColumns): DeliveryRecord => ({
   reason: row.delivery_reason,
 });
 
-export function toRunView(row: RunRow): RunView {
+/** A run row without its two texts (`RUN_VIEW_FACT_COLUMNS`). */
+export type RunFactRow = Omit<RunRow, 'reply' | 'error'>;
+
+/**
+ * A RunView's fields from the row, with `texts` where the reply and the error go: the texts
+ * themselves (`toRunView`), or the run list's excerpts of them (admin-rows.ts).
+ */
+export function runViewWith<Texts extends object>(
+  row: RunFactRow,
+  texts: Texts,
+): Omit<RunView, 'reply' | 'error'> & Texts {
   return {
     runId: row.id,
     status: row.status,
@@ -72,13 +85,16 @@ export function toRunView(row: RunRow): RunView {
     createdAt: iso(row.created_at) as string,
     startedAt: iso(row.started_at),
     finishedAt: iso(row.finished_at),
-    reply: row.reply,
-    error: row.error,
+    ...texts,
     delivery: deliveryOf(row),
     callback: { status: row.callback_status, attempts: row.callback_attempts },
     tokenId: row.token_id,
     attachments: attachmentInfoOf(row.attachments),
   };
+}
+
+export function toRunView(row: RunRow): RunView {
+  return runViewWith(row, { reply: row.reply, error: row.error });
 }
 
 /**

@@ -528,6 +528,16 @@ export interface RunListView extends RunView {
   retryOf: string | null;
 }
 
+/**
+ * A run as the run list's summary view shows it (docs/operating.md, "The run list's summary
+ * view"): the list's fields, with the first line of the reply and of the error in place of the
+ * texts themselves (`GET /api/runs/{id}` has them whole).
+ */
+export interface RunSummaryView extends Omit<RunListView, 'reply' | 'error'> {
+  replyExcerpt: string | null;
+  errorExcerpt: string | null;
+}
+
 export interface ListRunsOptions {
   status?: RunStatus;
   source?: string;
@@ -539,8 +549,8 @@ export interface ListRunsOptions {
 }
 
 /** A page of the run list, newest first; `next` is the `before` of the next page, null on the last. */
-export interface RunPage {
-  runs: RunListView[];
+export interface RunPage<View = RunListView> {
+  runs: View[];
   next: string | null;
 }
 
@@ -594,6 +604,8 @@ export interface DeliveryView {
 
 export interface ListDeliveriesOptions {
   status?: DeliveryView['status'];
+  /** Only the deliveries of this run's reply (the run's page: docs/operating.md, "Admin API"). */
+  runId?: string;
   limit: number;
 }
 
@@ -628,6 +640,8 @@ export type RedeliverResult = 'enqueued' | 'not_found' | 'nothing_to_deliver' | 
 export interface AdminStore {
   /** Newest first; `undefined` when `before` names no run. */
   listRuns(options: ListRunsOptions): Promise<RunPage | undefined>;
+  /** The same page as `listRuns`, each run as its summary: no reply or error is read whole. */
+  listRunSummaries(options: ListRunsOptions): Promise<RunPage<RunSummaryView> | undefined>;
   getStoredRun(runId: string): Promise<StoredRun | undefined>;
   /** One of a run's files with its bytes (`index` from 0, as the RunView lists them); undefined when none. */
   getAttachment(runId: string, index: number): Promise<Attachment | undefined>;

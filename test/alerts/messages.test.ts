@@ -1,7 +1,9 @@
 /**
- * The alert messages (docs/alerts.md, "The message"): the error's first non-empty line, cut at
- * 200 characters; Markdown in it escaped, so a reason cannot reformat the message; `on` and the
- * route read from the current config at each failure; the summary's wording.
+ * The alert messages (docs/alerts.md, "The message"): plain text; the error's first non-empty
+ * line, cut at 200 characters; links in what a sender may have chosen made inert (the error, the
+ * hook's name, a callback's origin), Markdown left as written — it is sent as plain text, never
+ * formatted (alert-notices.test.ts); `on` and the route read from the current config at each
+ * failure; the summary's wording.
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -47,33 +49,33 @@ describe('alert messages', () => {
     expect(long.endsWith('…')).toBe(true);
   });
 
-  it('a run that failed or timed out: its id, hook and name, the first line, Markdown escaped', () => {
+  it('a run that failed or timed out: its id, hook and name, the first line, its links inert', () => {
     const alert = alerts().forRun(
-      { id: 'run_1', source: 'hook:github', name: 'CI' },
+      { id: 'run_1', source: 'hook:github', name: 'CI see evil.com' },
       'failed',
-      '*bold* [x](y)\nmore',
+      '*bold* [x](https://evil.example/y)\nmore',
     );
     expect(alert).toEqual({
       event: 'run.failed',
       refId: 'run_1',
       channel: 'telegram',
       to: '4242',
-      text: '⚠️ agentgate: run `run_1` (hook:github, CI) failed: \\*bold\\* \\[x\\](y)',
+      text: '⚠️ agentgate: run run_1 (hook:github, CI see evil[.]com) failed: *bold* [x](https[:]//evil[.]example/y)',
       maxPerHour: 20,
     });
     expect(
       alerts().forRun({ id: 'run_2', source: 'hook:agent', name: null }, 'timed_out', 'timed out after 600 s')
         ?.text,
-    ).toBe('⚠️ agentgate: run `run_2` (hook:agent) timed out: timed out after 600 s');
+    ).toBe('⚠️ agentgate: run run_2 (hook:agent) timed out: timed out after 600 s');
   });
 
   it("a reply's failed delivery names the run's hook and the channel; never one for an alert message", async () => {
     const a = alerts();
     expect((await a.forDelivery(reply(), 'telegram', 'chat not found'))?.text).toBe(
-      '⚠️ agentgate: the reply of run `run_1` (hook:github, CI) was not delivered to telegram: chat not found',
+      '⚠️ agentgate: the reply of run run_1 (hook:github, CI) was not delivered to telegram: chat not found',
     );
     expect((await a.forDelivery(reply({ kind: 'heartbeat', refId: 'hb_1' }), 'slack', 'no'))?.text).toBe(
-      '⚠️ agentgate: the reply of heartbeat `hb_1` (agent:main:main) was not delivered to slack: no',
+      '⚠️ agentgate: the reply of heartbeat hb_1 (agent:main:main) was not delivered to slack: no',
     );
     expect(await a.forDelivery(reply({ kind: 'alert' }), 'telegram', 'blocked')).toBeUndefined();
   });
@@ -91,7 +93,7 @@ describe('alert messages', () => {
     };
     const text = (await alerts().forCallback(item, 'HTTP 410'))?.text;
     expect(text).toBe(
-      '⚠️ agentgate: the completion callback of run `run_1` (hook:github, CI) to https://ci.example.com failed: HTTP 410',
+      '⚠️ agentgate: the completion callback of run run_1 (hook:github, CI) to https[:]//ci[.]example[.]com failed: HTTP 410',
     );
   });
 

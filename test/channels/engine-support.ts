@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import pino from 'pino';
 import { renderMarkdown } from '../../src/channels/format/index.js';
+import { renderNotice } from '../../src/channels/format/notice.js';
 import { writePlain } from '../../src/channels/format/plain.js';
 import type { ChannelAdapter, OutboundMessage, OutboundPart, SendResult } from '../../src/channels/types.js';
 import type { ChannelId } from '../../src/config/schema.js';
@@ -76,6 +77,11 @@ export class ScriptedAdapter implements ChannelAdapter {
   /** The product's own splitter, with the plain-text writer (as iMessage sends). */
   render(markdown: string): OutboundPart[] {
     return renderMarkdown(markdown, { write: writePlain }, this.maxMessageLength);
+  }
+
+  /** The product's own notice rendering, as every adapter has it. */
+  renderNotice(text: string): OutboundPart[] {
+    return renderNotice(text, this.maxMessageLength);
   }
 
   send(message: OutboundMessage, signal?: AbortSignal): Promise<SendResult> {

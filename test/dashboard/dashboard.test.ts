@@ -23,6 +23,8 @@ const CHAT = 4242;
 /** A reply that would run script and add elements if the page ever treated API data as HTML. */
 const MARKUP = `<img src="x" onerror="document.title='pwned'"><b>bold</b> & </pre><script>document.title='pwned'</script>`;
 const WRONG_TOKEN = 'not-the-admin-token-0123456789abcdef';
+/** A long report, as a model writes one: a title line, then 320 KiB of body. */
+const LONG_REPLY = `Weekly report: all services green\n\n${'Every check passed; nothing needs a look. '.repeat(8000)}`;
 /** Generous: the machine is shared, and runs go through a real worker and provider. */
 const SEEN = { timeout: 25_000 };
 
@@ -46,9 +48,9 @@ describe.skipIf(skipReason !== undefined)('dashboard in Chromium', { timeout: 90
         if (providerFails) {
           return { status: 400, error: 'The model `gpt-test` does not exist', type: 'invalid_request_error' };
         }
-        return JSON.stringify(body.messages).includes('Echo markup')
-          ? MARKUP
-          : 'Done: the report is in the usual place.';
+        const asked = JSON.stringify(body.messages);
+        if (asked.includes('Write the long report')) return LONG_REPLY;
+        return asked.includes('Echo markup') ? MARKUP : 'Done: the report is in the usual place.';
       },
     });
     telegram = await startFakeTelegram({ token: BOT_TOKEN, chats: [CHAT] });
@@ -355,6 +357,29 @@ describe.skipIf(skipReason !== undefined)('dashboard in Chromium', { timeout: 90
     expect(await row(runId, 'succeeded').textContent()).toContain('<i>Markup</i>');
     expect(await page.locator('#runs-list img, #runs-list b, #runs-list i').count()).toBe(0);
     expect(await page.title()).toBe('agentgate');
+  });
+
+  it('lists a run with a 320 KiB reply by its first line, in a small answer; its page has the reply whole', async () => {
+    const runId = await hook({ message: 'Write the long report', name: 'Weekly', deliver: false });
+    await waitFor(
+      async () => (await gw.admin(`/api/runs/${runId}`)).body.status === 'succeeded',
+      'the long run to succeed',
+    );
+    const listed = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/runs');
+    await page.goto(`${gw.url}/ui/#/runs?limit=200`);
+    const answer = await listed;
+    // The page asks for the summaries: about a KiB a run, whatever their replies weigh.
+    expect(new URL(answer.url()).searchParams.get('view')).toBe('summary');
+    const runs = (await answer.json()).runs as unknown[];
+    expect((await answer.body()).length).toBeLessThan(runs.length * 1536);
+    await row(runId, 'succeeded').waitFor(SEEN);
+    expect(await row(runId, 'succeeded').locator('td.excerpt').textContent()).toBe(
+      'Weekly report: all services green…',
+    );
+    await row(runId, 'succeeded').locator('a').first().click();
+    await page.locator('#run-detail .badge.status-succeeded').waitFor(SEEN);
+    expect(await page.locator('#run-detail pre.reply').textContent()).toBe(LONG_REPLY);
+    await page.locator('#nav a[data-view="runs"]').click();
   });
 
   it('signs out on a 401 and back in; the token never was in a URL, and the CSP held', async () => {

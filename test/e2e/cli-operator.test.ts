@@ -232,6 +232,9 @@ describe('agentgate runs', () => {
     const json = JSON.parse((await cli(['runs', 'list', '--json', '--limit', '1'])).stdout);
     expect(json.runs).toHaveLength(1);
     expect(json.runs[0]).toMatchObject({ runId, status: 'succeeded', source: 'hook:agent' });
+    // The list itself, replies whole (the table asks for the summaries, which have none).
+    expect(typeof json.runs[0].reply).toBe('string');
+    expect(json.runs[0]).not.toHaveProperty('replyExcerpt');
     expect(typeof json.next).toBe('string');
   }, 90_000);
 

@@ -16,7 +16,8 @@
  * (`access: false` → 403 Missing Access, 50001) and send there (`canSend: false` →
  * 403 Missing Permissions, 50013); a JSON body with non-empty `content` (else 400
  * "Cannot send an empty message", 50006) of at most 2000 characters (else 400,
- * 50035 `BASE_TYPE_MAX_LENGTH`). Answers 200 with a message object.
+ * 50035 `BASE_TYPE_MAX_LENGTH`), and `flags` only SUPPRESS_EMBEDS and SUPPRESS_NOTIFICATIONS (else
+ * 400, 50035). Answers 200 with a message object, its `flags` as sent.
  *
  * Injected failures (`failNext`): `rate_limit` (429 with body `{message,
  * retry_after, global:false}` and headers `Retry-After` (whole seconds, rounded up)
@@ -98,6 +99,8 @@ export interface FakeDiscord {
 }
 
 export const FAKE_DISCORD_TEXT_LIMIT = 2000;
+/** The message flags a bot may set when it creates a message: SUPPRESS_EMBEDS, SUPPRESS_NOTIFICATIONS. */
+const SETTABLE_FLAGS = (1 << 2) | (1 << 12);
 const BOT_USER = { id: '1100000000000000001', username: 'agentgate', discriminator: '0', bot: true };
 
 export async function startFakeDiscord(options: FakeDiscordOptions): Promise<FakeDiscord> {
@@ -222,6 +225,12 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       return formError('content', 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.');
     }
 
+    // Only SUPPRESS_EMBEDS (1 << 2) and SUPPRESS_NOTIFICATIONS (1 << 12) may be set on a new message.
+    const flags = payload?.flags ?? 0;
+    if (typeof flags !== 'number' || !Number.isInteger(flags) || (flags & ~SETTABLE_FLAGS) !== 0) {
+      return formError('flags', 'MESSAGE_FLAGS_INVALID', 'Invalid flags.');
+    }
+
     nextId += 1n;
     const id = String(nextId);
     messages.push({ channelId, id, content, payload: payload ?? {} });
@@ -240,7 +249,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       tts: false,
       timestamp: new Date().toISOString(),
       edited_timestamp: null,
-      flags: 0,
+      flags,
       components: [],
     });
   });

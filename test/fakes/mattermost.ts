@@ -278,7 +278,8 @@ export async function startFakeMattermost(options: FakeMattermostOptions): Promi
       original_id: '',
       message,
       type: '',
-      props: {},
+      // The post's props as sent (`remove_link_preview`, …), as the server keeps them.
+      props: post.props && typeof post.props === 'object' ? post.props : {},
       hashtags: '',
       pending_post_id: '',
       reply_count: 0,

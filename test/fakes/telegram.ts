@@ -17,7 +17,9 @@
  * too long"); a chat with `blocked: true` answers 403 "bot was blocked by the user".
  * With `parse_mode: "HTML"` the markup is parsed as Telegram does (telegram-html.ts):
  * malformed or unsupported markup answers 400 "can't parse entities: …", and the
- * recorded `text` is the visible text, with its `entities`. A `message_thread_id`
+ * recorded `text` is the visible text, with its `entities`. With or without a parse mode,
+ * addresses in the visible text become `url` entities, as Telegram detects them in every
+ * message (`withDetectedUrls`: any host after a scheme, else a name ending in a common TLD). A `message_thread_id`
  * must be one of the chat's `topics` ("message thread not found").
  * Like Telegram, GET is accepted as well as POST; `requests` records the method used.
  *
@@ -229,6 +231,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
       if (!parsed.ok) return fail(400, `Bad Request: can't parse entities: ${parsed.reason}`);
       ({ text, entities } = parsed);
     }
+    entities = withDetectedUrls(text, entities);
     // The limit and the emptiness check apply to the text after entities parsing.
     if (text.trim() === '') return fail(400, 'Bad Request: message text is empty');
     if (text.length > FAKE_TELEGRAM_TEXT_LIMIT) return fail(400, 'Bad Request: message is too long');
@@ -294,4 +297,26 @@ function chatObject(chat: FakeTelegramChatSpec): Record<string, unknown> {
       : { title: chat.title ?? `Chat ${chat.id}` }),
     ...(chat.username ? { username: chat.username } : {}),
   };
+}
+
+/** Top-level domains a bare name (no scheme) must end in to read as an address here. */
+const COMMON_TLDS = 'com|org|net|io|dev|app|co|me|ai|info|xyz|link|site|online|zip|ru|de|uk|fr';
+const DETECTED_URL = new RegExp(
+  `(?:\\b[a-z][a-z0-9+.-]*://[^\\s/?#]+|\\b(?:[a-z0-9-]+\\.)+(?:${COMMON_TLDS})\\b)(?:[/?#][^\\s]*)?`,
+  'gi',
+);
+
+/**
+ * `entities` plus a `url` entity for each address Telegram would detect in `text` outside the
+ * entities that already format it (a link, code), in text order.
+ */
+export function withDetectedUrls(text: string, entities: TelegramEntity[]): TelegramEntity[] {
+  const covered = (offset: number, length: number) =>
+    entities.some((e) => offset < e.offset + e.length && e.offset < offset + length);
+  const detected: TelegramEntity[] = [];
+  for (const match of text.matchAll(DETECTED_URL)) {
+    const offset = match.index ?? 0;
+    if (!covered(offset, match[0].length)) detected.push({ type: 'url', offset, length: match[0].length });
+  }
+  return detected.length === 0 ? entities : [...entities, ...detected].sort((a, b) => a.offset - b.offset);
 }

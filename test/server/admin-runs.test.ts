@@ -234,6 +234,59 @@ describe.each(STORES)('on %s', (kind) => {
       expect((await g.admin(`/api/runs/${none}`)).body.tokenId).toBeNull();
     });
 
+    it('with ?view=summary, a page of runs with 320 KiB replies is a few KiB of excerpts; the run itself has its reply whole', async () => {
+      const g = await start();
+      const store = g.gateway.store;
+      const RUNS = 30;
+      const reply = (i: number) =>
+        `Report ${i}: all green\n\n${'Every check passed; nothing needs a look. '.repeat(8000)}`;
+      const ids: string[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const id = await agentRun({ sessionKey: `hook:big${i}` });
+        await finish(store, id, { reply: reply(i) });
+        ids.push(id);
+      }
+      expect(reply(0).length).toBeGreaterThan(320 * 1024);
+      const failed = await agentRun({ sessionKey: 'hook:bigfail' });
+      await finish(store, failed, {
+        status: 'failed',
+        reply: null,
+        error: `model down\n${'at x\n'.repeat(9000)}`,
+      });
+
+      const summary = await g.admin(`/api/runs?view=summary&limit=${RUNS + 1}`);
+      expect(summary.status, summary.text).toBe(200);
+      // About 1 KiB a run, whatever the size of its reply.
+      expect(Buffer.byteLength(summary.text)).toBeLessThan((RUNS + 1) * 1536);
+      const [failedRun, ...succeeded] = summary.body.runs;
+      expect(failedRun).toMatchObject({ runId: failed, replyExcerpt: null, errorExcerpt: 'model down…' });
+      expect(succeeded.map((r: { runId: string }) => r.runId)).toEqual([...ids].reverse());
+      expect(succeeded[0]).toMatchObject({
+        runId: ids[RUNS - 1],
+        status: 'succeeded',
+        source: 'hook:agent',
+        retryOf: null,
+        replyExcerpt: `Report ${RUNS - 1}: all green…`,
+        errorExcerpt: null,
+        delivery: { status: 'none' },
+      });
+      for (const run of summary.body.runs) {
+        expect(run).not.toHaveProperty('reply');
+        expect(run).not.toHaveProperty('error');
+      }
+      // The run's own page has it whole, and so has the list without the view (a RunView each).
+      expect((await g.admin(`/api/runs/${ids[0]}`)).body.reply).toBe(reply(0));
+      const full = await g.admin(`/api/runs?limit=2&before=${ids[2]}`);
+      expect(full.body.runs.map((r: { reply: string }) => r.reply)).toEqual([reply(1), reply(0)]);
+      expect((await g.admin(`/api/runs?view=full&limit=1`)).body.runs[0].error).toBe(
+        `model down\n${'at x\n'.repeat(9000)}`,
+      );
+      // Pages and filters as the list does.
+      const page = await g.admin(`/api/runs?view=summary&status=succeeded&limit=2&before=${ids[5]}`);
+      expect(page.body.runs.map((r: { runId: string }) => r.runId)).toEqual([ids[4], ids[3]]);
+      expect(page.body.next).toBe(ids[3]);
+    }, 60_000);
+
     it('refuses a bad limit, status or before with 400 invalid_payload naming the parameter', async () => {
       const g = await start();
       const id = await agentRun();
@@ -247,6 +300,9 @@ describe.each(STORES)('on %s', (kind) => {
         expectInvalidPayload(await g.admin(`/api/runs?before=${before}`), 'before');
       }
       expectInvalidPayload(await g.admin('/api/runs?source='), 'source');
+      for (const view of ['', 'SUMMARY', 'lean', 'summary&view=full']) {
+        expectInvalidPayload(await g.admin(`/api/runs?view=${view}`), 'view');
+      }
       // A token id is 1-64 of [a-z0-9_-], as hooks.tokens[].id (docs/senders.md).
       for (const tokenId of ['', 'CI', 'ci%20bot', 'ci.bot', 'x'.repeat(65), 'a&tokenId=b', '%C3%A9']) {
         expectInvalidPayload(await g.admin(`/api/runs?tokenId=${tokenId}`), 'tokenId');
@@ -532,6 +588,19 @@ describe.each(STORES)('on %s', (kind) => {
       expect(await ids('status=pending')).toEqual([again?.id]);
       expect(await ids('status=delivered')).toEqual([]);
       expect(await ids('limit=1')).toEqual([again?.id]);
+
+      // One run's deliveries, newest first (the run's page asks for its newest only).
+      const other = await agentRun({ deliver: true, channel: 'telegram', to: '43', sessionKey: 'hook:o' });
+      await finish(store, other, {
+        delivery: { status: 'pending', channel: 'telegram', to: '43', reason: null },
+      });
+      expect((await ids(''))[0]).not.toBe(again?.id);
+      expect(await ids(`runId=${id}`)).toEqual([again?.id, item.id]);
+      expect(await ids(`runId=${id}&limit=1`)).toEqual([again?.id]);
+      expect(await ids(`runId=${id}&status=failed`)).toEqual([item.id]);
+      expect(await ids(`runId=${other}`)).toHaveLength(1);
+      expect(await ids('runId=run_unknown')).toEqual([]);
+      expectInvalidPayload(await g.admin('/api/deliveries?runId='), 'runId');
     });
 
     it('with the workers running, a delivered reply is sent to the chat again', async () => {

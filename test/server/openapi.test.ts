@@ -58,17 +58,25 @@ describe('GET /api/openapi.json', () => {
   it('carries the schemas the routes check: query parameters, bodies and answers', () => {
     const list = doc.paths['/api/runs'].get;
     const params = Object.fromEntries(list.parameters.map((p: { name: string; in: string }) => [p.name, p]));
-    expect(Object.keys(params).sort()).toEqual(['before', 'limit', 'source', 'status', 'tokenId']);
+    expect(Object.keys(params).sort()).toEqual(['before', 'limit', 'source', 'status', 'tokenId', 'view']);
+    expect(params.view.schema.enum).toEqual(['full', 'summary']);
     expect(params.tokenId.schema.pattern).toBe('^[a-z0-9_-]{1,64}$');
     expect(params.status.in).toBe('query');
     expect(params.status.schema.enum).toEqual(['queued', 'running', 'succeeded', 'failed', 'timed_out']);
     expect(list.security).toEqual([{ adminToken: [] }]);
     const page = list.responses['200'].content['application/json'].schema;
     expect(Object.keys(page.properties).sort()).toEqual(['next', 'runs']);
-    expect(page.properties.runs.items.properties).toHaveProperty('retryOf');
-    expect(page.properties.runs.items.properties).toHaveProperty('source');
-    expect(page.properties.runs.items.properties.tokenId).toMatchObject({ type: 'string', nullable: true });
-    expect(page.properties.runs.items.required).toContain('tokenId');
+    // A run is its RunView with where it came from, or (`view=summary`) that with excerpts for texts.
+    const [listed, summary] = page.properties.runs.items.anyOf;
+    expect(listed.properties).toHaveProperty('retryOf');
+    expect(listed.properties).toHaveProperty('source');
+    expect(listed.properties).toHaveProperty('reply');
+    expect(listed.properties.tokenId).toMatchObject({ type: 'string', nullable: true });
+    expect(listed.required).toContain('tokenId');
+    expect(summary.properties).toHaveProperty('replyExcerpt');
+    expect(summary.properties).toHaveProperty('errorExcerpt');
+    expect(summary.properties).not.toHaveProperty('reply');
+    expect(summary.required).toEqual(expect.arrayContaining(['runId', 'source', 'replyExcerpt', 'tokenId']));
 
     const retry = doc.paths['/api/runs/{runId}/retry'].post;
     expect(retry.parameters).toEqual([

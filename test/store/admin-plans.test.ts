@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUN_SUMMARY_COLUMNS } from '../../src/store/admin-rows.js';
 import {
   deliveryListSql,
   retryableCountSql,
@@ -107,6 +108,8 @@ describe('SQLite list queries use an index for every filter', () => {
       const started = performance.now();
       for (let i = 0; i < 20; i++) db.prepare(sql).all(...params);
       expect((performance.now() - started) / 20, detail).toBeLessThan(20);
+      // The summary view (excerpts of the texts) reads the runs the same way.
+      expect(plan(runListSql(status, bySource, byToken, RUN_SUMMARY_COLUMNS), params)).toBe(detail);
     },
   );
 
@@ -139,5 +142,12 @@ describe('SQLite list queries use an index for every filter', () => {
     expect(detail).toMatch(/USING (INTEGER PRIMARY KEY|INDEX|COVERING INDEX)|^SCAN deliveries$/);
     if (status !== 'pending') expect(detail).not.toMatch(/TEMP B-TREE/); // pending ones are few: sorted
     if (status === 'failed') expect(detail).toMatch(/deliveries_failed/);
+    // One run's: its own rows through deliveries_by_ref, newest first without a sort.
+    const byRun = plan(deliveryListSql(status, true), ['run_100', 51]);
+    expect(byRun).toMatch(/USING INDEX deliveries_by_ref \(ref_id=\?\)/);
+    expect(byRun).not.toMatch(/TEMP B-TREE/);
+    expect(db.prepare(deliveryListSql(status, true)).all('run_100', 51)).toHaveLength(
+      status === undefined || status === 'failed' ? 1 : 0,
+    );
   });
 });

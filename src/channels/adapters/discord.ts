@@ -15,11 +15,13 @@
  * to the DM channel that `POST /users/@me/channels {recipient_id}` opens (once
  * per user; Discord answers the same channel every time). Replies are Markdown
  * as Discord renders it (format/markdown.ts: headings up to ###, tables as code).
+ * Operator notices (alerts) are escaped to show as written, with `flags: SUPPRESS_EMBEDS`.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
 import { joinUrl, type OutboundClient, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
 import { renderMarkdown } from '../format/index.js';
-import { markdownWriter } from '../format/markdown.js';
+import { escapeMarkdown, markdownWriter } from '../format/markdown.js';
+import { renderNotice } from '../format/notice.js';
 import { createAdapter, lookup } from '../sender.js';
 import {
   type AdapterOptions,
@@ -35,6 +37,8 @@ import { checkText, platformText, recipientOf } from './support.js';
 
 /** Discord's limit for a message's `content`. */
 export const DISCORD_TEXT_LIMIT = 2000;
+/** The message flag that shows no embeds (link previews) under it. */
+const SUPPRESS_EMBEDS = 1 << 2;
 /** Discord asks bots to name themselves as `DiscordBot ($url, $versionNumber)`. */
 const USER_AGENT = 'DiscordBot (agentgate, 0.1.0)';
 
@@ -78,11 +82,18 @@ export function discordPlatform(config: NonNullable<ChannelsConfig['discord']>):
       return {
         url: joinUrl(config.apiBaseUrl, `channels/${channelId}/messages`),
         headers,
-        json: { content: message.text, allowed_mentions: { parse: [] } },
+        json: {
+          content: message.text,
+          allowed_mentions: { parse: [] },
+          // An operator notice: no embed of a link a sender may have put in it.
+          ...(message.notice ? { flags: SUPPRESS_EMBEDS } : {}),
+        },
       };
     },
     render: (markdown) =>
       renderMarkdown(markdown, { write: markdownWriter({ headingLevels: 3 }) }, DISCORD_TEXT_LIMIT),
+    // Discord formats every message: a notice's Markdown characters are escaped, so it shows as written.
+    renderNotice: (text) => renderNotice(text, DISCORD_TEXT_LIMIT, (char) => escapeMarkdown(char, false)),
     interpret,
   };
 }

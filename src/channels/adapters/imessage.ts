@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChannelsConfig } from '../../config/schema.js';
 import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
 import { renderMarkdown } from '../format/index.js';
+import { renderNotice } from '../format/notice.js';
 import { writePlain } from '../format/plain.js';
 import { createAdapter } from '../sender.js';
 import {
@@ -82,6 +83,7 @@ export function imessagePlatform(config: NonNullable<ChannelsConfig['imessage']>
       };
     },
     render: (markdown) => renderMarkdown(markdown, { write: writePlain }, IMESSAGE_TEXT_LIMIT),
+    renderNotice: (text) => renderNotice(text, IMESSAGE_TEXT_LIMIT),
     interpret,
   };
 }

@@ -18,11 +18,14 @@
  * in the direct channel between the bot and that user (`POST
  * /api/v4/channels/direct [botUserId, userId]`, the bot's id from `GET
  * /api/v4/users/me`; both cached). Replies are Markdown, which Mattermost renders.
+ * Operator notices (alerts) are escaped to show as written, with the post prop
+ * `remove_link_preview: "true"` (the one the web app sets when someone removes a preview).
  */
 import type { ChannelsConfig } from '../../config/schema.js';
 import { joinUrl, type OutboundClient, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
 import { renderMarkdown } from '../format/index.js';
-import { markdownWriter } from '../format/markdown.js';
+import { escapeMarkdown, markdownWriter } from '../format/markdown.js';
+import { renderNotice } from '../format/notice.js';
 import { createAdapter, lookup } from '../sender.js';
 import {
   type AdapterOptions,
@@ -97,10 +100,14 @@ export function mattermostPlatform(config: NonNullable<ChannelsConfig['mattermos
         );
       }
       checkText('mattermost', message.text, MATTERMOST_TEXT_LIMIT);
-      return { url, headers, json: { channel_id: recipient.id, message: message.text } };
+      // An operator notice: the post prop that shows no preview of a link a sender may have put in it.
+      const props = message.notice ? { props: { remove_link_preview: 'true' } } : {};
+      return { url, headers, json: { channel_id: recipient.id, message: message.text, ...props } };
     },
     render: (markdown) =>
       renderMarkdown(markdown, { write: markdownWriter({ headingLevels: 6 }) }, MATTERMOST_TEXT_LIMIT),
+    // Mattermost formats every post: a notice's Markdown characters are escaped, so it shows as written.
+    renderNotice: (text) => renderNotice(text, MATTERMOST_TEXT_LIMIT, (char) => escapeMarkdown(char, false)),
     interpret,
   };
 }

@@ -23,7 +23,8 @@
  * 400 are permanent. Neither the app password nor a token ever appears in an error.
  *
  * `to` is a conversation id or `conversation:<id>`. Replies are Markdown as Teams
- * renders it (format/markdown.ts), sent with `textFormat: "markdown"`.
+ * renders it (format/markdown.ts), sent with `textFormat: "markdown"`; operator notices
+ * (alerts) with `textFormat: "plain"`.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
 import {
@@ -36,6 +37,7 @@ import {
 } from '../../http/outbound.js';
 import { renderMarkdown } from '../format/index.js';
 import { markdownWriter } from '../format/markdown.js';
+import { renderNotice } from '../format/notice.js';
 import { createAdapter } from '../sender.js';
 import {
   type AdapterOptions,
@@ -92,11 +94,13 @@ export function msteamsPlatform(config: NonNullable<ChannelsConfig['msteams']>):
         url: joinUrl(config.serviceUrl, `/v3/conversations/${encodeURIComponent(conversationId)}/activities`),
         headers: { accept: 'application/json' },
         // Rendered parts are Markdown, Teams' default textFormat; said explicitly.
-        json: { type: 'message', textFormat: 'markdown', text: message.text },
+        // An operator notice is plain text: Teams reads no Markdown in it.
+        json: { type: 'message', textFormat: message.notice ? 'plain' : 'markdown', text: message.text },
       };
     },
     render: (markdown) =>
       renderMarkdown(markdown, { write: markdownWriter({ headingLevels: 3 }) }, MSTEAMS_TEXT_LIMIT),
+    renderNotice: (text) => renderNotice(text, MSTEAMS_TEXT_LIMIT),
     interpret: interpretActivity,
   };
 }

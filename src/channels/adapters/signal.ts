@@ -28,6 +28,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChannelsConfig } from '../../config/schema.js';
 import { type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
 import { renderMarkdown } from '../format/index.js';
+import { renderNotice } from '../format/notice.js';
 import { writeSignal } from '../format/signal.js';
 import type { SignalRecipient } from '../recipients.js';
 import { createAdapter } from '../sender.js';
@@ -91,6 +92,8 @@ export function signalPlatform(config: NonNullable<ChannelsConfig['signal']>): P
       };
     },
     render: (markdown) => renderMarkdown(markdown, { write: writeSignal }, SIGNAL_TEXT_LIMIT),
+    // No text styles, and no `previewUrl`: signal-cli attaches a link preview only when asked.
+    renderNotice: (text) => renderNotice(text, SIGNAL_TEXT_LIMIT),
     interpret,
   };
 }

@@ -16,10 +16,12 @@
  * `channel:<id>`, `#name` or a bare name), a user (`user:<U…>` or a bare
  * `U…`/`W…`: the app's direct message with them, by passing the user id as
  * `channel`), or `<channel>:thread:<ts>` (a reply in that thread: `thread_ts`).
+ * Operator notices (alerts) go with `mrkdwn: false`, `unfurl_links: false`, `unfurl_media: false`.
  */
 import type { ChannelsConfig } from '../../config/schema.js';
 import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
 import { renderMarkdown } from '../format/index.js';
+import { renderNotice } from '../format/notice.js';
 import { slackEscape, writeSlack } from '../format/slack.js';
 import { createAdapter } from '../sender.js';
 import {
@@ -71,6 +73,8 @@ export function slackPlatform(config: NonNullable<ChannelsConfig['slack']>): Pla
       // The limit applies to the text as written; Slack truncates (with a warning)
       // rather than refusing past 40,000.
       checkText('slack', message.text, SLACK_TEXT_LIMIT);
+      // An operator notice: no mrkdwn, and no unfurl of a link a sender may have put in it.
+      const notice = message.notice ? { mrkdwn: false, unfurl_links: false, unfurl_media: false } : {};
       return {
         url,
         headers: { authorization: `Bearer ${config.botToken}` },
@@ -78,15 +82,18 @@ export function slackPlatform(config: NonNullable<ChannelsConfig['slack']>): Pla
         json:
           recipient.kind === 'user'
             ? // A user id as the channel: Slack posts in the app's direct message with that user.
-              { channel: recipient.user, text: message.text }
+              { channel: recipient.user, text: message.text, ...notice }
             : {
                 channel: recipient.channel,
                 text: message.text,
                 ...(recipient.threadTs === undefined ? {} : { thread_ts: recipient.threadTs }),
+                ...notice,
               },
       };
     },
     render: (markdown) => renderMarkdown(markdown, { write: writeSlack }, SLACK_TEXT_LIMIT),
+    // `&`, `<` and `>` escaped even without mrkdwn: `<url|text>` and `<!channel>` are read from any text.
+    renderNotice: (text) => renderNotice(text, SLACK_TEXT_LIMIT, slackEscape),
     interpret,
   };
 }

@@ -12,9 +12,11 @@
  * and split on the formatted text; when Telegram answers 400 "can't parse
  * entities", the same part is sent once more as plain text. `to` is a chat id,
  * `@channelname` or `<chatId>:topic:<threadId>` (`message_thread_id`, a forum topic).
+ * Operator notices (alerts) go without `parse_mode`, with `link_preview_options.is_disabled`.
  */
 import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
 import { renderMarkdown } from '../format/index.js';
+import { renderNotice } from '../format/notice.js';
 import { writeTelegram } from '../format/telegram.js';
 import { createAdapter } from '../sender.js';
 import {
@@ -72,7 +74,9 @@ export function telegramPlatform(config: { botToken: string; apiBaseUrl: string 
           ...(threadId === undefined ? {} : { message_thread_id: threadId }),
           text: message.text,
           // Only rendered parts carry a plain twin; a bare text is sent as it is.
-          ...(message.plain === undefined ? {} : { parse_mode: 'HTML' }),
+          ...(message.plain === undefined || message.notice ? {} : { parse_mode: 'HTML' }),
+          // An operator notice: plain text, and no preview of a link a sender may have put in it.
+          ...(message.notice ? { link_preview_options: { is_disabled: true } } : {}),
         },
       };
     },
@@ -82,6 +86,7 @@ export function telegramPlatform(config: { botToken: string; apiBaseUrl: string 
         { write: writeTelegram, measure: (part) => (part.plain ?? part.text).length },
         TELEGRAM_TEXT_LIMIT,
       ),
+    renderNotice: (text) => renderNotice(text, TELEGRAM_TEXT_LIMIT),
     interpret,
   };
 }

@@ -20,6 +20,7 @@
 import type { ChannelsConfig } from '../../config/schema.js';
 import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
 import { renderMarkdown } from '../format/index.js';
+import { renderNotice } from '../format/notice.js';
 import { writeWhatsApp } from '../format/whatsapp.js';
 import { createAdapter } from '../sender.js';
 import {
@@ -91,6 +92,8 @@ export function whatsappPlatform(config: NonNullable<ChannelsConfig['whatsapp']>
       };
     },
     render: (markdown) => renderMarkdown(markdown, { write: writeWhatsApp }, WHATSAPP_TEXT_LIMIT),
+    // Sent with `preview_url: false` like every message; WhatsApp has no way to escape its markers.
+    renderNotice: (text) => renderNotice(text, WHATSAPP_TEXT_LIMIT),
     interpret,
   };
 }

@@ -55,6 +55,9 @@ export async function runsListCommand(io: CliIo, options: ListOptions): Promise<
   if (options.token !== undefined) query.set('tokenId', options.token);
   if (options.limit !== undefined) query.set('limit', String(options.limit));
   if (options.before) query.set('before', options.before);
+  // The table shows no reply: it asks for the summaries (docs/operating.md, "The run list's
+  // summary view"); `--json` prints the list itself, replies whole. An older gateway ignores it.
+  if (!options.json) query.set('view', 'summary');
   const path = `/api/runs${query.size > 0 ? `?${query}` : ''}`;
   const answer = await client.expectOk({ path, auth: 'admin' });
   if (options.json) return printJson(io, answer);

@@ -6,9 +6,10 @@
  * callback cannot be sent again through the admin API (a retry of its run sends a new one), so
  * its row links to the run.
  *
- * Four list reads per poll (`GET /api/runs?status=failed`, `?status=timed_out`,
+ * Four list reads per poll (`GET /api/runs?status=failed&view=summary`, `?status=timed_out`,
  * `GET /api/deliveries?status=failed`, `GET /api/callbacks?status=failed`), merged here: the
- * page needs nothing those lists do not give, so it has no endpoint of its own.
+ * page needs nothing those lists do not give, so it has no endpoint of its own. The runs come as
+ * summaries (the first line of each error), and delivery and callback errors are short already.
  */
 import { ApiError, call, seg } from './api.js';
 import { badge, fill, h, runLink, table, time } from './dom.js';
@@ -90,8 +91,8 @@ export function failuresView(shell) {
     element,
     async refresh() {
       const [failed, timedOut, deliveries, callbacks] = await Promise.all([
-        call('GET', 'api/runs', { status: 'failed', limit: PER_KIND }),
-        call('GET', 'api/runs', { status: 'timed_out', limit: PER_KIND }),
+        call('GET', 'api/runs', { status: 'failed', limit: PER_KIND, view: 'summary' }),
+        call('GET', 'api/runs', { status: 'timed_out', limit: PER_KIND, view: 'summary' }),
         call('GET', 'api/deliveries', { status: 'failed', limit: PER_KIND }),
         call('GET', 'api/callbacks', { status: 'failed', limit: PER_KIND }),
       ]);
@@ -162,7 +163,7 @@ function merge(runs, deliveries, callbacks) {
         runLink(run.runId, true),
         h('span', { class: 'muted' }, ` ${run.source ?? ''}${run.name ? ` · ${run.name}` : ''}`),
       ],
-      error: run.error,
+      error: run.errorExcerpt,
     });
   }
   for (const delivery of deliveries) {

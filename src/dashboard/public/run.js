@@ -103,13 +103,13 @@ export function runView(shell, runId) {
 }
 
 /**
- * The run's outbox item (attempts, last error) from /api/deliveries, which lists
- * the newest 1000 without a filter by run: an older run's attempts show as a dash.
+ * The run's newest outbox item (attempts, last error): its own, asked by run id, so the poll
+ * reads one row rather than the newest deliveries of every run.
  * @param {string} runId
  */
 async function deliveryRecord(runId) {
-  const answer = await call('GET', 'api/deliveries', { limit: 1000 });
-  return (answer.deliveries ?? []).find((/** @type {any} */ delivery) => delivery.runId === runId);
+  const answer = await call('GET', 'api/deliveries', { runId, limit: 1 });
+  return (answer.deliveries ?? [])[0];
 }
 
 /**

@@ -234,12 +234,15 @@ export function runsView(shell, params) {
     element,
     async refresh() {
       const before = pages.at(-1);
+      // The summary view: each run with the first line of its reply and error, never the texts
+      // whole (a page of 200 long replies would be megabytes every poll); the run's page has them.
       const answer = await call('GET', 'api/runs', {
         status: filter.status,
         source: filter.source,
         tokenId: filter.tokenId,
         limit: filter.limit,
         before,
+        view: 'summary',
       });
       // After the list, not beside it: a wrong token then counts once toward the lockout.
       // Queue depth is a bonus: without it (an older gateway, a proxy hiding /metrics) the list still shows.
@@ -289,7 +292,7 @@ function runsTable(runs, filtered) {
       h('td', { class: 'token' }, run.tokenId ?? h('span', { class: 'muted' }, '—')),
       h('td', {}, time(run.createdAt)),
       h('td', {}, run.finishedAt ? duration(run.startedAt, run.finishedAt) : '—'),
-      h('td', { class: 'excerpt', title: run.error ?? run.reply ?? '' }, outcome(run)),
+      h('td', { class: 'excerpt', title: run.errorExcerpt ?? run.replyExcerpt ?? '' }, outcome(run)),
       h(
         'td',
         {},
@@ -307,13 +310,14 @@ function runsTable(runs, filtered) {
 }
 
 /**
- * The first line of the run's error or reply, for the list (the row's tooltip holds it all).
+ * The first line of the run's error or reply, as the summary view gives it (at most 200
+ * characters, "…" when cut; the row's tooltip shows it uncut by the table's width).
  * @param {any} run
  */
 function outcome(run) {
-  const text = run.error ?? run.reply;
+  const text = run.errorExcerpt ?? run.replyExcerpt;
   if (!text) return h('span', { class: 'muted' }, '—');
-  return h('span', { class: run.error ? 'bad' : '' }, String(text).split('\n', 1)[0]);
+  return h('span', { class: run.errorExcerpt ? 'bad' : '' }, String(text));
 }
 
 /**

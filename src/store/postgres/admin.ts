@@ -24,10 +24,13 @@ import {
   PROBE_KEY,
   PROBE_SCOPE,
   RUN_LIST_COLUMNS,
+  RUN_SUMMARY_COLUMNS,
   type RunListRow,
+  type RunSummaryRow,
   toCallbackView,
   toDeliveryView,
   toRunListView,
+  toRunSummaryView,
 } from '../admin-rows.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import {
@@ -43,6 +46,7 @@ import {
   type RetryableRunsOptions,
   type RunPage,
   type RunStatus,
+  type RunSummaryView,
   type StoredRun,
   StoreUnavailableError,
 } from '../types.js';
@@ -77,6 +81,19 @@ export class PgAdmin implements AdminStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
+    return this.runPage(options, RUN_LIST_COLUMNS, (row: RunListRow) => toRunListView(row));
+  }
+
+  async listRunSummaries(options: ListRunsOptions): Promise<RunPage<RunSummaryView> | undefined> {
+    return this.runPage(options, RUN_SUMMARY_COLUMNS, (row: RunSummaryRow) => toRunSummaryView(row));
+  }
+
+  /** A page of the run list, each row read with `columns`. */
+  private async runPage<Row extends pg.QueryResultRow, View extends { runId: string }>(
+    options: ListRunsOptions,
+    columns: string,
+    toView: (row: Row) => View,
+  ): Promise<RunPage<View> | undefined> {
     let beforeSeq = NEWEST;
     if (options.before !== undefined) {
       const [found] = await read<{ seq: number }>(this.pool, 'SELECT seq FROM runs WHERE id = $1', [
@@ -99,13 +116,13 @@ export class PgAdmin implements AdminStore {
       params.push(token);
       where.push(`token_id = $${params.length}`);
     }
-    const rows = await read<RunListRow>(
+    const rows = await read<Row>(
       this.pool,
-      `SELECT ${RUN_LIST_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $2`,
+      `SELECT ${columns} FROM runs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $2`,
       params,
     );
     const more = rows.length > options.limit;
-    const runs = rows.slice(0, options.limit).map(toRunListView);
+    const runs = rows.slice(0, options.limit).map(toView);
     return { runs, next: more ? (runs[runs.length - 1]?.runId ?? null) : null };
   }
 
@@ -205,13 +222,18 @@ export class PgAdmin implements AdminStore {
     if (options.status !== undefined && !statuses)
       throw new Error(`unknown delivery status ${options.status}`);
     // Replies only: alert messages (docs/alerts.md) are not replies to redeliver.
-    const where = statuses
-      ? `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')}) AND kind <> 'alert'`
-      : `WHERE kind <> 'alert'`;
+    const where = [`kind <> 'alert'`];
+    if (statuses) where.unshift(`status IN (${statuses.map((s) => `'${s}'`).join(', ')})`);
+    const params: unknown[] = [options.limit];
+    // One run's: through deliveries_by_ref.
+    if (options.runId !== undefined) {
+      params.push(options.runId);
+      where.push(`ref_id = $2 AND kind = 'run'`);
+    }
     const rows = await read<DeliveryListRow>(
       this.pool,
-      `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT $1`,
-      [options.limit],
+      `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $1`,
+      params,
     );
     return rows.map(toDeliveryView);
   }

@@ -26,10 +26,13 @@ import {
   PROBE_KEY,
   PROBE_SCOPE,
   RUN_LIST_COLUMNS,
+  RUN_SUMMARY_COLUMNS,
   type RunListRow,
+  type RunSummaryRow,
   toCallbackView,
   toDeliveryView,
   toRunListView,
+  toRunSummaryView,
 } from '../admin-rows.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import {
@@ -45,6 +48,7 @@ import {
   type RetryableRunsOptions,
   type RunPage,
   type RunStatus,
+  type RunSummaryView,
   type StoredRun,
   StoreUnavailableError,
 } from '../types.js';
@@ -74,9 +78,14 @@ function statusTerm(status: RunStatus): string {
 
 /**
  * The run list's query: parameters `before` seq, then the source when `bySource`, the token id
- * when `byToken`, then the row limit.
+ * when `byToken`, then the row limit. `columns`: the whole RunViews, or their summaries.
  */
-export function runListSql(status: RunStatus | undefined, bySource: boolean, byToken = false): string {
+export function runListSql(
+  status: RunStatus | undefined,
+  bySource: boolean,
+  byToken = false,
+  columns = RUN_LIST_COLUMNS,
+): string {
   if (status !== undefined && !RUN_STATUSES.includes(status)) throw new Error(`unknown run status ${status}`);
   const where = ['seq < ?'];
   if (status !== undefined) where.push(statusTerm(status));
@@ -87,7 +96,7 @@ export function runListSql(status: RunStatus | undefined, bySource: boolean, byT
   // when few are active: the active runs' own index is read whole instead.
   const from =
     status === 'queued' || status === 'running' ? 'runs INDEXED BY runs_active_by_session' : 'runs';
-  return `SELECT ${RUN_LIST_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
+  return `SELECT ${columns} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 
 type StoredRunRow = QueuedRow & {
@@ -139,19 +148,22 @@ function toStoredRun(row: StoredRunRow): StoredRun {
 
 const NOT_ALERTS = `kind <> 'alert'`;
 
-/** The delivery list's query: one parameter, the row limit. */
-export function deliveryListSql(status: DeliveryView['status'] | undefined): string {
+/**
+ * The delivery list's query: parameters the run id when `byRun`, then the row limit. By run, it
+ * reads that run's rows through deliveries_by_ref: a row holds its reply's text, which a scan
+ * of many rows would step through on SQLite (docs/operating.md, "The run list's summary view").
+ */
+export function deliveryListSql(status: DeliveryView['status'] | undefined, byRun = false): string {
   const statuses = status === undefined ? undefined : DELIVERY_STATUSES_OF[status];
   if (status !== undefined && !statuses) throw new Error(`unknown delivery status ${status}`);
   // One status reads as `=`, the form of deliveries_due's WHERE; several as deliveries_failed's IN.
   // Replies only: alert messages (docs/alerts.md) are not replies to redeliver.
-  const where =
-    statuses === undefined
-      ? `WHERE ${NOT_ALERTS}`
-      : statuses.length === 1
-        ? `WHERE status = '${statuses[0]}' AND ${NOT_ALERTS}`
-        : `WHERE status IN (${statuses.map((s) => `'${s}'`).join(', ')}) AND ${NOT_ALERTS}`;
-  return `SELECT ${DELIVERY_LIST_COLUMNS} FROM deliveries ${where} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
+  const where = [NOT_ALERTS];
+  if (statuses?.length === 1) where.unshift(`status = '${statuses[0]}'`);
+  else if (statuses) where.unshift(`status IN (${statuses.map((s) => `'${s}'`).join(', ')})`);
+  if (byRun) where.push(`ref_id = ? AND kind = 'run'`);
+  const from = byRun ? 'deliveries INDEXED BY deliveries_by_ref' : 'deliveries';
+  return `SELECT ${DELIVERY_LIST_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 
 export class SqliteAdmin implements AdminStore {
@@ -200,6 +212,22 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
+    return this.runPage(options, 'runs', RUN_LIST_COLUMNS, (row: RunListRow) => toRunListView(row));
+  }
+
+  async listRunSummaries(options: ListRunsOptions): Promise<RunPage<RunSummaryView> | undefined> {
+    return this.runPage(options, 'summaries', RUN_SUMMARY_COLUMNS, (row: RunSummaryRow) =>
+      toRunSummaryView(row),
+    );
+  }
+
+  /** A page of the run list, each row read with `columns` (named `view` in the statement cache). */
+  private runPage<Row, View extends { runId: string }>(
+    options: ListRunsOptions,
+    view: string,
+    columns: string,
+    toView: (row: Row) => View,
+  ): RunPage<View> | undefined {
     let beforeSeq = NEWEST;
     if (options.before !== undefined) {
       const found = this.s.runSeq.get(options.before);
@@ -209,19 +237,17 @@ export class SqliteAdmin implements AdminStore {
     const { status, source, token } = options;
     if (status !== undefined && !RUN_STATUSES.includes(status))
       throw new Error(`unknown run status ${status}`);
-    const key = `${status ?? ''}|${source === undefined ? '' : 's'}|${token === undefined ? '' : 't'}`;
-    let statement = this.listStatements.get(key);
-    if (!statement) {
-      statement = this.db.prepare(runListSql(status, source !== undefined, token !== undefined));
-      this.listStatements.set(key, statement);
-    }
+    const key = `${view}|${status ?? ''}|${source === undefined ? '' : 's'}|${token === undefined ? '' : 't'}`;
+    const statement = this.statement(key, () =>
+      runListSql(status, source !== undefined, token !== undefined, columns),
+    );
     const params: unknown[] = [beforeSeq];
     if (source !== undefined) params.push(source);
     if (token !== undefined) params.push(token);
     params.push(options.limit + 1);
-    const rows = statement.all(...params) as RunListRow[];
+    const rows = statement.all(...params) as Row[];
     const more = rows.length > options.limit;
-    const runs = rows.slice(0, options.limit).map(toRunListView);
+    const runs = rows.slice(0, options.limit).map(toView);
     return { runs, next: more ? (runs[runs.length - 1]?.runId ?? null) : null };
   }
 
@@ -294,14 +320,13 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {
-    const { status } = options;
-    const key = status ?? '';
-    let statement = this.listStatements.get(`deliveries|${key}`);
-    if (!statement) {
-      statement = this.db.prepare(deliveryListSql(status));
-      this.listStatements.set(`deliveries|${key}`, statement);
-    }
-    return (statement.all(options.limit) as DeliveryListRow[]).map(toDeliveryView);
+    const { status, runId } = options;
+    const byRun = runId !== undefined;
+    const statement = this.statement(`deliveries|${status ?? ''}|${byRun ? 'r' : ''}`, () =>
+      deliveryListSql(status, byRun),
+    );
+    const params = byRun ? [runId, options.limit] : [options.limit];
+    return (statement.all(...params) as DeliveryListRow[]).map(toDeliveryView);
   }
 
   async listCallbacks(options: ListCallbacksOptions): Promise<CallbackView[]> {
