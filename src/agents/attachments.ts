@@ -14,8 +14,9 @@
  */
 import { isImageType, isTextType, PDF_TYPE } from '../hook-model/attachments.js';
 import type { Attachment, ClaimedRun, Store } from '../store/types.js';
+import type { SliceOptions } from '../util/work-slices.js';
 import type { ModelAttachment } from './providers/types.js';
-import { wrapUntrusted } from './safety.js';
+import { wrapUntrusted, wrapUntrustedInSlices } from './safety.js';
 
 export interface UserTurn {
   /** The turn the model is given (wrapped unless the mapping allows unsafe content). */
@@ -26,22 +27,42 @@ export interface UserTurn {
   transcript: string;
 }
 
-/** The run's new user turn; the store is read only when the run has files. */
-export async function userTurnOf(store: Store, run: ClaimedRun): Promise<UserTurn> {
+/**
+ * The run's new user turn; the store is read only when the run has files. Its
+ * text is neutralised in slices (docs/untrusted-content.md, "Cost"): a run
+ * with megabytes of text files never holds the event loop for more than a
+ * slice. Rejects with the signal's reason when it aborts first.
+ */
+export async function userTurnOf(
+  store: Store,
+  run: ClaimedRun,
+  slices: SliceOptions = {},
+): Promise<UserTurn> {
   const files = run.attachmentInfo?.length ? await store.runs.loadAttachments(run.id) : [];
-  return composeUserTurn(run, files);
+  const { text, transcript, attachments } = turnParts(run, files);
+  if (run.allowUnsafeExternalContent) return { text, transcript, attachments };
+  const options = { source: run.source };
+  const wrapped = await wrapUntrustedInSlices(text, options, slices);
+  // Without files the transcript is the text, and one pass is enough.
+  const kept = files.length === 0 ? wrapped : await wrapUntrustedInSlices(transcript, options, slices);
+  return { text: wrapped, transcript: kept, attachments };
 }
 
+/** `userTurnOf` for files already read, neutralised at once. */
 export function composeUserTurn(
   run: Pick<ClaimedRun, 'message' | 'source' | 'allowUnsafeExternalContent'>,
   files: readonly Attachment[],
 ): UserTurn {
-  const guard = (content: string) =>
-    run.allowUnsafeExternalContent ? content : wrapUntrusted(content, { source: run.source });
-  if (files.length === 0) {
-    const text = guard(run.message);
-    return { text, attachments: [], transcript: text };
-  }
+  const { text, transcript, attachments } = turnParts(run, files);
+  if (run.allowUnsafeExternalContent) return { text, transcript, attachments };
+  const wrapped = wrapUntrusted(text, { source: run.source });
+  const kept = files.length === 0 ? wrapped : wrapUntrusted(transcript, { source: run.source });
+  return { text: wrapped, transcript: kept, attachments };
+}
+
+/** The turn's text and transcript before the boundary, and its images and PDFs. */
+function turnParts(run: Pick<ClaimedRun, 'message'>, files: readonly Attachment[]): UserTurn {
+  if (files.length === 0) return { text: run.message, attachments: [], transcript: run.message };
   const lines = files.map((file, i) => attachmentLine(file, i));
   const withText = files.map((file, i) =>
     isTextType(file.mediaType) ? `${lines[i]}:\n${file.data.toString('utf8')}` : lines[i],
@@ -49,11 +70,11 @@ export function composeUserTurn(
   const list = (entries: readonly (string | undefined)[]) =>
     `${run.message}\n\nAttachments (${files.length}):\n${entries.join('\n')}`;
   return {
-    text: guard(list(withText)),
+    text: list(withText),
     attachments: files
       .filter((file) => isImageType(file.mediaType) || file.mediaType === PDF_TYPE)
       .map(({ name, mediaType, data }) => ({ name, mediaType, data })),
-    transcript: guard(list(lines)),
+    transcript: list(lines),
   };
 }
 
