@@ -42,28 +42,33 @@ const STEP = 16_384;
 
 /** The look-alikes in `text` as [start, end) spans of it, in order, not overlapping. */
 export function* lookalikesOf(text: string): Work<SpanList> {
-  const { names, shortened, hasTags } = yield* defaultReading(text);
-  const lists = hasTags ? [names, shortened, yield* taggedReading(text)] : [names, shortened];
-  return yield* inSteps(new Union(lists));
+  const { names, shortened, skeleton } = yield* defaultReading(text);
+  if (!skeleton.hasTags) {
+    releaseSkeleton(skeleton);
+    return yield* inSteps(new Union([names, shortened]));
+  }
+  const tagged = yield* taggedReading(text, skeleton);
+  return yield* inSteps(new Union([names, shortened, tagged]));
 }
 
-/** Marker names and shortened markers, on the text's skeleton. */
-function* defaultReading(text: string): Work<{ names: SpanList; shortened: SpanList; hasTags: boolean }> {
+/** Marker names and shortened markers, on the text's skeleton (returned for the second reading to reuse). */
+function* defaultReading(text: string): Work<{ names: SpanList; shortened: SpanList; skeleton: Skeleton }> {
   const skeleton = yield* readSkeleton(text);
   const names = yield* inSteps(new NameSearch(text, skeleton));
   const shortened = yield* inSteps(new ShortenedSearch(skeleton));
-  const found = {
+  return {
     names: yield* inSteps(new InOriginal(skeleton, names)),
     shortened: yield* inSteps(new InOriginal(skeleton, shortened)),
-    hasTags: skeleton.hasTags,
+    skeleton,
   };
-  releaseSkeleton(skeleton);
-  return found;
 }
 
-/** HTML between the letters (`<b>END</b>_<i>EXTERNAL</i>`): a second reading with tags as separators. */
-function* taggedReading(text: string): Work<SpanList> {
-  const skeleton = yield* readSkeleton(text, { tagsAsSeparators: true });
+/**
+ * HTML between the letters (`<b>END</b>_<i>EXTERNAL</i>`): a second reading
+ * with tags as separators, in the arrays of the first one.
+ */
+function* taggedReading(text: string, first: Skeleton): Work<SpanList> {
+  const skeleton = yield* readSkeleton(text, { tagsAsSeparators: true, reuse: first });
   const found = yield* inSteps(new InOriginal(skeleton, yield* inSteps(new NameSearch(text, skeleton))));
   releaseSkeleton(skeleton);
   return found;

@@ -1,11 +1,11 @@
 /**
  * The marker neutraliser of the safety boundary (safety.ts): invisible
  * characters out, every marker look-alike replaced. One pass, written as a
- * `Work` (util/work-slices.ts) that yields every few thousand characters, run
- * at once for short texts and in slices for long ones, one long pass at a time
- * (docs/untrusted-content.md, "Cost").
+ * `Work` (util/work-slices.ts) that yields every few thousand characters, so
+ * that a long text can be neutralised in slices (boundary-passes.ts;
+ * docs/untrusted-content.md, "Cost").
  */
-import { runInSlices, runToEnd, type SliceOptions, type Work } from '../util/work-slices.js';
+import { runToEnd, type Work } from '../util/work-slices.js';
 import { lookalikesOf } from './lookalikes.js';
 import type { SpanList } from './span-list.js';
 
@@ -52,57 +52,8 @@ export function neutraliseMarkers(content: string): string {
   return runToEnd(neutralising(content));
 }
 
-/**
- * Texts up to this many UTF-16 code units are neutralised at once, whatever
- * the caller: a few milliseconds at most, less than a slice.
- */
-export const AT_ONCE_CHARS = 65_536;
-
-/** The end of the last long pass waiting or running: the next one starts after it. */
-let lane: Promise<void> = Promise.resolve();
-
-/**
- * `neutraliseMarkers` for texts of any length. A long text is neutralised in
- * slices that let the event loop run between them, and one at a time: a
- * second long text waits for the first, so the gateway holds one pass's
- * working memory however many runs start at once. Rejects with the signal's
- * reason when it aborts first, waiting or running.
- */
-export async function neutraliseMarkersInSlices(
-  content: string,
-  options: SliceOptions = {},
-): Promise<string> {
-  if (content.length <= AT_ONCE_CHARS) return neutraliseMarkers(content);
-  const previous = lane;
-  let release = () => {};
-  const mine = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  // The next pass waits for this one and, should this one give up waiting, still for the one before.
-  lane = previous.then(() => mine);
-  try {
-    await untilDone(previous, options.signal);
-    return await runInSlices(neutralising(content), options);
-  } finally {
-    release();
-  }
-}
-
-/** Resolves when `work` does, or rejects with the signal's reason when it aborts first. */
-function untilDone(work: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (!signal) return work;
-  signal.throwIfAborted();
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-  });
-}
-
-function* neutralising(content: string): Work<string> {
+/** `neutraliseMarkers` as a pass that yields every few thousand characters (util/work-slices.ts). */
+export function* neutralising(content: string): Work<string> {
   const text = yield* withoutInvisibles(content);
   return yield* replaced(text, yield* lookalikesOf(text));
 }

@@ -17,8 +17,8 @@
  * this (`guardExternalContent`).
  */
 import { randomHex } from '../util/random-pool.js';
-import type { SliceOptions } from '../util/work-slices.js';
-import { neutraliseMarkers, neutraliseMarkersInSlices } from './neutralise.js';
+import { runToEnd, type Work } from '../util/work-slices.js';
+import { neutralising } from './neutralise.js';
 
 export { MARKER_REMOVED, neutraliseMarkers } from './neutralise.js';
 
@@ -34,20 +34,15 @@ export interface UntrustedWrapOptions {
 
 /** Wraps `content` in the safety boundary, with a fresh random id. */
 export function wrapUntrusted(content: string, options: UntrustedWrapOptions): string {
-  return frame(neutraliseMarkers(content), options);
+  return runToEnd(wrapping(content, options));
 }
 
 /**
- * `wrapUntrusted` for content of any length, such as a run's text files: a long
- * text is neutralised in slices, one at a time (neutralise.ts), so it never
- * holds the event loop for more than a slice.
+ * `wrapUntrusted` as a pass that yields every few thousand characters, for
+ * content of any length, such as a run's text files (boundary-passes.ts).
  */
-export async function wrapUntrustedInSlices(
-  content: string,
-  options: UntrustedWrapOptions,
-  slices: SliceOptions = {},
-): Promise<string> {
-  return frame(await neutraliseMarkersInSlices(content, slices), options);
+export function* wrapping(content: string, options: UntrustedWrapOptions): Work<string> {
+  return frame(yield* neutralising(content), options);
 }
 
 /** The notice and the two markers around content already neutralised. */

@@ -68,8 +68,18 @@ const TAG = /<(?:\/?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>]{0,500})?\/?|!--[\s\S]{0
 const LESS_THAN = 0x3c;
 
 /** The skeleton of `text`, read at once. */
-export function skeletonOf(text: string, options: { tagsAsSeparators?: boolean } = {}): Skeleton {
+export function skeletonOf(text: string, options: ReadOptions = {}): Skeleton {
   return runToEnd(readSkeleton(text, options));
+}
+
+export interface ReadOptions {
+  tagsAsSeparators?: boolean;
+  /**
+   * A skeleton nothing reads any more, whose arrays this reading may take
+   * (the second reading of a text takes the first one's): one set of arrays
+   * per pass, not two.
+   */
+  reuse?: Skeleton;
 }
 
 /**
@@ -78,9 +88,9 @@ export function skeletonOf(text: string, options: { tagsAsSeparators?: boolean }
  * optimise a long loop inside a generator while it runs (no on-stack
  * replacement there), which made the pass 2–3× slower.
  */
-export function* readSkeleton(text: string, options: { tagsAsSeparators?: boolean } = {}): Work<Skeleton> {
+export function* readSkeleton(text: string, options: ReadOptions = {}): Work<Skeleton> {
   const tags = options.tagsAsSeparators === true;
-  const out = new Builder(text.length);
+  const out = new Builder(text.length, options.reuse);
   let i = 0;
   while (i < text.length) {
     i = readStretch(text, i, Math.min(text.length, i + STEP), tags, out);
@@ -231,8 +241,12 @@ class Builder {
   /** See `Skeleton.hasTags`. */
   hasTags = false;
 
-  constructor(capacity: number) {
-    if (capacity + 16 <= SPARE_CAPACITY) {
+  constructor(capacity: number, reuse: Skeleton | undefined) {
+    if (reuse && reuse.chars.length >= capacity + 16) {
+      this.chars = reuse.chars;
+      this.start = reuse.start;
+      this.end = reuse.end;
+    } else if (capacity + 16 <= SPARE_CAPACITY) {
       // Taken, not shared: a pass that runs in slices never finds another's arrays here.
       const arrays = spare ?? {
         chars: new Uint8Array(SPARE_CAPACITY),

@@ -1,0 +1,181 @@
+// What neutralising marker look-alikes costs (docs/untrusted-content.md, "Cost"): CPU
+// time, peak memory and how long the event loop is held, for text made of nothing but
+// marker names plus one HTML tag (so both readings run): `EXTERNAL_UNTRUSTED_CONTENT `
+// repeated, 27 bytes a name, about 39,000 names per MiB.
+//
+// Two measurements, each in a process of its own (so that the kernel's high-water mark
+// of its resident set, VmHWM, is this measurement's peak), for every build given:
+//
+//   sizes  neutraliseMarkers on N MiB, the fastest CPU time of --reps passes, and the
+//          peak resident set over the process's warm baseline;
+//   runs   --runs concurrent runs, each with one --run-mib MiB text attachment, taken
+//          through the worker's own path (userTurnOf: read the files, compose the turn,
+//          wrap it), as a gateway would run them at once; with the event loop's delay
+//          meanwhile (a 1 ms timer's worst lateness, and perf_hooks' p99), the peak and
+//          the resident set right after, and the runs that failed.
+//
+//   node bench/lookalikes.mjs [--dist dist] [--dist <checkout>/dist] [--mib 1,2,4]
+//                             [--reps 3] [--runs 4] [--run-mib 3.3]
+//
+// With two --dist, e.g. the build of the last release and this one, both are measured
+// one after the other on the same machine; run `npm run build` first.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    dist: { type: 'string', multiple: true, default: ['dist'] },
+    mib: { type: 'string', default: '1,2,4' },
+    reps: { type: 'string', default: '3' },
+    runs: { type: 'string', default: '4' },
+    'run-mib': { type: 'string', default: '3.3' },
+    child: { type: 'string' },
+  },
+});
+
+const NAME = 'EXTERNAL_UNTRUSTED_CONTENT ';
+
+/** `mib` MiB of marker names after one HTML tag. */
+function lookalikes(mib) {
+  const size = Math.round(mib * 1024 * 1024);
+  const body = NAME.repeat(Math.ceil(size / NAME.length)).slice(0, size - 8);
+  // A flat string, as a file's bytes decoded are (a repeat() would be a rope).
+  return Buffer.from(`<b>x</b>${body}`).toString('utf8');
+}
+
+const kib = (status, field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+function memory() {
+  const status = readFileSync('/proc/self/status', 'utf8');
+  return { rssMiB: kib(status, 'VmRSS') / 1024, peakMiB: kib(status, 'VmHWM') / 1024 };
+}
+const cpuMs = (since) => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+};
+
+async function childSizes(dist, mib, reps) {
+  const { neutraliseMarkers } = await import(resolve(dist, 'agents/safety.js'));
+  neutraliseMarkers(lookalikes(0.0625)); // the code paths and tables warm
+  const text = lookalikes(mib);
+  const before = memory();
+  let best = Number.POSITIVE_INFINITY;
+  let error;
+  for (let i = 0; i < reps; i++) {
+    const since = process.cpuUsage();
+    try {
+      neutraliseMarkers(text);
+    } catch (failure) {
+      error = failure.message;
+      break;
+    }
+    best = Math.min(best, cpuMs(since));
+  }
+  const after = memory();
+  return {
+    cpuMs: error ? null : best,
+    nsPerByte: error ? null : (best * 1e6) / text.length,
+    peakGrowthMiB: after.peakMiB - before.rssMiB,
+    error,
+  };
+}
+
+async function childRuns(dist, runs, mib) {
+  const { userTurnOf } = await import(resolve(dist, 'agents/attachments.js'));
+  const texts = Array.from({ length: runs }, () => Buffer.from(lookalikes(mib)));
+  const store = (data) => ({ runs: { loadAttachments: async () => [fileOf(data)] } });
+  const fileOf = (data) => ({ name: 'lookalikes.txt', mediaType: 'text/plain', bytes: data.length, data });
+  const runOf = (i) => ({
+    id: `run_${i}`,
+    message: 'summarise the file',
+    source: 'hook:agent',
+    allowUnsafeExternalContent: false,
+    attachmentInfo: [{ name: 'lookalikes.txt', mediaType: 'text/plain', bytes: texts[i].length }],
+  });
+  await userTurnOf(store(Buffer.from(lookalikes(0.0625))), runOf(0)); // warm
+  const before = memory();
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  let worstLateMs = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    worstLateMs = Math.max(worstLateMs, now - last - 1);
+    last = now;
+  }, 1);
+  delay.enable();
+  const since = process.cpuUsage();
+  const started = performance.now();
+  const outcomes = await Promise.allSettled(texts.map((data, i) => userTurnOf(store(data), runOf(i))));
+  const wallMs = performance.now() - started;
+  const cpu = cpuMs(since);
+  // A pass that held the loop from start to end is seen by the timer's first run after it.
+  await new Promise((done) => setTimeout(done, 20));
+  delay.disable();
+  clearInterval(ticker);
+  const peak = memory().peakMiB;
+  const failures = outcomes.filter((outcome) => outcome.status === 'rejected');
+  return {
+    wallMs,
+    cpuMs: cpu,
+    worstLateMs,
+    p99DelayMs: delay.percentile(99) / 1e6,
+    rssBeforeMiB: before.rssMiB,
+    peakMiB: peak,
+    rssAfterMiB: memory().rssMiB,
+    failed: failures.length,
+    error: failures[0]?.reason?.message,
+  };
+}
+
+if (values.child) {
+  const [kind, dist, ...args] = JSON.parse(values.child);
+  const result =
+    kind === 'sizes' ? await childSizes(dist, ...args) : await childRuns(dist, ...args.map(Number));
+  console.log(JSON.stringify(result));
+  process.exit(0);
+}
+
+function inChild(args) {
+  const child = spawnSync(
+    process.execPath,
+    [fileURLToPath(import.meta.url), '--child', JSON.stringify(args)],
+    { encoding: 'utf8', maxBuffer: 1 << 20 },
+  );
+  const line = child.stdout.trim().split('\n').at(-1);
+  if (child.status !== 0 || !line) throw new Error(`measurement ${args.join(' ')} failed:\n${child.stderr}`);
+  return JSON.parse(line);
+}
+
+const fixed = (value, digits = 0) => (value === null || value === undefined ? '—' : value.toFixed(digits));
+const sizes = values.mib.split(',').map(Number);
+const reps = Number(values.reps);
+const runs = Number(values.runs);
+const runMib = Number(values['run-mib']);
+
+console.log(`neutraliseMarkers on N MiB of look-alikes (fastest of ${reps}), Node ${process.version}`);
+console.log('| build | MiB | CPU ms | ns/byte | peak RSS growth MiB | error |');
+console.log('| --- | ---: | ---: | ---: | ---: | --- |');
+for (const dist of values.dist) {
+  for (const mib of sizes) {
+    const r = inChild(['sizes', resolve(dist), mib, reps]);
+    console.log(
+      `| ${dist} | ${mib} | ${fixed(r.cpuMs)} | ${fixed(r.nsPerByte)} | ${fixed(r.peakGrowthMiB)} | ${r.error ?? ''} |`,
+    );
+  }
+}
+console.log();
+console.log(`${runs} concurrent runs, each with one ${runMib} MiB look-alike text file (userTurnOf)`);
+console.log(
+  '| build | wall ms | CPU ms | worst timer lateness ms | loop delay p99 ms | RSS before MiB | peak MiB | RSS after MiB | failed |',
+);
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+for (const dist of values.dist) {
+  const r = inChild(['runs', resolve(dist), runs, runMib]);
+  console.log(
+    `| ${dist} | ${fixed(r.wallMs)} | ${fixed(r.cpuMs)} | ${fixed(r.worstLateMs)} | ${fixed(r.p99DelayMs, 1)} | ` +
+      `${fixed(r.rssBeforeMiB)} | ${fixed(r.peakMiB)} | ${fixed(r.rssAfterMiB)} | ${r.failed}/${runs}${r.error ? ` (${r.error})` : ''} |`,
+  );
+}
