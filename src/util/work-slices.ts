@@ -22,7 +22,7 @@ export function runToEnd<T>(work: Work<T>): T {
 }
 
 /** How long a slice runs before the event loop gets its turn. */
-export const SLICE_MS = 8;
+export const SLICE_MS = 4;
 
 export interface SliceOptions {
   /** Stops the pass at its next yield with the signal's reason. */
