@@ -102,8 +102,12 @@ export function* readSkeleton(text: string, options: ReadOptions = {}): Work<Ske
 /** Reads the text from `i` until at least `stop` into `out`; returns where it stopped. */
 function readStretch(text: string, i: number, stop: number, tags: boolean, out: Builder): number {
   while (i < stop) {
-    i = out.readAscii(text, i, stop, tags);
-    if (i < stop) i = readSpecial(text, i, tags, out);
+    const unit = text.charCodeAt(i);
+    // Runs of plain ASCII go to the table loop; anything else (CJK, references) one at a time.
+    i =
+      unit < 0x80 && !startsSpecial(unit, tags)
+        ? out.readAscii(text, i, stop, tags)
+        : readSpecial(text, i, tags, out);
   }
   return i;
 }
