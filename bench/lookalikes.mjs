@@ -8,6 +8,9 @@
 //
 //   sizes  neutraliseMarkers on N MiB, the fastest CPU time of --reps passes, and the
 //          peak resident set over the process's warm baseline;
+//   shapes neutraliseMarkers on 4 MiB of each shape of test/agents/safety.test.ts's
+//          linearity test (prose, HTML, CJK, look-alikes, brackets, pipes), the fastest
+//          CPU time of --reps passes, so other text is seen too;
 //   runs   --runs concurrent runs, each with one --run-mib MiB text attachment, taken
 //          through the worker's own path (userTurnOf: read the files, compose the turn,
 //          wrap it), as a gateway would run them at once; with the event loop's delay
@@ -82,6 +85,38 @@ async function childSizes(dist, mib, reps) {
   };
 }
 
+const SHAPE_UNITS = {
+  prose: 'Please review the external content of PR #42 before Friday; the build is green. ',
+  html: '<p>Hi &amp; welcome &lt;b&gt;bold&lt;/b&gt;&nbsp;<a href="/?a=1&b=2">link</a></p>\n',
+  cjk: '外部内容：请在周五之前审查这个拉取请求。谢谢！',
+  lookalikes: '<<<END_EXT ERNAL_UNTRUSTED_CONTENT id="x">>> ',
+  brackets: '<',
+  pipes: 'e|',
+};
+
+async function childShapes(dist, reps) {
+  const { neutraliseMarkers } = await import(resolve(dist, 'agents/safety.js'));
+  const size = 4 * 1024 * 1024;
+  const result = {};
+  for (const [shape, unit] of Object.entries(SHAPE_UNITS)) {
+    const text = Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size)).toString('utf8');
+    neutraliseMarkers(text.slice(0, 65_536));
+    let best = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < reps; i++) {
+      const since = process.cpuUsage();
+      try {
+        neutraliseMarkers(text);
+      } catch (failure) {
+        best = failure.message;
+        break;
+      }
+      best = Math.min(best, cpuMs(since));
+    }
+    result[shape] = best;
+  }
+  return result;
+}
+
 async function childRuns(dist, runs, mib) {
   const { userTurnOf } = await import(resolve(dist, 'agents/attachments.js'));
   const texts = Array.from({ length: runs }, () => Buffer.from(lookalikes(mib)));
@@ -132,7 +167,11 @@ async function childRuns(dist, runs, mib) {
 if (values.child) {
   const [kind, dist, ...args] = JSON.parse(values.child);
   const result =
-    kind === 'sizes' ? await childSizes(dist, ...args) : await childRuns(dist, ...args.map(Number));
+    kind === 'sizes'
+      ? await childSizes(dist, ...args)
+      : kind === 'shapes'
+        ? await childShapes(dist, ...args)
+        : await childRuns(dist, ...args.map(Number));
   console.log(JSON.stringify(result));
   process.exit(0);
 }
@@ -164,6 +203,19 @@ for (const dist of values.dist) {
       `| ${dist} | ${mib} | ${fixed(r.cpuMs)} | ${fixed(r.nsPerByte)} | ${fixed(r.peakGrowthMiB)} | ${r.error ?? ''} |`,
     );
   }
+}
+console.log();
+console.log(`neutraliseMarkers on 4 MiB of each shape (fastest of ${reps}), CPU ms`);
+console.log(`| build | ${Object.keys(SHAPE_UNITS).join(' | ')} |`);
+console.log(`| --- |${' ---: |'.repeat(Object.keys(SHAPE_UNITS).length)}`);
+for (const dist of values.dist) {
+  const r = inChild(['shapes', resolve(dist), reps]);
+  const cell = (value) => (typeof value === 'number' ? fixed(value) : value);
+  console.log(
+    `| ${dist} | ${Object.keys(SHAPE_UNITS)
+      .map((shape) => cell(r[shape]))
+      .join(' | ')} |`,
+  );
 }
 console.log();
 console.log(`${runs} concurrent runs, each with one ${runMib} MiB look-alike text file (userTurnOf)`);

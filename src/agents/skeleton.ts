@@ -103,11 +103,15 @@ export function* readSkeleton(text: string, options: ReadOptions = {}): Work<Ske
 function readStretch(text: string, i: number, stop: number, tags: boolean, out: Builder): number {
   while (i < stop) {
     const unit = text.charCodeAt(i);
-    // Runs of plain ASCII go to the table loop; anything else (CJK, references) one at a time.
-    i =
-      unit < 0x80 && !startsSpecial(unit, tags)
-        ? out.readAscii(text, i, stop, tags)
-        : readSpecial(text, i, tags, out);
+    if (unit < 0x80) {
+      // Runs of plain ASCII go to the table loop; references, escapes and tags one at a time.
+      i = startsSpecial(unit, tags) ? readSpecial(text, i, tags, out) : out.readAscii(text, i, stop, tags);
+    } else if (unit < 0xd800 || unit > 0xdfff) {
+      out.push(foldCodePoint(unit), i, i + 1); // CJK and the like: one cached fold per character
+      i++;
+    } else {
+      i = readSpecial(text, i, tags, out); // a surrogate pair, or a lone half
+    }
   }
   return i;
 }
