@@ -11,6 +11,8 @@
 //   shapes neutraliseMarkers on 4 MiB of each shape of test/agents/safety.test.ts's
 //          linearity test (prose, HTML, CJK, look-alikes, brackets, pipes), the fastest
 //          CPU time of --reps passes, so other text is seen too;
+//   thread 10 MiB of text sent to a thread that sends it back: the copies a thread of
+//          its own would cost the event loop, against which the slices were chosen;
 //   runs   --runs concurrent runs, each with one --run-mib MiB text attachment, taken
 //          through the worker's own path (userTurnOf: read the files, compose the turn,
 //          wrap it), as a gateway would run them at once; with the event loop's delay
@@ -77,7 +79,20 @@ async function childSizes(dist, mib, reps) {
     best = Math.min(best, cpuMs(since));
   }
   const after = memory();
+  // The same pass in 4 ms slices (builds that have them): what slicing costs.
+  let slicedMs = null;
+  const slices = await import(resolve(dist, 'util/work-slices.js')).catch(() => undefined);
+  if (slices && !error) {
+    const { neutralising } = await import(resolve(dist, 'agents/neutralise.js'));
+    slicedMs = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < reps; i++) {
+      const since = process.cpuUsage();
+      await slices.runInSlices(neutralising(text));
+      slicedMs = Math.min(slicedMs, cpuMs(since));
+    }
+  }
   return {
+    slicedMs,
     cpuMs: error ? null : best,
     nsPerByte: error ? null : (best * 1e6) / text.length,
     peakGrowthMiB: after.peakMiB - before.rssMiB,
@@ -115,6 +130,35 @@ async function childShapes(dist, reps) {
     result[shape] = best;
   }
   return result;
+}
+
+/**
+ * The alternative to slices: what handing the text to a thread and back costs the event
+ * loop, for an echo thread that does nothing with it (docs/untrusted-content.md, "Why
+ * slices, not a thread").
+ */
+async function childThread(mib, reps) {
+  const { Worker } = await import('node:worker_threads');
+  const thread = new Worker(
+    "require('node:worker_threads').parentPort.on('message', (text) => require('node:worker_threads').parentPort.postMessage(text));",
+    { eval: true },
+  );
+  await new Promise((online) => thread.once('online', online));
+  const text = lookalikes(mib);
+  const sends = [];
+  const trips = [];
+  for (let i = 0; i < reps; i++) {
+    const started = performance.now();
+    thread.postMessage(text);
+    sends.push(performance.now() - started);
+    await new Promise((back) => thread.once('message', back));
+    trips.push(performance.now() - started);
+  }
+  await thread.terminate();
+  return {
+    sendMs: [Math.min(...sends), Math.max(...sends)],
+    tripMs: [Math.min(...trips), Math.max(...trips)],
+  };
 }
 
 async function childRuns(dist, runs, mib) {
@@ -171,7 +215,9 @@ if (values.child) {
       ? await childSizes(dist, ...args)
       : kind === 'shapes'
         ? await childShapes(dist, ...args)
-        : await childRuns(dist, ...args.map(Number));
+        : kind === 'thread'
+          ? await childThread(...args)
+          : await childRuns(dist, ...args.map(Number));
   console.log(JSON.stringify(result));
   process.exit(0);
 }
@@ -194,13 +240,13 @@ const runs = Number(values.runs);
 const runMib = Number(values['run-mib']);
 
 console.log(`neutraliseMarkers on N MiB of look-alikes (fastest of ${reps}), Node ${process.version}`);
-console.log('| build | MiB | CPU ms | ns/byte | peak RSS growth MiB | error |');
-console.log('| --- | ---: | ---: | ---: | ---: | --- |');
+console.log('| build | MiB | CPU ms | ns/byte | in slices, CPU ms | peak RSS growth MiB | error |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- |');
 for (const dist of values.dist) {
   for (const mib of sizes) {
     const r = inChild(['sizes', resolve(dist), mib, reps]);
     console.log(
-      `| ${dist} | ${mib} | ${fixed(r.cpuMs)} | ${fixed(r.nsPerByte)} | ${fixed(r.peakGrowthMiB)} | ${r.error ?? ''} |`,
+      `| ${dist} | ${mib} | ${fixed(r.cpuMs)} | ${fixed(r.nsPerByte)} | ${fixed(r.slicedMs)} | ${fixed(r.peakGrowthMiB)} | ${r.error ?? ''} |`,
     );
   }
 }
@@ -215,6 +261,14 @@ for (const dist of values.dist) {
     `| ${dist} | ${Object.keys(SHAPE_UNITS)
       .map((shape) => cell(r[shape]))
       .join(' | ')} |`,
+  );
+}
+console.log();
+{
+  const r = inChild(['thread', '', 10, reps]);
+  const range = ([low, high]) => `${fixed(low, 1)}–${fixed(high, 1)}`;
+  console.log(
+    `10 MiB of text to a thread and back (${reps} times): postMessage held the loop ${range(r.sendMs)} ms, round trip ${range(r.tripMs)} ms`,
   );
 }
 console.log();
