@@ -96,16 +96,21 @@ const isHighSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
 /** Spans replaced between two yields (each join copies their text once). */
 const SPANS_PER_JOIN = 4096;
 
-/** `text` with every span replaced by MARKER_REMOVED, joined a few thousand spans at a time. */
+/**
+ * `text` with every span replaced by MARKER_REMOVED, joined a few thousand
+ * spans at a time. The joined parts are concatenated, not joined again: the
+ * result is a rope that whoever reads it whole (the provider's request body)
+ * flattens once, instead of one more copy of the whole text here, in one
+ * piece on the event loop (30 ms for 10 MiB on the loaded 2-core machine).
+ */
 function* replaced(text: string, spans: SpanList): Work<string> {
   if (spans.length === 0) return text;
-  const joined: string[] = [];
+  let out = '';
   for (let first = 0; first < spans.length; first += SPANS_PER_JOIN) {
-    joined.push(withRemoved(text, spans, first, Math.min(spans.length, first + SPANS_PER_JOIN)));
+    out += withRemoved(text, spans, first, Math.min(spans.length, first + SPANS_PER_JOIN));
     yield;
   }
-  joined.push(text.slice(spans.to(spans.length - 1)));
-  return joined.join('');
+  return out + text.slice(spans.to(spans.length - 1));
 }
 
 /** The text before each of the spans `first` to `last - 1` (after the one before it), each followed by MARKER_REMOVED. */
