@@ -17,18 +17,30 @@
  * `\x3C`, `%3C`): a model reads those too.
  *
  * One pass, one table lookup per character (cached per code point): linear in
- * the length of the text.
+ * the length of the text. The pass yields every few thousand characters
+ * (`readSkeleton`), so a long text can be read in slices between which the
+ * event loop runs (util/work-slices.ts); `skeletonOf` reads it at once.
  */
 import { decodeHTML } from 'entities';
+import { runToEnd, type Work } from '../util/work-slices.js';
 import { foldCodePoint, OTHER } from './confusables.js';
 
 export interface Skeleton {
-  /** The folded text, separators left out. */
-  text: string;
+  /** The folded text, separators left out, as character codes: `chars[0 … length)`. */
+  chars: Uint8Array;
+  length: number;
   /** For skeleton position i: the original text's [start[i], end[i]) that produced it. */
-  start: readonly number[];
-  end: readonly number[];
+  start: Int32Array;
+  end: Int32Array;
+  /**
+   * Whether the text opens an HTML tag or comment (`<b`, `</b`, `<!--`), so that
+   * the reading with tags as separators is needed too. Set by the default reading only.
+   */
+  hasTags: boolean;
 }
+
+/** Code units of the text read between two yields of the pass. */
+const STEP = 16_384;
 
 const AMPERSAND = 0x26;
 const BACKSLASH = 0x5c;
@@ -55,42 +67,82 @@ const ASCII_SECOND = Uint8Array.from(ASCII, (fold) => fold.charCodeAt(1) || 0);
 const TAG = /<(?:\/?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>]{0,500})?\/?|!--[\s\S]{0,500}?--)>/y;
 const LESS_THAN = 0x3c;
 
-export function skeletonOf(text: string, options: { tagsAsSeparators?: boolean } = {}): Skeleton {
-  const out = new Builder(text.length);
+/** The skeleton of `text`, read at once. */
+export function skeletonOf(text: string, options: ReadOptions = {}): Skeleton {
+  return runToEnd(readSkeleton(text, options));
+}
+
+export interface ReadOptions {
+  tagsAsSeparators?: boolean;
+  /**
+   * A skeleton nothing reads any more, whose arrays this reading may take
+   * (the second reading of a text takes the first one's): one set of arrays
+   * per pass, not two.
+   */
+  reuse?: Skeleton;
+}
+
+/**
+ * The skeleton of `text`, read as a pass that yields every `STEP` code units.
+ * The loop itself is an ordinary function called once per step: V8 does not
+ * optimise a long loop inside a generator while it runs (no on-stack
+ * replacement there), which made the pass 2–3× slower.
+ */
+export function* readSkeleton(text: string, options: ReadOptions = {}): Work<Skeleton> {
+  const tags = options.tagsAsSeparators === true;
+  const out = new Builder(text.length, options.reuse);
   let i = 0;
   while (i < text.length) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0x80 && !startsSpecial(unit, options.tagsAsSeparators === true)) {
-      const first = ASCII_FIRST[unit] as number;
-      if (first !== 0) {
-        out.pushCode(first, i, i + 1);
-        const second = ASCII_SECOND[unit] as number;
-        if (second !== 0) out.pushCode(second, i, i + 1);
-      }
-      i++;
-      continue;
-    }
-    const code = text.codePointAt(i) as number;
-    if (code === LESS_THAN && options.tagsAsSeparators) {
-      TAG.lastIndex = i;
-      if (TAG.test(text)) {
-        i = TAG.lastIndex;
-        continue;
-      }
-    }
-    if (code === AMPERSAND || code === BACKSLASH || code === PERCENT) {
-      const next = code === AMPERSAND ? readReference(text, i, out) : readEscape(text, i, out);
-      if (next > i) {
-        i = next;
-        continue;
-      }
-    }
-    const width = code > 0xffff ? 2 : 1;
-    out.push(code < 0x80 ? (ASCII[code] as string) : foldCodePoint(code), i, i + width);
-    i += width;
+    i = readStretch(text, i, Math.min(text.length, i + STEP), tags, out);
+    if (i < text.length) yield;
   }
   return out.finish();
 }
+
+/** Reads the text from `i` until at least `stop` into `out`; returns where it stopped. */
+function readStretch(text: string, i: number, stop: number, tags: boolean, out: Builder): number {
+  while (i < stop) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) {
+      // Runs of plain ASCII go to the table loop; references, escapes and tags one at a time.
+      i = startsSpecial(unit, tags) ? readSpecial(text, i, tags, out) : out.readAscii(text, i, stop, tags);
+    } else if (unit < 0xd800 || unit > 0xdfff) {
+      out.push(foldCodePoint(unit), i, i + 1); // CJK and the like: one cached fold per character
+      i++;
+    } else {
+      i = readSpecial(text, i, tags, out); // a surrogate pair, or a lone half
+    }
+  }
+  return i;
+}
+
+/** Folds the character (or tag, reference, escape) at `i` into `out`; returns where the next one starts. */
+function readSpecial(text: string, i: number, tags: boolean, out: Builder): number {
+  const code = text.codePointAt(i) as number;
+  if (code === LESS_THAN && tags) {
+    TAG.lastIndex = i;
+    if (TAG.test(text)) return TAG.lastIndex;
+  }
+  if (code === AMPERSAND || code === BACKSLASH || code === PERCENT) {
+    const next = code === AMPERSAND ? readReference(text, i, out) : readEscape(text, i, out);
+    if (next > i) return next;
+  }
+  const width = code > 0xffff ? 2 : 1;
+  out.push(code < 0x80 ? (ASCII[code] as string) : foldCodePoint(code), i, i + width);
+  return i + width;
+}
+
+/** Whether the `<` at `at` opens an HTML tag or comment: `<b`, `</b`, `<!--`. */
+function opensTag(text: string, at: number): boolean {
+  const next = text.charCodeAt(at + 1);
+  if (isAsciiLetter(next)) return true;
+  if (next === SLASH) return isAsciiLetter(text.charCodeAt(at + 2));
+  return next === BANG && text.startsWith('--', at + 2);
+}
+
+const isAsciiLetter = (code: number) => (code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a;
+const SLASH = 0x2f;
+const BANG = 0x21;
 
 /** An ASCII character that may start a reference, an escape or (when read as separators) a tag. */
 function startsSpecial(code: number, tagsAsSeparators: boolean): boolean {
@@ -162,22 +214,62 @@ function decodeNamed(span: string): { decoded: string; length: number } {
   return result;
 }
 
+/** The arrays of a skeleton of up to `SPARE_CAPACITY` characters, kept for the next short text. */
+let spare: { chars: Uint8Array; start: Int32Array; end: Int32Array } | undefined;
 /**
- * Appends folded characters and their source spans. The spans are plain arrays
- * and the characters go to one buffer shared by every call (the text is copied
- * out as a string): allocating three typed arrays per call cost more than
- * building a 900-character skeleton.
+ * 64 Ki characters (576 KiB of arrays): what a short text needs. Allocating
+ * the three arrays cost a third of neutralising a 900-character payload; a
+ * longer text's arrays are its own and freed with it, so a large run leaves no
+ * memory behind.
+ */
+const SPARE_CAPACITY = 65_536;
+
+/**
+ * Gives a skeleton's arrays back for the next short text, once nothing reads
+ * the skeleton any more. Optional: arrays not given back are collected.
+ */
+export function releaseSkeleton(skeleton: Skeleton): void {
+  if (skeleton.chars.length === SPARE_CAPACITY) {
+    spare = { chars: skeleton.chars, start: skeleton.start, end: skeleton.end };
+  }
+}
+
+/**
+ * Appends folded characters and their source spans, in typed arrays sized for
+ * the text (a fold longer than its source, `m` as `rn`, doubles them): 9 bytes
+ * per skeleton character, written in place. Plain arrays grown by `push` cost
+ * about 100 ns per character on megabyte texts (their growth copies and the
+ * collector), 20× the rest of the pass.
  */
 class Builder {
-  private static scratch = new Uint8Array(4096);
-  private chars = Builder.scratch;
-  private readonly start: number[] = [];
-  private readonly end: number[] = [];
+  private chars: Uint8Array;
+  private start: Int32Array;
+  private end: Int32Array;
   private length = 0;
+  /** See `Skeleton.hasTags`. */
+  hasTags = false;
 
-  constructor(capacity: number) {
-    if (Builder.scratch.length < capacity + 16) Builder.scratch = new Uint8Array(capacity + 16);
-    this.chars = Builder.scratch;
+  constructor(capacity: number, reuse: Skeleton | undefined) {
+    if (reuse && reuse.chars.length >= capacity + 16) {
+      this.chars = reuse.chars;
+      this.start = reuse.start;
+      this.end = reuse.end;
+    } else if (capacity + 16 <= SPARE_CAPACITY) {
+      // Taken, not shared: a pass that runs in slices never finds another's arrays here.
+      const arrays = spare ?? {
+        chars: new Uint8Array(SPARE_CAPACITY),
+        start: new Int32Array(SPARE_CAPACITY),
+        end: new Int32Array(SPARE_CAPACITY),
+      };
+      spare = undefined;
+      this.chars = arrays.chars;
+      this.start = arrays.start;
+      this.end = arrays.end;
+    } else {
+      this.chars = new Uint8Array(capacity + 16);
+      this.start = new Int32Array(capacity + 16);
+      this.end = new Int32Array(capacity + 16);
+    }
   }
 
   push(folded: string, from: number, to: number): void {
@@ -185,31 +277,74 @@ class Builder {
   }
 
   pushCode(char: number, from: number, to: number): void {
+    const length = this.length;
     // Consecutive breaks are one break: widen the previous one instead.
-    if (char === OTHER_CODE && this.length > 0 && this.chars[this.length - 1] === OTHER_CODE) {
-      this.end[this.length - 1] = to;
+    if (char === OTHER_CODE && length > 0 && this.chars[length - 1] === OTHER_CODE) {
+      this.end[length - 1] = to;
       return;
     }
-    if (this.length === this.chars.length) this.grow();
-    this.chars[this.length] = char;
-    this.start.push(from);
-    this.end.push(to);
-    this.length++;
+    if (length === this.chars.length) this.grow();
+    this.chars[length] = char;
+    this.start[length] = from;
+    this.end[length] = to;
+    this.length = length + 1;
+  }
+
+  /**
+   * Folds the ASCII characters from `i` on, up to `stop` or the first one that
+   * needs more than a table read (one that may start a reference, an escape or
+   * a tag, or any non-ASCII character); returns where it stopped. The common
+   * case, so it works on locals: each character a table read and three stores.
+   */
+  readAscii(text: string, i: number, stop: number, tags: boolean): number {
+    let { chars, start, end, length } = this;
+    for (; i < stop; i++) {
+      const unit = text.charCodeAt(i);
+      if (unit >= 0x80 || startsSpecial(unit, tags)) break;
+      if (unit === LESS_THAN && !this.hasTags) this.hasTags = opensTag(text, i);
+      const first = ASCII_FIRST[unit] as number;
+      if (first === 0) continue;
+      if (length + 2 > chars.length) {
+        this.length = length;
+        this.grow();
+        ({ chars, start, end } = this);
+      }
+      if (first === OTHER_CODE && length > 0 && chars[length - 1] === OTHER_CODE) {
+        end[length - 1] = i + 1; // consecutive breaks are one break (see pushCode)
+        continue;
+      }
+      chars[length] = first;
+      start[length] = i;
+      end[length] = i + 1;
+      length++;
+      // Only `m` folds to two characters (`rn`), both letters.
+      const second = ASCII_SECOND[unit] as number;
+      if (second !== 0) {
+        chars[length] = second;
+        start[length] = i;
+        end[length] = i + 1;
+        length++;
+      }
+    }
+    this.length = length;
+    return i;
   }
 
   finish(): Skeleton {
-    return {
-      text: Buffer.from(this.chars.buffer, this.chars.byteOffset, this.length).toString('latin1'),
-      start: this.start,
-      end: this.end,
-    };
+    const { chars, start, end, length, hasTags } = this;
+    return { chars, length, start, end, hasTags };
   }
 
-  /** A fold longer than its source (`m` reads `rn`) can outgrow the text's length. */
   private grow(): void {
-    const chars = new Uint8Array(this.chars.length * 2);
+    const size = this.chars.length * 2;
+    const chars = new Uint8Array(size);
     chars.set(this.chars);
+    const start = new Int32Array(size);
+    start.set(this.start);
+    const end = new Int32Array(size);
+    end.set(this.end);
     this.chars = chars;
-    Builder.scratch = chars;
+    this.start = start;
+    this.end = end;
   }
 }

@@ -240,7 +240,7 @@ export class RunWorker {
     // is recorded, so a stream shows them before its `finished` event.
     const deltas = run.stream ? this.deps.deltas?.open(run.id) : undefined;
     try {
-      const turn = await userTurnOf(store, run);
+      const turn = await userTurnOf(store, run, { signal });
       userTurn = turn.transcript;
       reply = await runTurn(
         {
