@@ -235,10 +235,13 @@ export class SqliteStore implements Store {
     );
     // IMMEDIATE takes the write lock up front, so a lock held by another
     // process is waited out (busy_timeout) instead of failing at once.
+    const walSync = this.walSync;
     this.accepts = new GroupCommit((batch) => commitBatch.immediate(batch), {
       wrapError: (error) => new StoreUnavailableError(error),
       // The cache may hold an event of the rolled-back transaction.
       onFailure: () => this.newestPending.clear(),
+      // On "full", a batch is answered once the WAL holding it is synced (wal-sync.ts).
+      durable: walSync ? () => walSync.covered() : undefined,
     });
   }
 
@@ -343,14 +346,12 @@ export class SqliteStore implements Store {
     return { kind: 'committed', committed, answer };
   }
 
-  async accept(
+  accept(
     actions: Action[],
     render: (committed: Committed[]) => StoredAnswer,
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult> {
-    const result = await this.accepts.submit({ actions, render, idempotency });
-    await this.durable();
-    return result;
+    return this.accepts.submit({ actions, render, idempotency });
   }
 
   /**

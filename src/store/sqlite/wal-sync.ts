@@ -8,16 +8,17 @@
  * whose answer must survive power loss then awaits `covered()`, which resolves
  * once an `fdatasync` of the WAL file that *started after the call* has
  * returned (Linux syncs a file's dirty pages whichever descriptor asks). The
- * sync runs on libuv's thread pool, so the event loop goes on reading and
- * committing the next requests meanwhile; they wait for the next sync, which
- * starts as soon as the one in flight returns — one sync per round, however
- * many commits it serves (group commit of the sync itself).
+ * sync runs on libuv's thread pool, so the event loop goes on reading requests
+ * meanwhile; the accepts' group commit (store/rules/group-commit.ts) commits the
+ * next batch once the sync returned, so the requests that arrived during a sync
+ * share one commit and then one sync — a round per sync, however many answers
+ * it serves.
  *
  * Why not `synchronous = FULL`: it fsyncs inside every COMMIT, on the event-loop
- * thread; measured on a 2-core machine with a busy disk, it halved /hooks/wake's
- * throughput (docs/performance.md). Torn or unsynced frames are what WAL
- * recovery already discards in NORMAL mode, so the file is never corrupted
- * either way; what the sync adds is that an answered commit is on the disk.
+ * thread, which reads no request meanwhile (docs/performance.md has both
+ * measured). Torn or unsynced frames are what WAL recovery already discards in
+ * NORMAL mode, so the file is never corrupted either way; what the sync adds is
+ * that an answered commit is on the disk.
  */
 import { closeSync, fdatasync, fstatSync, openSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
