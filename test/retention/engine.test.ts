@@ -22,9 +22,7 @@ let dir: string;
 let store: SqliteStore;
 beforeEach(() => {
   dir = tempDir('agentgate-retention-');
-  // "normal": the order tested below is that of commits (an accept between two batches);
-  // on "full" the accept's answer also waits for a WAL sync, on a thread of its own.
-  store = new SqliteStore({ path: join(dir, 'agentgate.db'), synchronous: 'normal' });
+  store = new SqliteStore({ path: join(dir, 'agentgate.db') });
 });
 afterEach(async () => {
   await store.close();

@@ -21,14 +21,6 @@ export interface GroupCommitOptions {
   wrapError: (error: unknown) => unknown;
   /** Told of every failed transaction, before the replay (caches drop what they hold). */
   onFailure?: (error: unknown) => void;
-  /**
-   * Awaited after a batch committed and before its items hear back: the engine's sync to
-   * the disk, when the commit itself does not sync (SQLite's WAL sync, docs/durability.md).
-   * The next batch commits only after it, so the requests arriving meanwhile form the next
-   * batch instead of a commit each. A failure refuses the batch's items (their commit may
-   * or may not be on the disk) and is never replayed: they are committed already.
-   */
-  durable?: () => Promise<void>;
 }
 
 export class GroupCommit<I, R> {
@@ -80,43 +72,26 @@ export class GroupCommit<I, R> {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
-    const outcomes = await this.commitOrReplay(batch);
-    if (this.options.durable) {
-      try {
-        await this.options.durable();
-      } catch (error) {
-        for (const one of batch) one.reject(this.options.wrapError(error));
-        return;
-      }
-    }
-    for (const [index, one] of batch.entries()) {
-      const outcome = outcomes[index] as Outcome<R>;
-      if (outcome.ok) one.resolve(outcome.result);
-      else one.reject(outcome.error);
-    }
-  }
-
-  /** The batch in one transaction; should it fail, each item in a transaction of its own. */
-  private async commitOrReplay(batch: readonly Pending<I, R>[]): Promise<Outcome<R>[]> {
+    let results: R[];
     try {
-      const results = await this.commit(batch.map((p) => p.item));
-      return results.map((result) => ({ ok: true, result }));
+      results = await this.commit(batch.map((p) => p.item));
     } catch (batchError) {
       this.options.onFailure?.(batchError);
-      if (batch.length === 1) return [{ ok: false, error: this.options.wrapError(batchError) }];
-      const outcomes: Outcome<R>[] = [];
+      if (batch.length === 1) {
+        (batch[0] as Pending<I, R>).reject(this.options.wrapError(batchError));
+        return;
+      }
       for (const one of batch) {
         try {
           const [result] = await this.commit([one.item]);
-          outcomes.push({ ok: true, result: result as R });
+          one.resolve(result as R);
         } catch (error) {
           this.options.onFailure?.(error);
-          outcomes.push({ ok: false, error: this.options.wrapError(error) });
+          one.reject(this.options.wrapError(error));
         }
       }
-      return outcomes;
+      return;
     }
+    for (const [index, one] of batch.entries()) one.resolve(results[index] as R);
   }
 }
-
-type Outcome<R> = { ok: true; result: R } | { ok: false; error: unknown };

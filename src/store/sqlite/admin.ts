@@ -175,8 +175,6 @@ export class SqliteAdmin implements AdminStore {
     private readonly db: Database.Database,
     /** The database file, whose disk the readiness probe checks for room. */
     private readonly path = ':memory:',
-    /** Resolves once what was committed is on the disk (docs/durability.md): a change is answered after it. */
-    private readonly durable: () => Promise<void> = async () => {},
   ) {
     this.s = {
       runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE id = ?'),
@@ -314,9 +312,7 @@ export class SqliteAdmin implements AdminStore {
       this.s.runDeliveryPending.run(channel, to, runId);
       return 'enqueued';
     });
-    const result = redeliver.immediate();
-    if (result === 'enqueued') await this.durable();
-    return result;
+    return redeliver.immediate();
   }
 
   async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {

@@ -2,10 +2,12 @@
  * The embedded default store: one SQLite file in WAL mode through better-sqlite3.
  *
  * Durability: `accept` resolves only after its transaction committed. With
- * `synchronous = FULL` (the default) the commit's WAL frames are synced to the disk
- * (fdatasync) before COMMIT returns, so an answered request survives power loss;
- * `synchronous = NORMAL` hands the WAL write to the OS only, which survives the
- * gateway process being killed but not the machine losing power (docs/durability.md).
+ * `synchronous = FULL` (the default) COMMIT returns once the WAL holding it is synced
+ * to the disk, so an answered request survives power loss, and group commit (below)
+ * shares that sync among the requests of a turn; `synchronous = NORMAL` hands the WAL
+ * write to the OS only, which survives the gateway process being killed but not the
+ * machine losing power (docs/durability.md, and docs/performance.md for why the sync
+ * stays inside COMMIT rather than on a thread of its own).
  *
  * Group commit (store/rules/group-commit.ts): accepts that arrive in the same
  * event-loop turn are committed together in one transaction, and so are run
@@ -54,7 +56,6 @@ import { SqliteRoutes } from './routes.js';
 import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
-import { WalSync } from './wal-sync.js';
 import { WriterLock } from './writer-lock.js';
 
 export interface SqliteStoreOptions {
@@ -63,8 +64,6 @@ export interface SqliteStoreOptions {
   synchronous?: 'normal' | 'full';
   /** How long a write waits for a lock held by another process before giving up (ms). */
   busyTimeoutMs?: number;
-  /** Replaces fdatasync(2) of the WAL on "full" (tests hold and count it). */
-  syncWal?: (fd: number) => Promise<void>;
 }
 
 interface PendingAccept {
@@ -96,8 +95,6 @@ export class SqliteStore implements Store {
   private readonly writerLock: WriterLock;
   private readonly db: Database.Database;
   private readonly checkpointer: WalCheckpointer;
-  /** With `synchronous: "full"`: the WAL sync an answered change waits for (wal-sync.ts). */
-  private readonly walSync: WalSync | undefined;
   private readonly statements;
   /** Accepts arriving in the same event-loop turn commit together. */
   private readonly accepts: GroupCommit<PendingAccept, AcceptResult>;
@@ -126,17 +123,13 @@ export class SqliteStore implements Store {
       createPrivateFile(options.path); // 0600, and so are the -wal and -shm SQLite makes from it
       opened = new Database(options.path);
       opened.pragma('journal_mode = WAL');
-      // NORMAL on the connection in both modes: "full" syncs the WAL off the event loop
-      // before an answer instead of inside every COMMIT (wal-sync.ts).
-      opened.pragma('synchronous = NORMAL');
+      opened.pragma(`synchronous = ${synchronous}`);
       opened.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 2000}`);
       opened.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
       opened.pragma(`journal_size_limit = ${WAL_FILE_LIMIT_BYTES}`);
       opened.pragma('mmap_size = 268435456');
       this.db = opened;
       this.migrate();
-      // After the migrations: the connection has read the database, so its WAL file exists.
-      this.walSync = synchronous === 'FULL' ? new WalSync(`${options.path}-wal`, options.syncWal) : undefined;
     } catch (error) {
       if (opened?.open) opened.close();
       this.writerLock.release();
@@ -199,7 +192,7 @@ export class SqliteStore implements Store {
     };
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
-    this.admin = new SqliteAdmin(db, options.path, () => this.durable());
+    this.admin = new SqliteAdmin(db, options.path);
     const alerts = new SqliteAlerts(db);
     this.alerts = alerts;
     const callbacks = new SqliteCallbacks(db, alerts);
@@ -235,13 +228,10 @@ export class SqliteStore implements Store {
     );
     // IMMEDIATE takes the write lock up front, so a lock held by another
     // process is waited out (busy_timeout) instead of failing at once.
-    const walSync = this.walSync;
     this.accepts = new GroupCommit((batch) => commitBatch.immediate(batch), {
       wrapError: (error) => new StoreUnavailableError(error),
       // The cache may hold an event of the rolled-back transaction.
       onFailure: () => this.newestPending.clear(),
-      // On "full", a batch is answered once the WAL holding it is synced (wal-sync.ts).
-      durable: walSync ? () => walSync.covered() : undefined,
     });
   }
 
@@ -354,19 +344,6 @@ export class SqliteStore implements Store {
     return this.accepts.submit({ actions, render, idempotency });
   }
 
-  /**
-   * Resolves once every commit made so far is on the disk ("full"), at once on "normal".
-   * A sync that fails leaves the commit's fate to the disk: the answer is 503, never a 2xx.
-   */
-  private async durable(): Promise<void> {
-    if (!this.walSync) return;
-    try {
-      await this.walSync.covered();
-    } catch (error) {
-      throw new StoreUnavailableError(error);
-    }
-  }
-
   async getRun(runId: string): Promise<RunView | undefined> {
     const row = this.statements.getRun.get(runId);
     if (!row) return undefined;
@@ -429,7 +406,6 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.accepts.drain();
     await this.runs.drain();
-    await this.walSync?.close();
     // First, so the gateway's connection is the last one and its close checkpoints the rest.
     await this.checkpointer.stop();
     if (this.db.open) this.db.close();

@@ -50,51 +50,6 @@ describe('GroupCommit', () => {
     expect(failures).toHaveLength(2);
   });
 
-  it('with durable, a batch hears back after it; what arrives meanwhile is the next batch', async () => {
-    const batches: number[][] = [];
-    const syncs: (() => void)[] = [];
-    const group = new GroupCommit<number, number>(
-      (items) => {
-        batches.push([...items]);
-        return items.map((n) => n * 10);
-      },
-      { wrapError, durable: () => new Promise<void>((resolve) => syncs.push(resolve)) },
-    );
-    const first = [1, 2].map((n) => group.submit(n));
-    while (syncs.length === 0) await new Promise((resolve) => setImmediate(resolve));
-    let answered = false;
-    void Promise.all(first).then(() => (answered = true));
-    // Arriving during the sync: not committed until it returns, then together.
-    const second = [3, 4, 5].map((n) => group.submit(n));
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(answered).toBe(false);
-    expect(batches).toEqual([[1, 2]]);
-    syncs[0]?.();
-    expect(await Promise.all(first)).toEqual([10, 20]);
-    while (syncs.length === 1) await new Promise((resolve) => setImmediate(resolve));
-    expect(batches).toEqual([
-      [1, 2],
-      [3, 4, 5],
-    ]);
-    syncs[1]?.();
-    expect(await Promise.all(second)).toEqual([30, 40, 50]);
-  });
-
-  it('a failed durable refuses the whole batch and replays nothing (it is committed)', async () => {
-    let commits = 0;
-    const group = new GroupCommit<number, number>(
-      (items) => {
-        commits++;
-        return items.map((n) => n);
-      },
-      { wrapError, durable: () => Promise.reject(new Error('EIO')) },
-    );
-    const results = await Promise.allSettled([1, 2, 3].map((n) => group.submit(n)));
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
-    expect((results[0] as PromiseRejectedResult).reason).toBeInstanceOf(Wrapped);
-    expect(commits).toBe(1);
-  });
-
   it('drain waits for everything submitted, the batch in flight included', async () => {
     let committed = 0;
     const group = new GroupCommit<number, void>(
