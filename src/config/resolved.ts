@@ -1,4 +1,4 @@
-import type { ResolvedStore } from '../store/engines/registry.js';
+import type { ResolvedStore } from '../store/drivers/registry.js';
 import type {
   AgentConfig,
   AlertsConfig,

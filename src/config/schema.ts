@@ -4,8 +4,8 @@
  * silently disable a security setting.
  */
 import { z } from 'zod';
-import { RETENTION_DEFAULTS } from '../store/engine.js';
-import { storeConfigSchema } from '../store/engines/registry.js';
+import { RETENTION_DEFAULTS } from '../store/driver.js';
+import { storeConfigSchema } from '../store/drivers/registry.js';
 import { ALERT_EVENTS } from '../store/types.js';
 
 export const CHANNEL_IDS = [

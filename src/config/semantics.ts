@@ -4,7 +4,7 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { resolveStore } from '../store/engines/registry.js';
+import { resolveStore } from '../store/drivers/registry.js';
 import { callbackConfigProblems } from './callback-rules.js';
 import {
   hookTokenRules,

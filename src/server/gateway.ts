@@ -28,7 +28,7 @@ import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { MeteredLimiter } from '../metrics/metered-limiter.js';
 import { startTracing } from '../observability/tracing.js';
 import { RetentionEngine } from '../retention/engine.js';
-import { openStore } from '../store/engines/registry.js';
+import { openStore } from '../store/drivers/registry.js';
 import type { Store } from '../store/types.js';
 import { DeltaHub } from '../streaming/run-deltas.js';
 import { buildApp } from './app.js';

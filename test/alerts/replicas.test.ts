@@ -11,7 +11,7 @@ import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 import { parseExposition, seriesOf } from '../metrics/exposition.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 const BOT = '777:alerts-replicas-token';
 const ALERT_CHAT = 4242;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type CallbackReceiver, startCallbackReceiver } from '../fakes/callback-receiver.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;

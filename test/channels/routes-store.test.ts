@@ -1,11 +1,11 @@
 /**
  * The last route keeps the full recipient form (docs/recipients.md, "Recipient
- * forms of `to`") in both store engines: a Telegram topic, a Slack thread, a DM
+ * forms of `to`") in both store drivers: a Telegram topic, a Slack thread, a DM
  * or a group comes back exactly as it was delivered to, so `channel: "last"`
  * and heartbeat replies reach the same place.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINES } from '../store/engines.js';
+import { DRIVERS } from '../store/drivers.js';
 
 const MAIN = 'agent:main:main';
 const FORMS: [string, string][] = [
@@ -22,18 +22,18 @@ const FORMS: [string, string][] = [
   ['msteams', 'conversation:19:abc@thread.v2'],
 ];
 
-describe.each(ENGINES)('last route on $name', (engine) => {
+describe.each(DRIVERS)('last route on $name', (driver) => {
   beforeAll(async () => {
-    await engine.setup();
-    await engine.reset();
+    await driver.setup();
+    await driver.reset();
   });
   afterAll(async () => {
-    await engine.closeAll();
-    await engine.teardown();
+    await driver.closeAll();
+    await driver.teardown();
   });
 
   it('round-trips every recipient form unchanged', async () => {
-    const store = engine.open();
+    const store = driver.open();
     let now = Date.UTC(2026, 0, 1);
     for (const [channel, to] of FORMS) {
       await store.sessions.setRoute(MAIN, { channel, to }, now++);

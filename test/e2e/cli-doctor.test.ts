@@ -28,7 +28,7 @@ import { startFakeWhatsApp } from '../fakes/whatsapp.js';
 import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 const SECRETS = {
   openai: 'sk-doctor-openai-key-0001',

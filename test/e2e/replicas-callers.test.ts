@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { HOOK_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { sleep } from '../helpers/wait.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 describe.runIf(PG_ENABLED)('waitForCompletion and run status across two replicas', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -17,7 +17,7 @@ import { type RunningCli, startCli } from '../helpers/cli.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, tempDir, writeConfig } from '../helpers/gateway.js';
 import type { Json } from '../helpers/loop-gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 const BOT = '777:replica-test-token';
 const CHAT = 4242;

@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOOK_TOKEN } from '../helpers/gateway.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 import { reportFigure } from './support/figures.js';
 import { GatewayProcess } from './support/gateway-process.js';
 import { post } from './support/load.js';

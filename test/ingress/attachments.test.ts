@@ -9,7 +9,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, HOOK_TOKEN, startTestGateway, type TestGateway, tempDir } from '../helpers/gateway.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 import { expectError, expectInvalidPayload } from './support.js';
 
 const PNG = Buffer.from(

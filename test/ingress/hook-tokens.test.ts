@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { baseConfig, HOOK_TOKEN, merge, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { parseExposition, seriesOf } from '../metrics/exposition.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 const GITHUB = 'github-token-0123456789abcdef01234567';
 const CI = 'ci-token-0123456789abcdef0123456789ab';

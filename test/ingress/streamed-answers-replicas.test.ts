@@ -11,7 +11,7 @@ import type { PgStore } from '../../src/store/postgres/pg-store.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { isStream, postStream } from '../helpers/sse.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 const PIECES = 40;
 

@@ -17,7 +17,7 @@ import { type FakeOtlp, SPAN_KIND_CONSUMER, startFakeOtlp } from '../fakes/otlp.
 import { type RunningCli, startCli } from '../helpers/cli.js';
 import { HOOK_TOKEN, tempDir, writeConfig } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 const CALLER_SPAN = '00f067aa0ba902b7';
 

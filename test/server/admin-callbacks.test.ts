@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunCompletion, Store } from '../../src/store/types.js';
 import { HOOK_TOKEN, readAnswer, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectError, expectInvalidPayload } from '../ingress/support.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const STORES = PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);

@@ -20,7 +20,7 @@ import {
 } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { expectError, expectInvalidPayload } from '../ingress/support.js';
-import { createTestDatabase, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
 const TELEGRAM = { botToken: '123456:TEST-token', apiBaseUrl: 'http://127.0.0.1:9' };
 

@@ -22,7 +22,7 @@ import { registerReadiness } from '../../src/server/readiness.js';
 import { readAnswer, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { expectError } from '../ingress/support.js';
-import { createTestDatabase, PG_ADMIN_URL, PG_ENABLED } from '../store/engines.js';
+import { createTestDatabase, PG_ADMIN_URL, PG_ENABLED } from '../store/drivers.js';
 
 /** A TCP relay to the PostgreSQL server: `cut` drops every connection and stops listening, `open` listens again on the same port. */
 class Relay {

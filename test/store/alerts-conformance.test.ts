@@ -1,5 +1,5 @@
 /**
- * Store conformance for alerts (docs/alerts.md), the same tests for every engine (engines.ts):
+ * Store conformance for alerts (docs/alerts.md), the same tests for every driver (drivers.ts):
  * an alert is enqueued with the failure it reports — a run's completion, a reply's failed
  * delivery, a callback's failed end — only when that write is recorded; an alert message ends
  * alone (no record, no route, no alert of its own); past `maxPerHour` in a rolling hour alerts
@@ -20,7 +20,7 @@ import type {
   RunCompletion,
   Store,
 } from '../../src/store/types.js';
-import { ENGINES } from './engines.js';
+import { DRIVERS } from './drivers.js';
 
 const MAIN = 'agent:main:main';
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
@@ -117,15 +117,15 @@ const summaryOf = (counts: AlertCounts, total: number) => ({
   text: `${total} more: ${counts['run.failed']} run.failed, ${counts['delivery.failed']} delivery.failed, ${counts['callback.failed']} callback.failed`,
 });
 
-describe.each(ENGINES)('Store conformance, alerts: $name', (engine) => {
+describe.each(DRIVERS)('Store conformance, alerts: $name', (driver) => {
   let store: Store;
-  beforeAll(() => engine.setup(), 30_000);
-  afterAll(() => engine.teardown(), 30_000);
+  beforeAll(() => driver.setup(), 30_000);
+  afterAll(() => driver.teardown(), 30_000);
   beforeEach(async () => {
-    await engine.reset();
-    store = engine.open();
+    await driver.reset();
+    store = driver.open();
   });
-  afterEach(() => engine.closeAll());
+  afterEach(() => driver.closeAll());
 
   it("a failed run's alert is committed with its completion: one pending outbox item of kind alert", async () => {
     const { run, outcome } = await failedRun(store, T0 + 5000);
@@ -279,9 +279,9 @@ describe.each(ENGINES)('Store conformance, alerts: $name', (engine) => {
     expect(await alertHeads(store)).toHaveLength(1);
   });
 
-  if (engine.replicas) {
+  if (driver.replicas) {
     it('two replicas failing at the same moment: the cap holds across them', async () => {
-      const other = engine.open();
+      const other = driver.open();
       const runs = Array.from({ length: 10 }, () => agent().run);
       await store.accept(
         runs.map((run) => ({ kind: 'agent', run })),
@@ -310,7 +310,7 @@ describe.each(ENGINES)('Store conformance, alerts: $name', (engine) => {
     });
 
     it("two replicas' concurrent failed deliveries and callbacks: exactly maxPerHour messages", async () => {
-      const other = engine.open();
+      const other = driver.open();
       const runs = Array.from(
         { length: 8 },
         () => agent({ deliver: true, channel: 'telegram', to: '42' }).run,

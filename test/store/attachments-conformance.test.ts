@@ -1,13 +1,13 @@
 /**
  * Store conformance for attachments (docs/attachments.md), the same tests for every
- * engine (engines.ts): the files are committed with their run in the accept's
+ * driver (drivers.ts): the files are committed with their run in the accept's
  * transaction (and not at all when the accept commits nothing), read back in order
  * and byte for byte, shown on every view of the run, copied by a retry's accept, and
  * deleted by retention with their run — never while the run is unfinished.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Attachment, NewRun, RunCompletion, Store } from '../../src/store/types.js';
-import { ENGINES } from './engines.js';
+import { DRIVERS } from './drivers.js';
 
 const MAIN = 'agent:main:main';
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
@@ -73,15 +73,15 @@ function completion(run: NewRun): RunCompletion {
   };
 }
 
-describe.each(ENGINES)('Store conformance, attachments: $name', (engine) => {
+describe.each(DRIVERS)('Store conformance, attachments: $name', (driver) => {
   let store: Store;
-  beforeAll(() => engine.setup(), 30_000);
-  afterAll(() => engine.teardown(), 30_000);
+  beforeAll(() => driver.setup(), 30_000);
+  afterAll(() => driver.teardown(), 30_000);
   beforeEach(async () => {
-    await engine.reset();
-    store = engine.open();
+    await driver.reset();
+    store = driver.open();
   });
-  afterEach(() => engine.closeAll());
+  afterEach(() => driver.closeAll());
 
   const accept = async (run: NewRun) => {
     const result = await store.accept([{ kind: 'agent', run }], render);

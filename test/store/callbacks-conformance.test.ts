@@ -1,6 +1,6 @@
 /**
  * Store conformance for completion callbacks (docs/callers.md), the same tests for
- * every engine (engines.ts): a callback is written with its run, due only once
+ * every driver (drivers.ts): a callback is written with its run, due only once
  * the run's result is final (at completion, or when its delivery settles),
  * leased per attempt, retried at its time, ended once, and shown on RunView.
  * PostgreSQL also runs the replica tests: one attempt per callback across two
@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Action, CallbackItem, NewRun, RunCompletion, Store } from '../../src/store/types.js';
-import { ENGINES } from './engines.js';
+import { DRIVERS } from './drivers.js';
 
 const MAIN = 'agent:main:main';
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
@@ -75,15 +75,15 @@ async function finished(store: Store, run: NewRun, over: Partial<RunCompletion> 
   expect(await store.runs.completeRun(completion(run, 'worker', over))).toBe(true);
 }
 
-describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine) => {
+describe.each(DRIVERS)('Store conformance, completion callbacks: $name', (driver) => {
   let store: Store;
-  beforeAll(() => engine.setup(), 30_000);
-  afterAll(() => engine.teardown(), 30_000);
+  beforeAll(() => driver.setup(), 30_000);
+  afterAll(() => driver.teardown(), 30_000);
   beforeEach(async () => {
-    await engine.reset();
-    store = engine.open();
+    await driver.reset();
+    store = driver.open();
   });
-  afterEach(() => engine.closeAll());
+  afterEach(() => driver.closeAll());
 
   it('a run without callbackUrl shows "none"; with one, "pending" from acceptance and not due before it finishes', async () => {
     const plain = agent({ callbackUrl: null });
@@ -313,7 +313,7 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
     );
   });
 
-  if (engine.name === 'sqlite') {
+  if (driver.name === 'sqlite') {
     it('(one process per file) a lease left by an earlier owner is taken over at once after a restart', async () => {
       const { run } = agent();
       await finished(store, run);
@@ -322,9 +322,9 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
     });
   }
 
-  if (engine.replicas) {
+  if (driver.replicas) {
     it('two replicas claiming at once: each due callback goes to exactly one', async () => {
-      const other = engine.open();
+      const other = driver.open();
       const runs = Array.from({ length: 6 }, () => agent().run);
       for (const run of runs) await finished(store, run);
       const [a, b] = await Promise.all([
@@ -336,7 +336,7 @@ describe.each(ENGINES)('Store conformance, completion callbacks: $name', (engine
     });
 
     it('a replica that died mid-attempt: its lease expires and another replica sends the attempt', async () => {
-      const other = engine.open();
+      const other = driver.open();
       const { run } = agent();
       await finished(store, run);
       const [held] = await store.callbacks.claimCallbacks('dead', T0 + 5000, LEASE, 10);

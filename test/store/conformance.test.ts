@@ -1,8 +1,8 @@
 /**
- * One Store conformance suite, the same tests for every engine (see engines.ts):
+ * One Store conformance suite, the same tests for every driver (see drivers.ts):
  * accept, coalescing, idempotency, event paging, the run queue (leases, order
  * per session key, completion), sessions, heartbeats and the delivery outbox.
- * Engines whose stores act as replicas (PostgreSQL) also run the cross-replica
+ * Drivers whose stores act as replicas (PostgreSQL) also run the cross-replica
  * tests: two stores on one database, as two replicas would be.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import type {
   Store,
   StoredAnswer,
 } from '../../src/store/types.js';
-import { ENGINES } from './engines.js';
+import { DRIVERS } from './drivers.js';
 
 const MAIN = 'agent:main:main';
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
@@ -100,15 +100,15 @@ function completion(
   } satisfies RunCompletion;
 }
 
-describe.each(ENGINES)('Store conformance: $name', (engine) => {
+describe.each(DRIVERS)('Store conformance: $name', (driver) => {
   let store: Store;
-  beforeAll(() => engine.setup(), 30_000);
-  afterAll(() => engine.teardown(), 30_000);
+  beforeAll(() => driver.setup(), 30_000);
+  afterAll(() => driver.teardown(), 30_000);
   beforeEach(async () => {
-    await engine.reset();
-    store = engine.open();
+    await driver.reset();
+    store = driver.open();
   });
-  afterEach(() => engine.closeAll());
+  afterEach(() => driver.closeAll());
 
   describe('accept', () => {
     it('commits wake events and runs in one call and shows them afterwards', async () => {
@@ -1095,9 +1095,9 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
   });
 
-  describe.runIf(engine.replicas)('across replicas (two stores on one database)', () => {
+  describe.runIf(driver.replicas)('across replicas (two stores on one database)', () => {
     it('the same idempotency key sent to two replicas at once yields one run, the same runId', async () => {
-      const other = engine.open();
+      const other = driver.open();
       for (let i = 0; i < 20; i++) {
         const key = `race-${i}`;
         const [a, b] = await Promise.all([
@@ -1112,7 +1112,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
 
     it('concurrent claims from two replicas never take the same run, nor two runs of one key', async () => {
-      const other = engine.open();
+      const other = driver.open();
       const keys = ['hook:k1', 'hook:k2', 'hook:k3', 'hook:k4'];
       await store.accept(
         keys.flatMap((sessionKey) => [agent({ sessionKey }), agent({ sessionKey })]),
@@ -1128,7 +1128,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
 
     it('two replicas claiming at once never run more of a capped source than its cap', async () => {
-      const other = engine.open();
+      const other = driver.open();
       const caps = (source: string) => (source === 'hook:capped' ? 3 : undefined);
       await store.accept(
         Array.from({ length: 12 }, (_, i) => agent({ source: 'hook:capped', sessionKey: `hook:c${i}` })),
@@ -1144,7 +1144,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
 
     it('a run held by a replica that died is taken over by another once its lease expires', async () => {
-      const other = engine.open();
+      const other = driver.open();
       const a = agent();
       await store.accept([a], render);
       await store.runs.claimRuns('dead-replica', T0, 60_000, 1);
@@ -1154,7 +1154,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
 
     it('a run committed on one replica wakes the other through LISTEN/NOTIFY, once per batch', async () => {
-      const other = engine.open();
+      const other = driver.open();
       let woken = 0;
       let resolveWoken: () => void = () => {};
       const wokenOnce = new Promise<void>((resolve) => {
@@ -1175,7 +1175,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     });
 
     it('one heartbeat lease per main session: taken by one replica until released or expired', async () => {
-      const other = engine.open();
+      const other = driver.open();
       const [mine, theirs] = await Promise.all([
         store.sessions.acquireHeartbeatLease(MAIN, 'r1', T0, T0 + 1000),
         other.sessions.acquireHeartbeatLease(MAIN, 'r2', T0, T0 + 1000),
@@ -1196,8 +1196,8 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
     it('a pending delivery is handed to one replica at a time, and to another when its lease expires', async () => {
       let now = T0 + 5000; // when the reply below is enqueued
       const clock = () => now;
-      const one = engine.open({ clock, deliveryLeaseMs: 1000 });
-      const two = engine.open({ clock, deliveryLeaseMs: 1000 });
+      const one = driver.open({ clock, deliveryLeaseMs: 1000 });
+      const two = driver.open({ clock, deliveryLeaseMs: 1000 });
       await store.accept([agent({ deliver: true, channel: 'telegram', to: '5' })], render);
       const [run] = await store.runs.claimRuns('w', T0, 60_000, 1);
       await store.runs.completeRun(

@@ -14,7 +14,7 @@ import type { AddressLock, LedgerVerdict } from '../../src/store/types.js';
 import { HOOK_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { parseExposition, sampleValue } from '../metrics/exposition.js';
-import { createTestDatabase, PG_ADMIN_URL, PG_ENABLED } from './engines.js';
+import { createTestDatabase, PG_ADMIN_URL, PG_ENABLED } from './drivers.js';
 
 const POLICY = { maxFailures: 20, windowMs: 60_000, lockoutMs: 60_000 };
 

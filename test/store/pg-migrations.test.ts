@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
-import { createTestDatabase, PG_ENABLED } from './engines.js';
+import { createTestDatabase, PG_ENABLED } from './drivers.js';
 
 describe.runIf(PG_ENABLED)('PostgreSQL migrations', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;

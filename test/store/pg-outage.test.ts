@@ -9,7 +9,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { StoreUnavailableError } from '../../src/store/types.js';
-import { createTestDatabase, PG_ADMIN_URL, PG_ENABLED } from './engines.js';
+import { createTestDatabase, PG_ADMIN_URL, PG_ENABLED } from './drivers.js';
 
 /** A TCP relay to the PostgreSQL server that can be cut (every connection dropped) and restored. */
 class Relay {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withVacuumVerdict } from '../../src/store/postgres/engine.js';
+import { withVacuumVerdict } from '../../src/store/postgres/driver.js';
 
 const current = { level: 'ok' as const, message: 'postgres db: opens, schema version 9 (current)' };
 

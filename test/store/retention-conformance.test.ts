@@ -1,6 +1,6 @@
 /**
  * Store conformance for retention (docs/operating.md "Retention"), the same
- * tests for every engine (engines.ts): what `pruneBatch` deletes — finished
+ * tests for every driver (drivers.ts): what `pruneBatch` deletes — finished
  * runs with their outbox rows, callbacks and inputs; old transcript entries;
  * consumed events; finished heartbeats with their outbox rows — what it keeps
  * however old (queued and running runs, pending events, anything still to be
@@ -19,7 +19,7 @@ import type {
   RunCompletion,
   Store,
 } from '../../src/store/types.js';
-import { ENGINES } from './engines.js';
+import { DRIVERS } from './drivers.js';
 
 const MAIN = 'agent:main:main';
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
@@ -102,15 +102,15 @@ function heartbeat(over: Partial<HeartbeatRecord> = {}): HeartbeatRecord {
   };
 }
 
-describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
+describe.each(DRIVERS)('Store conformance, retention: $name', (driver) => {
   let store: Store;
-  beforeAll(() => engine.setup(), 30_000);
-  afterAll(() => engine.teardown(), 30_000);
+  beforeAll(() => driver.setup(), 30_000);
+  afterAll(() => driver.teardown(), 30_000);
   beforeEach(async () => {
-    await engine.reset();
-    store = engine.open();
+    await driver.reset();
+    store = driver.open();
   });
-  afterEach(() => engine.closeAll());
+  afterEach(() => driver.closeAll());
 
   /** Accepts the runs, runs each as `worker` and completes it. */
   async function finished(run: NewRun, over: Partial<RunCompletion> = {}): Promise<NewRun> {
@@ -398,7 +398,7 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
     });
   });
 
-  it.runIf(engine.replicas)(
+  it.runIf(driver.replicas)(
     'one prune at a time across replicas: a replica finding another one pruning deletes nothing',
     async () => {
       await finished(agent());
@@ -407,7 +407,7 @@ describe.each(ENGINES)('Store conformance, retention: $name', (engine) => {
       try {
         await holder.query('BEGIN');
         await holder.query('SELECT pg_advisory_xact_lock($1)', [RETENTION_LOCK_KEY]);
-        const replica = engine.open();
+        const replica = driver.open();
         expect(await replica.pruneBatch('runs', LATER, 100)).toEqual({ deleted: 0, more: false });
         await holder.query('COMMIT');
         expect(await replica.pruneBatch('runs', LATER, 100)).toEqual({ deleted: 1, more: false });

@@ -1,6 +1,6 @@
 /**
  * Store conformance for the run list's summary view (docs/operating.md, "The run list's summary
- * view"), the same tests for every engine (engines.ts): each run of the page as `listRuns` gives
+ * view"), the same tests for every driver (drivers.ts): each run of the page as `listRuns` gives
  * it, with the first line of its reply and of its error in place of the texts, and the query
  * itself never selecting the reply or the error column whole — so a page of runs with 320 KiB
  * replies moves a few KiB out of the database, not megabytes.
@@ -15,7 +15,7 @@ import { runListSql } from '../../src/store/sqlite/admin.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { NewRun, RunCompletion, Store } from '../../src/store/types.js';
 import { tempDir } from '../helpers/gateway.js';
-import { ENGINES } from './engines.js';
+import { DRIVERS } from './drivers.js';
 
 const MAIN = 'agent:main:main';
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
@@ -78,15 +78,15 @@ async function finished(store: Store, texts: Pick<RunCompletion, 'status' | 'rep
   return run.id;
 }
 
-describe.each(ENGINES)('run list summaries: $name', (engine) => {
+describe.each(DRIVERS)('run list summaries: $name', (driver) => {
   let store: Store;
-  beforeAll(() => engine.setup(), 30_000);
-  afterAll(() => engine.teardown(), 30_000);
+  beforeAll(() => driver.setup(), 30_000);
+  afterAll(() => driver.teardown(), 30_000);
   beforeEach(async () => {
-    await engine.reset();
-    store = engine.open();
+    await driver.reset();
+    store = driver.open();
   });
-  afterEach(() => engine.closeAll());
+  afterEach(() => driver.closeAll());
 
   it('gives every run of the page as the list does, with excerpts of its reply and error in place of the texts', async () => {
     const long = 'x'.repeat(250);
@@ -145,7 +145,7 @@ describe.each(ENGINES)('run list summaries: $name', (engine) => {
   });
 
   it('reads no reply or error whole: a page of 20 runs with 320 KiB replies moves a few KiB out of the database', async () => {
-    if (engine.name === 'postgres') {
+    if (driver.name === 'postgres') {
       for (let i = 0; i < 20; i++) await finished(store, bigRun(i));
       const pool = (store as PgStore).pool;
       const moved = await rowBytesOf(pool, () => store.admin.listRunSummaries({ limit: 20 }));
@@ -164,7 +164,7 @@ describe.each(ENGINES)('run list summaries: $name', (engine) => {
       const answer = await pool.query(`SELECT ${RUN_SUMMARY_COLUMNS} FROM runs LIMIT 1`);
       expect(answer.fields.filter((field) => texts.includes(field.columnID))).toEqual([]);
     } else {
-      // A store whose file this test knows, read with the engine's own query on a second connection.
+      // A store whose file this test knows, read with the driver's own query on a second connection.
       const path = join(tempDir('agentgate-summaries-'), 'state', 'agentgate.db');
       const own = new SqliteStore({ path });
       const db = new Database(path, { readonly: true });

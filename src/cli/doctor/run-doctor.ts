@@ -6,7 +6,7 @@
  */
 
 import { resolveConfigPath } from '../../config/paths.js';
-import { type ResolvedStore, resolveStore } from '../../store/engines/registry.js';
+import { type ResolvedStore, resolveStore } from '../../store/drivers/registry.js';
 import { alertsCheck } from './alerts-check.js';
 import { channelProbes } from './channel-probes.js';
 import { type ConfigSource, readConfigSource } from './config-source.js';

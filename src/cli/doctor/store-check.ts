@@ -5,7 +5,7 @@
  * migrates to. Older is a warning (`run` migrates it at start); newer is a
  * fail (a newer agentgate wrote it; this one would misread it).
  */
-import { checkStore, type ResolvedStore } from '../../store/engines/registry.js';
+import { checkStore, type ResolvedStore } from '../../store/drivers/registry.js';
 import { fail, ok, type Probe, warn } from './types.js';
 
 const NAME = 'store';

@@ -1,19 +1,19 @@
 /**
- * The scale-out engine, PostgreSQL (docs/postgres.md): its `store` section,
+ * The scale-out driver, PostgreSQL (docs/postgres.md): its `store` section,
  * how it resolves, opens and is checked by `agentgate doctor`. The store
  * itself is loaded only when a gateway opens one.
  */
 import type { Client as PgClient } from 'pg';
 import { z } from 'zod';
 import {
-  type EngineCheck,
+  type DriverCheck,
   nonEmptyText,
   type ResolvedRetention,
   resolveRetention,
   retentionSchema,
-  type StoreEngine,
+  type StoreDriver,
   versionVerdict,
-} from '../engine.js';
+} from '../driver.js';
 import { MIGRATIONS } from './migrations.js';
 import { redactUrl } from './redact-url.js';
 
@@ -32,7 +32,7 @@ export interface ResolvedPostgresStore {
   retention: ResolvedRetention;
 }
 
-export const postgresEngine: StoreEngine<z.infer<typeof postgresConfigSchema>, ResolvedPostgresStore> = {
+export const postgresDriver: StoreDriver<z.infer<typeof postgresConfigSchema>, ResolvedPostgresStore> = {
   driver: 'postgres',
   resolve: (raw) => ({
     driver: 'postgres',
@@ -59,7 +59,7 @@ export const postgresEngine: StoreEngine<z.infer<typeof postgresConfigSchema>, R
 };
 
 /** Connects and reads the schema version, changing nothing. */
-async function checkDatabase(url: string, timeoutMs: number): Promise<EngineCheck> {
+async function checkDatabase(url: string, timeoutMs: number): Promise<DriverCheck> {
   // Loaded here, not with this module: a gateway on SQLite reads this file for its schema
   // and never needs the PostgreSQL client (it would add to every start).
   const { default: pg } = await import('pg');
@@ -109,9 +109,9 @@ async function vacuumSettings(client: PgClient): Promise<{ autovacuum: string; t
  * is busy (docs/postgres.md, "Dead rows and VACUUM"). Worth a warning, not a failure.
  */
 export function withVacuumVerdict(
-  verdict: EngineCheck,
+  verdict: DriverCheck,
   settings: { autovacuum: string; trackCounts: string },
-): EngineCheck {
+): DriverCheck {
   const off = [
     settings.autovacuum === 'off' ? 'autovacuum' : null,
     settings.trackCounts === 'off' ? 'track_counts' : null,

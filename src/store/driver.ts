@@ -1,11 +1,11 @@
 /**
- * What a store engine is to the rest of the gateway (docs/architecture.md,
- * "Store engines"): one folder under src/store/ exporting one `StoreEngine` —
+ * What a store driver is to the rest of the gateway (docs/architecture.md,
+ * "Store drivers"): one folder under src/store/ exporting one `StoreDriver` —
  * its `store` config section, how that section resolves, how the store opens,
  * what `agentgate doctor` checks, and how many schema migrations it has. The
- * gateway knows the engines only through the list in store/engines.ts: a third
- * engine is a folder, one line there, and a run of the conformance suite
- * (test/store/engines.ts) against it.
+ * gateway knows the drivers only through the list in store/drivers/registry.ts:
+ * a third driver is a folder, one line there, and a run of the conformance suite
+ * (test/store/drivers.ts) against it.
  */
 import { z } from 'zod';
 import { parseDuration } from '../util/duration.js';
@@ -19,25 +19,25 @@ export interface ResolvedRetention {
 }
 
 /** What `agentgate doctor` prints for the store: one verdict and its sentence. */
-export interface EngineCheck {
+export interface DriverCheck {
   level: 'ok' | 'warn' | 'fail';
   message: string;
 }
 
-export interface StoreEngine<Raw extends { driver: string }, Resolved extends { driver: string }> {
+export interface StoreDriver<Raw extends { driver: string }, Resolved extends { driver: string }> {
   readonly driver: Raw['driver'];
   /** Paths resolved against the config's folder, durations in ms. */
   resolve(raw: Raw, resolvePath: (path: string) => string): Resolved;
   /** Opens the store ready for use; an unreachable database fails here, naming the config key. */
   open(config: Resolved): Promise<Store>;
   /** Reachable, and at the schema version this agentgate migrates to — without changing anything. */
-  check(config: Resolved, timeoutMs: number): Promise<EngineCheck>;
+  check(config: Resolved, timeoutMs: number): Promise<DriverCheck>;
 }
 
 /**
  * Retention durations (docs/operating.md "Retention"): whole seconds, minutes,
  * hours or days, or "0" (and any zero duration) to keep forever. Stricter than
- * other durations: no "ms", no fractions. The same keys on every engine.
+ * other durations: no "ms", no fractions. The same keys on every driver.
  */
 const retentionDuration = z
   .string()
@@ -62,7 +62,7 @@ export function resolveRetention(raw: z.infer<typeof retentionSchema>): Resolved
 }
 
 /** The verdict on a schema version: older is a warning (`run` migrates it at start), newer a failure. */
-export function versionVerdict(where: string, version: number, current: number): EngineCheck {
+export function versionVerdict(where: string, version: number, current: number): DriverCheck {
   if (version === current)
     return { level: 'ok', message: `${where}: opens, schema version ${version} (current)` };
   if (version < current) {

@@ -1,5 +1,5 @@
 /**
- * The store engines the conformance suite runs against: SQLite always, and
+ * The store drivers the conformance suite runs against: SQLite always, and
  * PostgreSQL on 127.0.0.1:5432 (trust auth, user postgres) in a database made
  * for this test run and dropped after it. PostgreSQL being unreachable fails the
  * suite loudly; AGENTGATE_TEST_PG=0 skips that half on a machine without it.
@@ -17,7 +17,7 @@ export const PG_ADMIN_URL =
   process.env.AGENTGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const PG_ENABLED = process.env.AGENTGATE_TEST_PG !== '0';
 
-export interface Engine {
+export interface Driver {
   name: 'sqlite' | 'postgres';
   /** Whether two stores opened on the same data act as two replicas (PostgreSQL only). */
   replicas: boolean;
@@ -56,7 +56,7 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
   };
 }
 
-function sqliteEngine(): Engine {
+function sqliteDriver(): Driver {
   let dir = '';
   let stores: Store[] = [];
   return {
@@ -80,7 +80,7 @@ function sqliteEngine(): Engine {
   };
 }
 
-function postgresEngine(): Engine {
+function postgresDriver(): Driver {
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   let stores: PgStore[] = [];
   return {
@@ -114,4 +114,4 @@ function postgresEngine(): Engine {
   };
 }
 
-export const ENGINES: Engine[] = PG_ENABLED ? [sqliteEngine(), postgresEngine()] : [sqliteEngine()];
+export const DRIVERS: Driver[] = PG_ENABLED ? [sqliteDriver(), postgresDriver()] : [sqliteDriver()];

@@ -1,19 +1,19 @@
 /**
- * The embedded default engine, SQLite (docs/operating.md): its `store`
+ * The embedded default driver, SQLite (docs/operating.md): its `store`
  * section, how it resolves, opens and is checked by `agentgate doctor`.
  * The store itself is loaded only when a gateway opens one.
  */
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import {
-  type EngineCheck,
+  type DriverCheck,
   nonEmptyText,
   type ResolvedRetention,
   resolveRetention,
   retentionSchema,
-  type StoreEngine,
+  type StoreDriver,
   versionVerdict,
-} from '../engine.js';
+} from '../driver.js';
 import { MIGRATIONS } from './migrations.js';
 
 export const sqliteConfigSchema = z.strictObject({
@@ -36,7 +36,7 @@ export interface ResolvedSqliteStore {
   retention: ResolvedRetention;
 }
 
-export const sqliteEngine: StoreEngine<z.infer<typeof sqliteConfigSchema>, ResolvedSqliteStore> = {
+export const sqliteDriver: StoreDriver<z.infer<typeof sqliteConfigSchema>, ResolvedSqliteStore> = {
   driver: 'sqlite',
   resolve: (raw, resolvePath) => ({
     driver: 'sqlite',
@@ -52,7 +52,7 @@ export const sqliteEngine: StoreEngine<z.infer<typeof sqliteConfigSchema>, Resol
 };
 
 /** Opens the file read-only, so a running gateway is not disturbed. */
-async function checkFile(path: string): Promise<EngineCheck> {
+async function checkFile(path: string): Promise<DriverCheck> {
   if (!existsSync(path))
     return { level: 'warn', message: `sqlite ${path} does not exist yet (\`agentgate run\` creates it)` };
   const { default: Database } = await import('better-sqlite3');
