@@ -159,17 +159,19 @@ export async function startGateway(
     onPollFailed: (error) => log.debug({ err: error }, "reading the streams' runs failed; trying again"),
   });
   const owner = newOwnerId();
-  // Streamed answers' pieces: published to the other replicas where the store can (PostgreSQL),
+  // Streamed answers' pieces: published to the other replicas where the store is shared
+  // (PostgreSQL; on SQLite this process is the only replica, so nothing is batched to send),
   // and received from them on the store's listening connection until the store closes — with
   // the notice that a streamed run finished there, which ends its streams here at once.
+  const { replicas } = store;
   const deltas = new DeltaHub({
     replica: owner,
-    send: store.sendDelta?.bind(store),
+    send: replicas.shared ? (payload) => replicas.sendDelta(payload) : undefined,
     log,
     onFinished: (runId) => completions.notify(runId),
     onMissed: () => completions.checkNow(),
   });
-  store.watchDeltas?.((payload) => deltas.receive(payload));
+  replicas.watchDeltas((payload) => deltas.receive(payload));
   const providerRetry = options.providerRetry;
   const heartbeat = new HeartbeatScheduler({
     store,
@@ -322,12 +324,12 @@ export async function startGateway(
 
 /**
  * The auth-failure lockout: in memory on SQLite (one process per file), counted
- * across replicas where the store shares a ledger (PostgreSQL).
+ * across replicas where the store is shared (PostgreSQL: `replicas.shared`).
  */
 async function openLimiter(store: Store, log: Logger): Promise<AuthLimiter & { stop?: () => Promise<void> }> {
   const local = new AuthFailureLimiter();
-  if (!store.lockouts) return local;
-  const shared = new SharedLockout(local, store.lockouts, log);
+  if (!store.replicas.shared) return local;
+  const shared = new SharedLockout(local, store.replicas.lockouts, log);
   await shared.start();
   return shared;
 }

@@ -49,7 +49,10 @@ export interface RunDeltaWriter {
 export interface DeltaHubOptions {
   /** This process's id: its own notifications come back to it, and are ignored. */
   replica: string;
-  /** Publishes a payload to every replica (PostgreSQL NOTIFY); absent on one-process engines. */
+  /**
+   * Publishes a payload to every replica (the store's `replicas.sendDelta`); absent when this
+   * process is the only replica (`replicas.shared` false): nothing is then batched to send.
+   */
   send?: (payload: string) => Promise<void>;
   batchMs?: number;
   log: Logger;

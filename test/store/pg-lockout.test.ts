@@ -56,32 +56,32 @@ describe.skipIf(!PG_ENABLED)('auth lockout across replicas (PostgreSQL)', () => 
     it('counts failures of one address from two replicas together, with a verdict for each, and announces the lock to both', async () => {
       const [a, b] = [await open(), await open()];
       const seen: Record<string, AddressLock[]> = { a: [], b: [] };
-      a.lockouts.watchLocks((lock) => lock && seen.a?.push(lock));
-      b.lockouts.watchLocks((lock) => lock && seen.b?.push(lock));
+      a.replicas.lockouts.watchLocks((lock) => lock && seen.a?.push(lock));
+      b.replicas.lockouts.watchLocks((lock) => lock && seen.b?.push(lock));
       await Promise.all([a.listening(), b.listening()]);
       const now = Date.now();
 
-      const first = await a.lockouts.recordFailures(failures('203.0.113.7', 10, now), POLICY);
+      const first = await a.replicas.lockouts.recordFailures(failures('203.0.113.7', 10, now), POLICY);
       expect(outcomes(first)).toEqual(Array(10).fill('counted'));
-      const second = await b.lockouts.recordFailures(failures('203.0.113.7', 9, now + 10), POLICY);
+      const second = await b.replicas.lockouts.recordFailures(failures('203.0.113.7', 9, now + 10), POLICY);
       expect(outcomes(second)).toEqual(Array(9).fill('counted'));
-      expect(await a.lockouts.activeLocks(now + 100)).toEqual([]);
+      expect(await a.replicas.lockouts.activeLocks(now + 100)).toEqual([]);
 
       // The 20th is the one that locks (still a 401); those after it in the same batch are refused.
       const until = now + 21 + POLICY.lockoutMs;
-      const third = await b.lockouts.recordFailures(failures('203.0.113.7', 3, now + 19), POLICY);
+      const third = await b.replicas.lockouts.recordFailures(failures('203.0.113.7', 3, now + 19), POLICY);
       expect(third).toEqual([
         { outcome: 'locked', until },
         { outcome: 'refused', until },
         { outcome: 'refused', until },
       ]);
       // Any replica's later failure is refused, and does not extend the lock.
-      expect(await a.lockouts.recordFailures(failures('203.0.113.7', 1, now + 500), POLICY)).toEqual([
-        { outcome: 'refused', until },
-      ]);
+      expect(await a.replicas.lockouts.recordFailures(failures('203.0.113.7', 1, now + 500), POLICY)).toEqual(
+        [{ outcome: 'refused', until }],
+      );
 
       const expected = { key: '203.0.113.7', until };
-      expect(await b.lockouts.activeLocks(now + 100)).toEqual([expected]);
+      expect(await b.replicas.lockouts.activeLocks(now + 100)).toEqual([expected]);
       await waitFor(
         () => seen.a?.length === 1 && seen.b?.length === 1,
         'the lock announced to both replicas',
@@ -93,34 +93,39 @@ describe.skipIf(!PG_ENABLED)('auth lockout across replicas (PostgreSQL)', () => 
     it('forgets failures that left the window, keeps a lock through failures and resets, counts afresh after it, and prunes', async () => {
       const store = await open();
       const now = Date.now();
-      await store.lockouts.recordFailures(failures('198.51.100.1', 19, now - 61_000), POLICY);
-      const inWindow = await store.lockouts.recordFailures(failures('198.51.100.1', 19, now), POLICY);
+      await store.replicas.lockouts.recordFailures(failures('198.51.100.1', 19, now - 61_000), POLICY);
+      const inWindow = await store.replicas.lockouts.recordFailures(
+        failures('198.51.100.1', 19, now),
+        POLICY,
+      );
       expect(outcomes(inWindow)).not.toContain('locked'); // 19 inside the window, not 38
 
-      await store.lockouts.recordFailures(failures('198.51.100.1', 1, now + 100), POLICY);
-      const [lock] = await store.lockouts.activeLocks(now + 200);
+      await store.replicas.lockouts.recordFailures(failures('198.51.100.1', 1, now + 100), POLICY);
+      const [lock] = await store.replicas.lockouts.activeLocks(now + 200);
       expect(lock?.until).toBe(now + 100 + POLICY.lockoutMs);
       // More failures and a success during the lock change nothing.
-      await store.lockouts.recordFailures(failures('198.51.100.1', 30, now + 300), POLICY);
-      await store.lockouts.reset(['198.51.100.1'], now + 400);
-      expect(await store.lockouts.activeLocks(now + 500)).toEqual([lock]);
+      await store.replicas.lockouts.recordFailures(failures('198.51.100.1', 30, now + 300), POLICY);
+      await store.replicas.lockouts.reset(['198.51.100.1'], now + 400);
+      expect(await store.replicas.lockouts.activeLocks(now + 500)).toEqual([lock]);
 
       // A success outside a lock forgets the count.
-      await store.lockouts.recordFailures(failures('198.51.100.2', 19, now), POLICY);
-      await store.lockouts.reset(['198.51.100.2'], now + 50);
-      await store.lockouts.recordFailures(failures('198.51.100.2', 1, now + 60), POLICY);
-      expect((await store.lockouts.activeLocks(now + 100)).map((l) => l.key)).toEqual(['198.51.100.1']);
+      await store.replicas.lockouts.recordFailures(failures('198.51.100.2', 19, now), POLICY);
+      await store.replicas.lockouts.reset(['198.51.100.2'], now + 50);
+      await store.replicas.lockouts.recordFailures(failures('198.51.100.2', 1, now + 60), POLICY);
+      expect((await store.replicas.lockouts.activeLocks(now + 100)).map((l) => l.key)).toEqual([
+        '198.51.100.1',
+      ]);
 
       // After the lock the count starts from zero: 19 more are counted, the 20th locks again.
       const after = (lock?.until ?? 0) + 1;
-      const again = await store.lockouts.recordFailures(failures('198.51.100.1', 20, after), POLICY);
+      const again = await store.replicas.lockouts.recordFailures(failures('198.51.100.1', 20, after), POLICY);
       expect(tally(outcomes(again))).toEqual({ counted: 19, locked: 1 });
       await store.pool.query('DELETE FROM auth_failures WHERE address_key = $1', ['198.51.100.1']);
 
       // Pruning keeps the recent count, drops what has nothing left to say.
-      await store.lockouts.recordFailures(failures('198.51.100.3', 20, now + 100), POLICY);
-      expect(await store.lockouts.prune(now + 30_000, POLICY.windowMs)).toBe(0);
-      expect(await store.lockouts.prune(now + 119 + POLICY.lockoutMs + 1, POLICY.windowMs)).toBe(2);
+      await store.replicas.lockouts.recordFailures(failures('198.51.100.3', 20, now + 100), POLICY);
+      expect(await store.replicas.lockouts.prune(now + 30_000, POLICY.windowMs)).toBe(0);
+      expect(await store.replicas.lockouts.prune(now + 119 + POLICY.lockoutMs + 1, POLICY.windowMs)).toBe(2);
     });
 
     it('many replicas counting the same addresses at the same moment neither deadlock nor lose a failure: exactly 20 pass per address', async () => {
@@ -131,7 +136,7 @@ describe.skipIf(!PG_ENABLED)('auth lockout across replicas (PostgreSQL)', () => 
         (reverse ? [...keys].reverse() : keys).map((key) => ({ key, at: now }));
       const results = await Promise.all(
         Array.from({ length: 15 }, (_, i) =>
-          replicas[i % 3]?.lockouts
+          replicas[i % 3]?.replicas.lockouts
             .recordFailures([...batch(i % 2 === 0), ...batch(i % 3 === 0)], POLICY)
             .then((verdicts) =>
               verdicts.map((verdict, j) => ({
@@ -150,7 +155,7 @@ describe.skipIf(!PG_ENABLED)('auth lockout across replicas (PostgreSQL)', () => 
           refused: 10,
         });
       }
-      const locks = await replicas[0]?.lockouts.activeLocks(now + 1);
+      const locks = await replicas[0]?.replicas.lockouts.activeLocks(now + 1);
       expect(locks?.map((l) => l.key).sort()).toEqual([...keys].sort());
     });
   });
@@ -161,7 +166,7 @@ describe.skipIf(!PG_ENABLED)('auth lockout across replicas (PostgreSQL)', () => 
       await Promise.all(limiters.splice(0).map((limiter) => limiter.stop()));
     });
     const limiterOn = async (store: PgStore, log?: Logger, clock?: () => number) => {
-      const limiter = new SharedLockout(new AuthFailureLimiter(), store.lockouts, log, clock);
+      const limiter = new SharedLockout(new AuthFailureLimiter(), store.replicas.lockouts, log, clock);
       limiters.push(limiter);
       await limiter.start();
       return limiter;

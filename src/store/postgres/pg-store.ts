@@ -43,14 +43,14 @@ import { PgAdmin } from './admin.js';
 import { afterReady } from './after-ready.js';
 import { PgCallbacks, pruneCallbacksInTx } from './callbacks.js';
 import { createPool, inPipelinedTransaction, inTransaction, type PoolSettings, read } from './db.js';
-import { PgLockoutLedger } from './lockout-ledger.js';
 import { migrate } from './migrations.js';
 import { PgOutbox } from './outbox.js';
 import { redactUrl } from './redact-url.js';
+import { PgReplicas } from './replicas.js';
 import { PgRetention } from './retention.js';
 import { PgRunQueue } from './run-queue.js';
 import { consumeEventsInTx, PgSessions } from './sessions.js';
-import { DELTA_CHANNEL, WORK_CHANNEL, WorkListener } from './work-listener.js';
+import { WORK_CHANNEL, WorkListener } from './work-listener.js';
 
 export interface PgStoreOptions extends PoolSettings {
   /** Lease of an outbox item held by this replica (ms); expires if the replica dies. */
@@ -85,7 +85,8 @@ export class PgStore implements Store {
   private readonly runQueue: PgRunQueue;
   private readonly retention: PgRetention;
   private readonly listener: WorkListener;
-  readonly lockouts: PgLockoutLedger;
+  /** Streamed runs' pieces and the lockout ledger, shared by every replica (replicas.ts). */
+  readonly replicas: PgReplicas;
 
   constructor(options: PgStoreOptions) {
     this.pool = createPool(options);
@@ -102,7 +103,7 @@ export class PgStore implements Store {
       },
     );
     this.listener = new WorkListener(options.url);
-    this.lockouts = new PgLockoutLedger(this.pool, this.listener, this.ready);
+    this.replicas = new PgReplicas(this.pool, this.listener, this.ready);
     this.sessions = afterReady(this.ready, new PgSessions(this.pool));
     this.runQueue = new PgRunQueue(this.pool);
     this.runs = afterReady(this.ready, this.runQueue);
@@ -246,20 +247,6 @@ export class PgStore implements Store {
 
   watchWork(listener: () => void): () => void {
     return this.listener.subscribe(WORK_CHANNEL, () => listener());
-  }
-
-  /**
-   * One NOTIFY of its own, outside any transaction, on a pooled connection: it is
-   * delivered as soon as this statement ends. The caller sends a run's parts one after
-   * another, so they arrive in order.
-   */
-  async sendDelta(payload: string): Promise<void> {
-    await this.ready;
-    await this.pool.query('SELECT pg_notify($1, $2)', [DELTA_CHANNEL, payload]);
-  }
-
-  watchDeltas(listener: (payload: string | undefined) => void): () => void {
-    return this.listener.subscribe(DELTA_CHANNEL, listener);
   }
 
   /** Settles once `watchWork`'s LISTEN is in place (tests wait for it). */

@@ -51,6 +51,7 @@ import { SqliteCallbacks } from './callbacks.js';
 import { MIGRATIONS } from './migrations.js';
 import { type NewOutboxItem, SqliteOutbox } from './outbox.js';
 import { createPrivateFile, makePrivateDir } from './private-files.js';
+import { SOLE_REPLICA } from './replicas.js';
 import { SqliteRetention } from './retention.js';
 import { SqliteRoutes } from './routes.js';
 import { SqliteRunQueue } from './run-queue.js';
@@ -110,6 +111,8 @@ export class SqliteStore implements Store {
   readonly outbox: SqliteOutbox;
   readonly callbacks: SqliteCallbacks;
   readonly admin: SqliteAdmin;
+  /** One process per file: it is the only replica (replicas.ts). */
+  readonly replicas = SOLE_REPLICA;
   private readonly retention: SqliteRetention;
   private readonly alerts: SqliteAlerts;
 
