@@ -14,7 +14,6 @@ import {
   type StoreDriver,
   versionVerdict,
 } from '../driver.js';
-import { MIGRATIONS } from './migrations.js';
 import { redactUrl } from './redact-url.js';
 
 export const postgresConfigSchema = z.strictObject({
@@ -85,7 +84,7 @@ async function checkDatabase(url: string, timeoutMs: number): Promise<DriverChec
     const { rows } = await client.query<{ version: number | null }>(
       'SELECT MAX(version) AS version FROM schema_migrations',
     );
-    const verdict = versionVerdict(where, rows[0]?.version ?? 0, MIGRATIONS.length);
+    const verdict = versionVerdict(where, rows[0]?.version ?? 0, await migrationCount());
     return verdict.level === 'fail' ? verdict : withVacuumVerdict(verdict, await vacuumSettings(client));
   } catch (error) {
     return { level: 'fail', message: `${where}: ${scrub(error, url)}` };
@@ -135,4 +134,13 @@ function scrub(error: unknown, url: string): string {
     // An unparseable URL is refused by pg before it could be quoted.
   }
   return text.split(url).join(redactUrl(url));
+}
+
+/**
+ * The schema version this agentgate migrates to: its number of steps. The steps are
+ * read from their files only here and when a store opens, not with the config.
+ */
+async function migrationCount(): Promise<number> {
+  const { MIGRATIONS } = await import('./migrations.js');
+  return MIGRATIONS.length;
 }

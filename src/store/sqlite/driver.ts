@@ -14,7 +14,6 @@ import {
   type StoreDriver,
   versionVerdict,
 } from '../driver.js';
-import { MIGRATIONS } from './migrations.js';
 
 export const sqliteConfigSchema = z.strictObject({
   driver: z.literal('sqlite'),
@@ -56,15 +55,25 @@ async function checkFile(path: string): Promise<DriverCheck> {
   if (!existsSync(path))
     return { level: 'warn', message: `sqlite ${path} does not exist yet (\`agentgate run\` creates it)` };
   const { default: Database } = await import('better-sqlite3');
+  const current = await migrationCount();
   let db: InstanceType<typeof Database> | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: 2000 });
     const version = db.pragma('user_version', { simple: true }) as number;
     db.prepare('SELECT count(*) FROM sqlite_master').get();
-    return versionVerdict(`sqlite ${path}`, version, MIGRATIONS.length);
+    return versionVerdict(`sqlite ${path}`, version, current);
   } catch (error) {
     return { level: 'fail', message: `sqlite ${path} does not open: ${(error as Error).message}` };
   } finally {
     db?.close();
   }
+}
+
+/**
+ * The schema version this agentgate migrates to: its number of steps. The steps are
+ * read from their files only here and when a store opens, not with the config.
+ */
+async function migrationCount(): Promise<number> {
+  const { MIGRATIONS } = await import('./migrations.js');
+  return MIGRATIONS.length;
 }
