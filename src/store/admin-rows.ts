@@ -1,5 +1,5 @@
 /**
- * The operators' views (docs/operating.md, "Admin API") as both engines read them: the run list
+ * The operators' views (docs/operating.md, "Admin API") as both drivers read them: the run list
  * row (a RunView plus where the run came from, or its summary with excerpts of its texts) and the
  * outbox item view.
  */

@@ -3,7 +3,7 @@
  * line, at most `EXCERPT_CHARS` characters, ending in "…" when anything was left out.
  *
  * The store reads no more of the text than the excerpt needs: `prefixColumn` is one SQL term
- * both engines speak the same way (`substr` counts characters on SQLite and on PostgreSQL
+ * both drivers speak the same way (`substr` counts characters on SQLite and on PostgreSQL
  * alike), so a reply of hundreds of KiB never leaves the database for a list.
  */
 

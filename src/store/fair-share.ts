@@ -1,6 +1,6 @@
 /**
  * How free worker slots are shared between hooks (docs/callers.md, "Per-hook limits"), the same for
- * every engine: the engines read, for each run source (`hook:agent`,
+ * every driver: the drivers read, for each run source (`hook:agent`,
  * `hook:<name>`, …), its runs running now and its oldest claimable heads; this
  * decides which heads to claim.
  *

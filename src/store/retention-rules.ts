@@ -1,7 +1,7 @@
 /**
  * What retention may delete (docs/operating.md "Retention"), written once for
- * both engines: the same tables and column names on SQLite and PostgreSQL, so
- * each rule is one SQL condition, and each engine only supplies its parameter
+ * both drivers: the same tables and column names on SQLite and PostgreSQL, so
+ * each rule is one SQL condition, and each driver only supplies its parameter
  * placeholder (`?` or `$1`) and runs the deletes in its own folder
  * (sqlite/retention.ts, postgres/retention.ts).
  *

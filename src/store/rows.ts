@@ -1,5 +1,5 @@
 /**
- * Rows as both engines store them (the same column names on SQLite and
+ * Rows as both drivers store them (the same column names on SQLite and
  * PostgreSQL, times as epoch ms) and how they read back as the API's views.
  */
 import type {
@@ -115,7 +115,7 @@ export function attachmentInfoOf(column: string | null | undefined): AttachmentI
   return column ? (JSON.parse(column) as AttachmentInfo[]) : [];
 }
 
-/** A `run_attachments` row, the same columns on both engines. */
+/** A `run_attachments` row, the same columns on both drivers. */
 export interface AttachmentRow {
   name: string;
   media_type: string;
@@ -194,7 +194,7 @@ export function toOutboxItem(row: OutboxRow): OutboxItem {
   };
 }
 
-/** A completion callback row (docs/callers.md), the same columns on both engines. */
+/** A completion callback row (docs/callers.md), the same columns on both drivers. */
 export interface CallbackRow {
   id: string;
   run_id: string;
