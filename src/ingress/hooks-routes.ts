@@ -211,7 +211,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     refuseOutsideSources(token, state.fromAllowedSource, address);
     // With a signature still to check, authentication is not complete yet.
     if (!candidates.some((target) => target.verifies)) limiter.succeed(address);
-    if (candidates.length === 0) throw new HttpError(404, 'not_found', `no hook named "${echoed(name)}"`);
+    if (candidates.length === 0) throw new HttpError('not_found', `no hook named "${echoed(name)}"`);
     // After the name, before the body (docs/callers.md, "Per-hook limits"): a refused request
     // stores nothing.
     takeHookRate(ingress.rates, name, candidates, now());
@@ -223,8 +223,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     const body = request.body as Buffer | undefined;
     const payload = parseJsonObject(body);
     const target = candidates.find((candidate) => candidate.accepts?.(payload) ?? true);
-    if (!target)
-      throw new HttpError(404, 'not_found', `no mapping of "${echoed(name)}" matches this payload`);
+    if (!target) throw new HttpError('not_found', `no mapping of "${echoed(name)}" matches this payload`);
     (request.hookPending as Pending).target = target;
     // Mappings that share a path are told apart by the payload: the one it chose must be in scope too.
     if (token.hooks !== undefined) refuseOutsideScope(token, name, [target.name]);
@@ -291,7 +290,6 @@ export function registerHookRoutes(app: FastifyInstance, deps: IngressDeps): voi
     if (result.kind !== 'committed') subscription?.close();
     if (result.kind === 'conflict') {
       throw new HttpError(
-        409,
         'idempotency_conflict',
         'this idempotency key was already used with a different body',
       );

@@ -46,7 +46,7 @@ export interface RunAdminDeps {
   now?: () => number;
 }
 
-const notFound = (runId: string) => new HttpError(404, 'not_found', `no run with id "${echoed(runId)}"`);
+const notFound = (runId: string) => new HttpError('not_found', `no run with id "${echoed(runId)}"`);
 
 /** A bulk retry's body is a few fields: far below this. */
 const BULK_RETRY_BODY_LIMIT = 16 * 1024;
@@ -121,7 +121,6 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
       if (!stored) throw notFound(runId);
       if (stored.status === 'queued' || stored.status === 'running') {
         throw new HttpError(
-          409,
           'run_not_finished',
           `run "${runId}" is ${stored.status}; only a finished run can be retried`,
         );
@@ -217,13 +216,11 @@ export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps)
           throw notFound(runId);
         case 'nothing_to_deliver':
           throw new HttpError(
-            409,
             'nothing_to_deliver',
             `run "${runId}" has no reply to deliver (not finished, failed, deliver was false, or the reply was only a heartbeat acknowledgement)`,
           );
         case 'delivery_pending':
           throw new HttpError(
-            409,
             'delivery_pending',
             `the reply of run "${runId}" is still being delivered; redeliver once that delivery ended`,
           );
