@@ -8,7 +8,10 @@ import type { SignatureRejected } from '../mappings/mapped-target.js';
 import type { Action } from '../store/types.js';
 import type { BuiltHook, DoorRequest, HookDoor, TargetedHook } from './hook-request.js';
 
-/** The target's actions: an array for a built-in hook, a promise for a mapping that awaits. */
+/**
+ * The target's actions, built at `at` (kept on the state for the idempotency record): an
+ * array for a built-in hook, a promise for a mapping that awaits.
+ */
 export function buildActions(
   state: TargetedHook,
   request: DoorRequest,
