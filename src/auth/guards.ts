@@ -61,22 +61,17 @@ export function tokenGuard<I>(options: TokenGuardOptions<I>): (request: FastifyR
   return (request) => {
     rejectQueryToken(request);
     if (method !== undefined && request.method !== method) {
-      throw new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use ${method}`, {
+      throw new HttpError('method_not_allowed', `${request.method} is not allowed; use ${method}`, {
         allow: method,
       });
     }
     const address = clientAddress(request);
     refuseIfLockedOut(limiter, address);
     const matches = matcher();
-    if (matches === undefined) throw new HttpError(401, 'unauthorized', disabled);
+    if (matches === undefined) throw new HttpError('unauthorized', disabled);
     const identity = matches(credential(request.raw.rawHeaders));
     if (identity === undefined) {
-      return refuseAuthFailure(
-        limiter,
-        address,
-        new HttpError(401, 'unauthorized', options.unauthorized),
-        log,
-      );
+      return refuseAuthFailure(limiter, address, new HttpError('unauthorized', options.unauthorized), log);
     }
     return { address, identity };
   };
@@ -105,7 +100,7 @@ export function guardHook<R extends FastifyRequest, I>(
 /** A token in the query string ends up in access logs and browser history: refuse it outright. */
 export function rejectQueryToken(request: FastifyRequest): void {
   if (queryHasToken(request.url)) {
-    throw new HttpError(400, 'token_in_query', 'send the token in a header, not in the query string');
+    throw new HttpError('token_in_query', 'send the token in a header, not in the query string');
   }
 }
 
@@ -156,7 +151,7 @@ export async function refuseAuthFailure(
 }
 
 function rateLimited(retryAfterSeconds: number): HttpError {
-  return new HttpError(429, 'rate_limited', 'too many failed authentication attempts; retry later', {
+  return new HttpError('rate_limited', 'too many failed authentication attempts; retry later', {
     'retry-after': String(retryAfterSeconds),
   });
 }

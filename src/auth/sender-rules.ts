@@ -17,7 +17,7 @@ export function refuseOutsideScope(token: HookToken, name: string, names: readon
   const scope = token.hooks;
   if (scope === undefined) return;
   if (names.length === 0 ? scope.has(name) : names.some((id) => scope.has(id))) return;
-  throw new HttpError(403, 'token_not_allowed', `this hook token does not open the hook "${name}"`);
+  throw new HttpError('token_not_allowed', `this hook token does not open the hook "${name}"`);
 }
 
 /** Refuses a client address outside `hooks.allowedSources` or the token's own `allowedSources`. */
@@ -33,4 +33,4 @@ export function refuseOutsideSources(
 }
 
 const outsideSources = (address: string, what: string) =>
-  new HttpError(403, 'source_not_allowed', `${what} not accepted from ${address}`);
+  new HttpError('source_not_allowed', `${what} not accepted from ${address}`);

@@ -20,7 +20,7 @@ const BEARER_TOKEN = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
 
 const ambiguous = (detail: string) =>
-  new HttpError(400, 'ambiguous_credentials', `ambiguous credentials: ${detail}; send the token once`);
+  new HttpError('ambiguous_credentials', `ambiguous credentials: ${detail}; send the token once`);
 
 /** Reads the token a request presents from its raw header list (node:http's `rawHeaders`). */
 export type CredentialReader = (rawHeaders: readonly string[]) => string | undefined;

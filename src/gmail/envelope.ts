@@ -13,7 +13,7 @@ export interface Envelope {
 
 /** `{message: {data: base64({emailAddress, historyId}), messageId}, subscription}`; anything else is 400. */
 export function parseEnvelope(body: Buffer): Envelope {
-  const malformed = (why: string) => new HttpError(400, 'invalid_payload', `malformed Pub/Sub push: ${why}`);
+  const malformed = (why: string) => new HttpError('invalid_payload', `malformed Pub/Sub push: ${why}`);
   // The nesting bound of every JSON body, before anything is parsed (docs/errors.md, "Nesting depth").
   if (nestedDeeperThan(body, MAX_JSON_DEPTH)) throw jsonTooDeep();
   let outer: { message?: { data?: unknown; messageId?: unknown; message_id?: unknown } };

@@ -34,12 +34,12 @@ export async function gmailPushRoutes(app: FastifyInstance, options: PushRoutesO
 
   const refuse = (address: string, reason: string, message: string): Promise<never> => {
     log.warn({ client: address, reason }, 'gmail push refused');
-    return refuseAuthFailure(limiter, address, new HttpError(401, 'unauthorized', message), log);
+    return refuseAuthFailure(limiter, address, new HttpError('unauthorized', message), log);
   };
 
   const authenticate = async (request: FastifyRequest, _reply: FastifyReply) => {
     if (request.method !== 'POST') {
-      throw new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use POST`, {
+      throw new HttpError('method_not_allowed', `${request.method} is not allowed; use POST`, {
         allow: 'POST',
       });
     }

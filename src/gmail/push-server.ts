@@ -33,7 +33,7 @@ export async function listenForPushes(
       413: { code: 'payload_too_large', message: `push body exceeds ${MAX_PUSH_BYTES} bytes` },
     },
     fallbackCode: 'invalid_payload',
-    unexpected: () => new HttpError(503, 'unavailable', 'could not process the push; retry'),
+    unexpected: () => new HttpError('unavailable', 'could not process the push; retry'),
     notFound: (request) => nothingAt(request.method, request.url),
     observe: (error, answer) => {
       if (answer.statusCode >= 500)

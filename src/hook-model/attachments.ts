@@ -117,7 +117,6 @@ export function checkAttachmentBytes(list: readonly AttachmentRequest[] | undefi
   for (const file of list) total += decodedLength(file.data);
   if (total > maxBytes) {
     throw new HttpError(
-      413,
       'payload_too_large',
       `attachments hold ${total} bytes decoded; at most ${maxBytes} (hooks.attachments.maxBytes)`,
     );

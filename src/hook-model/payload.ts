@@ -85,17 +85,17 @@ export type AgentRequest = z.infer<typeof agentRequestSchema>;
  */
 export function parseJsonObject(body: Buffer | undefined): Record<string, unknown> {
   if (body === undefined || body.length === 0) {
-    throw new HttpError(400, 'invalid_json', 'request body is empty; send a JSON object');
+    throw new HttpError('invalid_json', 'request body is empty; send a JSON object');
   }
   if (nestedDeeperThan(body, MAX_JSON_DEPTH)) throw jsonTooDeep();
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
   } catch (error) {
-    throw new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
+    throw new HttpError('invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new HttpError(400, 'invalid_json', 'request body must be a JSON object');
+    throw new HttpError('invalid_json', 'request body must be a JSON object');
   }
   return value as Record<string, unknown>;
 }

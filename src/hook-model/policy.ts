@@ -37,7 +37,6 @@ export class HookPolicy {
     if (requested === undefined) return this.defaultAgent;
     if (!this.allowAnyAgent && !this.allowedAgentIds.has(requested)) {
       throw new HttpError(
-        400,
         'agent_not_allowed',
         `agentId: "${requested}" is not allowed by hooks.allowedAgentIds`,
       );
@@ -54,7 +53,6 @@ export class HookPolicy {
     if (fromRequest !== undefined) {
       if (!hooks.allowRequestSessionKey) {
         throw new HttpError(
-          400,
           'session_key_not_allowed',
           'sessionKey: not accepted from requests (hooks.allowRequestSessionKey is false)',
         );
@@ -73,14 +71,12 @@ export class HookPolicy {
     const prefixes = this.config.hooks.allowedSessionKeyPrefixes;
     if (key.startsWith(MAIN_SESSION_PREFIX)) {
       throw new HttpError(
-        400,
         'session_key_not_allowed',
         `sessionKey: keys starting with "${MAIN_SESSION_PREFIX}" are reserved for agents' main sessions`,
       );
     }
     if (prefixes !== undefined && !prefixes.some((prefix) => key.startsWith(prefix))) {
       throw new HttpError(
-        400,
         'session_key_not_allowed',
         `sessionKey: must start with one of hooks.allowedSessionKeyPrefixes (${prefixes.join(', ') || 'none'})`,
       );
@@ -101,28 +97,17 @@ export class HookPolicy {
     const model = aliases.get(requested) ?? requested;
     if (allowed !== undefined) {
       if (!allowed.has(model)) {
-        throw new HttpError(
-          400,
-          'model_not_allowed',
-          `model: "${requested}" is not in agents.defaults.models`,
-        );
+        throw new HttpError('model_not_allowed', `model: "${requested}" is not in agents.defaults.models`);
       }
       return model;
     }
     const slash = model.indexOf('/');
     if (slash <= 0 || slash === model.length - 1) {
-      throw new HttpError(
-        400,
-        'invalid_payload',
-        'model: must be "<provider>/<model>" or an alias',
-        {},
-        'model',
-      );
+      throw new HttpError('invalid_payload', 'model: must be "<provider>/<model>" or an alias', {}, 'model');
     }
     const provider = model.slice(0, slash);
     if (!providers.has(provider)) {
       throw new HttpError(
-        400,
         'invalid_payload',
         `model: provider "${provider}" is not configured in models.providers`,
         {},
@@ -136,7 +121,7 @@ export class HookPolicy {
   checkRecipient(channel: 'last' | ChannelId, deliver: boolean, to: string | undefined): void {
     if (!deliver || channel === 'last' || to === undefined) return;
     const problem = recipientProblem(channel, to);
-    if (problem) throw new HttpError(400, 'invalid_payload', `to: ${problem}`, {}, 'to');
+    if (problem) throw new HttpError('invalid_payload', `to: ${problem}`, {}, 'to');
   }
 
   /**
@@ -149,7 +134,6 @@ export class HookPolicy {
     const origin = normalisedOrigin(new URL(callbackUrl));
     if (!this.callbackOrigins.has(origin)) {
       throw new HttpError(
-        400,
         'callback_not_allowed',
         `callbackUrl: origin ${origin} is not listed in hooks.callbacks.allowedOrigins`,
       );
@@ -161,7 +145,6 @@ export class HookPolicy {
     if (!deliver || channel === 'last') return;
     if (this.config.channels[channel] === undefined) {
       throw new HttpError(
-        400,
         'channel_not_configured',
         `channel: "${channel}" is not configured (add it under channels.${channel})`,
       );

@@ -44,6 +44,20 @@ export interface ErrorAnswersOptions {
   observe?: (error: Error, answer: HttpError, request: FastifyRequest) => void;
 }
 
+/**
+ * A 4xx Fastify raised itself, answered with the status Fastify chose (a 415 stays a 415)
+ * and the code the instance's table gives that status: the one HttpError whose status is
+ * not its code's (error-codes.ts).
+ */
+class FrameworkError extends HttpError {
+  override readonly statusCode: number;
+
+  constructor(status: number, code: ErrorCode, message: string) {
+    super(code, message);
+    this.statusCode = status;
+  }
+}
+
 function errorAnswers(app: FastifyInstance, options: ErrorAnswersOptions, done: () => void): void {
   const framework = options.framework ?? FRAMEWORK_ANSWERS;
   const fallbackCode = options.fallbackCode ?? 'bad_request';
@@ -52,7 +66,7 @@ function errorAnswers(app: FastifyInstance, options: ErrorAnswersOptions, done: 
     const status = (error as FastifyError).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
       const known = framework[status];
-      return new HttpError(status, known?.code ?? fallbackCode, known?.message ?? error.message);
+      return new FrameworkError(status, known?.code ?? fallbackCode, known?.message ?? error.message);
     }
     return options.unexpected(error);
   };

@@ -12,7 +12,7 @@ import { HttpError } from './errors.js';
 export const MAX_PARAM_LENGTH = 4_608;
 
 export const uriTooLong = () =>
-  new HttpError(414, 'uri_too_long', `a path segment exceeds ${MAX_PARAM_LENGTH} characters`);
+  new HttpError('uri_too_long', `a path segment exceeds ${MAX_PARAM_LENGTH} characters`);
 
 const SLASH = 0x2f;
 const QUERY = 0x3f;

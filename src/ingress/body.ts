@@ -13,19 +13,19 @@ import { HttpError } from '../http/errors.js';
 export const BODY_TIMEOUT_MS = 30_000;
 
 export function payloadTooLarge(limit: number): HttpError {
-  return new HttpError(413, 'payload_too_large', `request body exceeds the limit of ${limit} bytes`, {
+  return new HttpError('payload_too_large', `request body exceeds the limit of ${limit} bytes`, {
     connection: 'close',
   });
 }
 
 export function bodyTimedOut(timeoutMs: number): HttpError {
-  return new HttpError(408, 'request_timeout', `request body not received within ${timeoutMs / 1000} s`, {
+  return new HttpError('request_timeout', `request body not received within ${timeoutMs / 1000} s`, {
     connection: 'close',
   });
 }
 
 function bodyAborted(): HttpError {
-  return new HttpError(400, 'bad_request', 'the connection closed before the request body was complete');
+  return new HttpError('bad_request', 'the connection closed before the request body was complete');
 }
 
 export function readBody(

@@ -44,7 +44,6 @@ export class HookRateLimiter {
     }
     const waitMs = ((1 - bucket.tokens) * MINUTE_MS) / perMinute;
     throw new HttpError(
-      429,
       'hook_rate_limited',
       `this hook takes at most ${perMinute} requests per minute; retry later`,
       { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) },

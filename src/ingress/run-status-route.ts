@@ -67,7 +67,7 @@ export function registerRunStatusRoute(app: FastifyInstance, deps: RunStatusDeps
     handler: async (request, reply) => {
       const { runId } = request.params;
       const view = await store.getRun(runId);
-      if (view === undefined) throw new HttpError(404, 'not_found', `no run with id "${echoed(runId)}"`);
+      if (view === undefined) throw new HttpError('not_found', `no run with id "${echoed(runId)}"`);
       return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(view));
     },
   });

@@ -39,7 +39,6 @@ export class StreamSlots {
     const mine = this.openFor(tokenId);
     if (mine >= limits.maxPerToken) {
       throw new HttpError(
-        429,
         'too_many_streams',
         `this hook token already holds ${mine} open streams (hooks.streams.maxPerToken is ${limits.maxPerToken}); nothing was stored: end one, or retry later`,
         retryAfter,
@@ -47,7 +46,6 @@ export class StreamSlots {
     }
     if (this.total >= limits.max) {
       throw new HttpError(
-        503,
         'streams_full',
         `the gateway already holds ${this.total} open streams (hooks.streams.max is ${limits.max}); nothing was stored: retry later, or ask without Accept: text/event-stream`,
         retryAfter,

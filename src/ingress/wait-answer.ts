@@ -43,3 +43,16 @@ export function waitAnswer(accepted: StoredAnswer, views: readonly (RunView | un
   const runs = runIds.map((runId, index) => runResult(runId, views[index]));
   return { status, body: JSON.stringify({ ...base, runs }) };
 }
+
+/**
+ * The answer of runs just committed whose wait could not read them (the store failed):
+ * each `queued`, as far as the request knows — 202, in the shape of `waitAnswer`'s.
+ */
+export function queuedAnswer(accepted: StoredAnswer): StoredAnswer {
+  const base = JSON.parse(accepted.body) as Record<string, unknown>;
+  if (typeof base.runId === 'string') {
+    return { status: 202, body: JSON.stringify({ ...base, runId: base.runId, status: 'queued' }) };
+  }
+  const runs = runIdsOf(accepted).map((runId) => ({ runId, status: 'queued' }));
+  return { status: 202, body: JSON.stringify({ ...base, runs }) };
+}

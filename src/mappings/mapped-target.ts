@@ -23,7 +23,7 @@ export const FOR_EACH_LIMIT = 100;
 /** A signature check failed: a 401 that counts toward the auth-failure lockout. */
 export class SignatureRejected extends HttpError {
   constructor(reason: string) {
-    super(401, 'unauthorized', `webhook signature rejected: ${reason}`);
+    super('unauthorized', `webhook signature rejected: ${reason}`);
   }
 }
 
@@ -102,7 +102,7 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
             });
           } catch (error) {
             log.error({ err: error, mapping: id }, 'mapping transform failed');
-            throw new HttpError(500, 'mapping_failed', `mapping "${id}" failed`);
+            throw new HttpError('mapping_failed', `mapping "${id}" failed`);
           }
           if (result === null) continue;
           draft = { ...draft, ...definedFields(result) };

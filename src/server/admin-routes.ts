@@ -88,7 +88,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     api.get('/api/runs/:runId', { schema: runSchema }, async (request) => {
       const { runId } = request.params;
       const [run, stored] = await Promise.all([store.getRun(runId), store.admin.getStoredRun(runId)]);
-      if (!run || !stored) throw new HttpError(404, 'not_found', `no run with id "${echoed(runId)}"`);
+      if (!run || !stored) throw new HttpError('not_found', `no run with id "${echoed(runId)}"`);
       // The operator's view adds what the run was given (the list's fields and the
       // message as received); a caller holding only the hook token gets the RunView alone
       // (docs/callers.md, "Following a run").
@@ -119,7 +119,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       async (request, reply) => {
         const { runId, index } = request.params;
         const file = await store.admin.getAttachment(runId, index);
-        if (!file) throw new HttpError(404, 'not_found', `run "${echoed(runId)}" has no attachment ${index}`);
+        if (!file) throw new HttpError('not_found', `run "${echoed(runId)}" has no attachment ${index}`);
         // Raw bytes: Fastify sends a Buffer as it is (the answer schemas describe the JSON errors only).
         return reply.headers(attachmentHeaders(file)).send(file.data as never);
       },

@@ -86,7 +86,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // (docs/errors.md).
     if (inHooks) rejectQueryToken(request);
     return inHooks
-      ? new HttpError(405, 'method_not_allowed', `${request.method} is not allowed; use POST`, {
+      ? new HttpError('method_not_allowed', `${request.method} is not allowed; use POST`, {
           allow: 'POST',
         })
       : nothingAt(request.method, request.url);
@@ -98,10 +98,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     notFound,
     unexpected: (error) =>
       error instanceof StoreUnavailableError
-        ? new HttpError(503, 'unavailable', 'the store is unavailable; nothing was recorded, retry later', {
+        ? new HttpError('unavailable', 'the store is unavailable; nothing was recorded, retry later', {
             'retry-after': '1',
           })
-        : new HttpError(500, 'internal_error', 'internal error'),
+        : new HttpError('internal_error', 'internal error'),
     observe: (error, answer, request) => {
       if (error instanceof StoreUnavailableError) commits.writeFailed(error);
       if (answer.statusCode >= 500)

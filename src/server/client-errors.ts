@@ -32,23 +32,15 @@ export function parserErrorAnswer(error: ParserError): HttpError {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
       // The request line counts toward this limit too, so an over-long URL lands here.
-      return new HttpError(
-        431,
-        'headers_too_large',
-        `the request line and headers exceed ${maxHeaderSize} bytes`,
-      );
+      return new HttpError('headers_too_large', `the request line and headers exceed ${maxHeaderSize} bytes`);
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return new HttpError(
-        413,
-        'payload_too_large',
-        'the chunk extensions of the request body are too large',
-      );
+      return new HttpError('payload_too_large', 'the chunk extensions of the request body are too large');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new HttpError(408, 'request_timeout', 'the request was not received in time');
+      return new HttpError('request_timeout', 'the request was not received in time');
     default: {
       // llhttp's reason is a fixed phrase ("Invalid method encountered"), never request bytes.
       const reason = typeof error.reason === 'string' ? `: ${error.reason}` : '';
-      return new HttpError(400, 'bad_request', `malformed HTTP request${reason}`);
+      return new HttpError('bad_request', `malformed HTTP request${reason}`);
     }
   }
 }
@@ -104,7 +96,7 @@ function responseInFlight(socket: Socket): ServerResponse | undefined {
 export function onConnect(_request: IncomingMessage, socket: Socket): void {
   writeClosingAnswer(
     socket,
-    new HttpError(405, 'method_not_allowed', 'CONNECT is not allowed: this server is not a proxy', {
+    new HttpError('method_not_allowed', 'CONNECT is not allowed: this server is not a proxy', {
       allow: 'POST',
     }),
   );
@@ -112,7 +104,7 @@ export function onConnect(_request: IncomingMessage, socket: Socket): void {
 
 /** The router's answer to a path that is not valid percent-encoding (e.g. `/api/runs/%`). */
 export function onBadUrl(_path: string, _request: unknown, response: ServerResponse): void {
-  sendJson(response, new HttpError(400, 'invalid_url', 'the request path is not valid percent-encoding'));
+  sendJson(response, new HttpError('invalid_url', 'the request path is not valid percent-encoding'));
 }
 
 /** The router's answer to a path parameter longer than `MAX_PARAM_LENGTH` (http/path-length.ts). */

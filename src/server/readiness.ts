@@ -49,7 +49,7 @@ export function registerReadiness(app: FastifyInstance, deps: ReadinessDeps): vo
 }
 
 const unavailable = (why: string) =>
-  new HttpError(503, 'unavailable', `not ready: ${why}`, { 'retry-after': '1' });
+  new HttpError('unavailable', `not ready: ${why}`, { 'retry-after': '1' });
 
 /** Why the store is not ready: it does not answer a read (every time), or cannot commit. */
 async function storeProblem(

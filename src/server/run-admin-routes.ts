@@ -14,8 +14,10 @@
  * retries nothing. Bulk retries are taken one at a time in this process; two sent at the same
  * moment to two PostgreSQL replicas could each retry a run.
  */
-import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import { parseJsonObject } from '../hook-model/payload.js';
 import { echoed, HttpError, invalidPayload } from '../http/errors.js';
 import { BODY_TIMEOUT_MS, readBody } from '../ingress/body.js';
@@ -46,17 +48,172 @@ export interface RunAdminDeps {
   now?: () => number;
 }
 
-const notFound = (runId: string) => new HttpError(404, 'not_found', `no run with id "${echoed(runId)}"`);
+/** What the routes use: the deps with the clock resolved. */
+interface RunAdmin extends RunAdminDeps {
+  now: () => number;
+}
+
+export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps): void {
+  const admin: RunAdmin = { ...deps, now: deps.now ?? Date.now };
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  api.get('/api/runs', { schema: LIST_RUNS }, (request) => listRuns(admin, request.query));
+  api.post('/api/runs/:runId/retry', { schema: RETRY }, (request, reply) =>
+    retryOne(admin, request.params.runId, reply),
+  );
+  app.register(async (scope) => registerBulkRetry(scope, admin));
+  api.post('/api/runs/:runId/redeliver', { schema: REDELIVER }, (request, reply) =>
+    redeliver(admin, request.params.runId, reply),
+  );
+  api.get('/api/deliveries', { schema: DELIVERIES }, async (request) => ({
+    deliveries: await admin.store.admin.listDeliveries(request.query),
+  }));
+  // Read only: there is no admin action that sends a callback again; a retry of the run sends
+  // its own (docs/operating.md, "Admin API").
+  api.get('/api/callbacks', { schema: CALLBACKS }, async (request) => ({
+    callbacks: await admin.store.admin.listCallbacks(request.query),
+  }));
+}
+
+const notFound = (runId: string) => new HttpError('not_found', `no run with id "${echoed(runId)}"`);
+
+/** `GET /api/runs`: a page of runs, newest first. */
+async function listRuns(admin: RunAdmin, query: z.output<typeof RunsQuery>) {
+  const { status, source, tokenId, limit, before, view } = query;
+  const options = { status, source, token: tokenId, limit, before };
+  // A table shows one line per run: the summary view reads no whole reply or error
+  // (docs/operating.md, "The run list's summary view").
+  const page =
+    view === 'summary'
+      ? await admin.store.admin.listRunSummaries(options)
+      : await admin.store.admin.listRuns(options);
+  // Decided: an unknown `before` is refused rather than answered with an empty page,
+  // which would look like "no older runs" (a mistyped id, or a run pruned meanwhile).
+  if (!page) throw invalidPayload('before', `no run with id "${before}"`);
+  return page;
+}
+
+/** `POST /api/runs/:runId/retry`: one finished run again, as a new run. */
+async function retryOne(admin: RunAdmin, runId: string, reply: FastifyReply) {
+  const stored = await admin.store.admin.getStoredRun(runId);
+  if (!stored) throw notFound(runId);
+  if (stored.status === 'queued' || stored.status === 'running') {
+    throw new HttpError(
+      'run_not_finished',
+      `run "${runId}" is ${stored.status}; only a finished run can be retried`,
+    );
+  }
+  const run = retryRun(stored, admin.now());
+  const actions: Action[] = [{ kind: 'agent', run }];
+  const answer = { ok: true as const, runId: run.id, retryOf: runId };
+  const result = await admin.store.accept(actions, () => ({ status: 202, body: JSON.stringify(answer) }));
+  if (result.kind === 'committed') admin.onCommitted?.(actions, result.committed);
+  return reply.code(202).send(answer);
+}
 
 /** A bulk retry's body is a few fields: far below this. */
 const BULK_RETRY_BODY_LIMIT = 16 * 1024;
+
+/**
+ * `POST /api/runs/retry`, in a scope of its own: the only admin route that reads a body (a
+ * JSON object, whatever the Content-Type says; none at all reads as `{}`, so the missing
+ * field is named).
+ */
+function registerBulkRetry(scope: FastifyInstance, admin: RunAdmin): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', readBulkRetryBody);
+  const bulk = new BulkRetries(admin);
+  scope
+    .withTypeProvider<ZodTypeProvider>()
+    .post('/api/runs/retry', { schema: BULK_RETRY, preValidation: noBodyIsEmpty }, (request, reply) =>
+      bulk.answer(request.body, reply),
+    );
+}
+
+function readBulkRetryBody(
+  request: FastifyRequest,
+  payload: IncomingMessage,
+  done: (error: Error | null, body?: unknown) => void,
+): void {
+  readBody(
+    payload,
+    request.headers['content-length'],
+    BULK_RETRY_BODY_LIMIT,
+    BODY_TIMEOUT_MS,
+    (error, body) => {
+      if (error) return done(error);
+      try {
+        done(null, parseJsonObject(body));
+      } catch (refused) {
+        done(refused instanceof Error ? refused : new Error(String(refused)));
+      }
+    },
+  );
+}
+
+function noBodyIsEmpty(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  request.body ??= {};
+  done();
+}
+
+/** Bulk retries, one at a time: each reads what is not retried yet, then commits its retries. */
+class BulkRetries {
+  private previous: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly admin: RunAdmin) {}
+
+  async answer(body: z.output<typeof BulkRetryBody>, reply: FastifyReply) {
+    const turn = this.previous.then(() => this.retry(body));
+    this.previous = turn.catch(() => {});
+    const { matched, retries } = await turn;
+    const retried = retries.map((run) => ({ runId: run.id, retryOf: run.retryOf }));
+    return reply.code(body.dryRun ? 200 : 202).send({ ok: true as const, matched, retried });
+  }
+
+  private async retry(body: z.output<typeof BulkRetryBody>): Promise<{ matched: number; retries: Retry[] }> {
+    const { status, source, since, until, limit, dryRun } = body;
+    const { store, now, onCommitted } = this.admin;
+    const found = await store.admin.listRetryableRuns({ status, source, since, until, limit });
+    if (dryRun || found.runs.length === 0) return { matched: found.matched, retries: [] };
+    const at = now();
+    const retries = found.runs.map((stored) => retryRun(stored, at));
+    const actions: Action[] = retries.map((run) => ({ kind: 'agent', run }));
+    const result = await store.accept(actions, () => ({ status: 202, body: '' }));
+    if (result.kind === 'committed') onCommitted?.(actions, result.committed);
+    return { matched: found.matched, retries };
+  }
+}
+
+/** `POST /api/runs/:runId/redeliver`: the run's reply queued again, to the same route. */
+async function redeliver(admin: RunAdmin, runId: string, reply: FastifyReply) {
+  const outcome = await admin.store.admin.redeliverRun(runId, admin.now());
+  switch (outcome) {
+    case 'not_found':
+      throw notFound(runId);
+    case 'nothing_to_deliver':
+      throw new HttpError(
+        'nothing_to_deliver',
+        `run "${runId}" has no reply to deliver (not finished, failed, deliver was false, or the reply was only a heartbeat acknowledgement)`,
+      );
+    case 'delivery_pending':
+      throw new HttpError(
+        'delivery_pending',
+        `the reply of run "${runId}" is still being delivered; redeliver once that delivery ended`,
+      );
+    case 'enqueued':
+      admin.notifyDelivery?.();
+      return reply.code(202).send({ ok: true as const });
+  }
+}
+
+/** A retry: the new run, which names the run it retries. */
+type Retry = NewRun & { retryOf: string };
 
 /**
  * The new run that retries `run`: the same inputs, a new id, `retryOf` naming it. A retry is the
  * operator's, not the sender's: it carries no hook token (docs/senders.md), nor the trace of the
  * hook request that queued the first run (docs/tracing.md).
  */
-function retryRun({ run, attachments }: StoredRun, at: number): NewRun {
+function retryRun({ run, attachments }: StoredRun, at: number): Retry {
   return {
     ...run,
     id: `run_${uuidv7(at)}`,
@@ -72,195 +229,46 @@ function retryRun({ run, attachments }: StoredRun, at: number): NewRun {
   };
 }
 
-export function registerRunAdminRoutes(app: FastifyInstance, deps: RunAdminDeps): void {
-  const { store } = deps;
-  const now = deps.now ?? Date.now;
-  const api = app.withTypeProvider<ZodTypeProvider>();
-
-  api.get(
-    '/api/runs',
-    {
-      schema: {
-        summary: 'List runs, newest first',
-        tags: ['runs'],
-        security: ADMIN_SECURITY,
-        querystring: RunsQuery,
-        response: { 200: RunPage, 400: ErrorAnswer, 401: ErrorAnswer },
-      },
-    },
-    async (request) => {
-      const { status, source, tokenId, limit, before, view } = request.query;
-      const options = { status, source, token: tokenId, limit, before };
-      // A table shows one line per run: the summary view reads no whole reply or error
-      // (docs/operating.md, "The run list's summary view").
-      const page =
-        view === 'summary'
-          ? await store.admin.listRunSummaries(options)
-          : await store.admin.listRuns(options);
-      // Decided: an unknown `before` is refused rather than answered with an empty page,
-      // which would look like "no older runs" (a mistyped id, or a run pruned meanwhile).
-      if (!page) throw invalidPayload('before', `no run with id "${before}"`);
-      return page;
-    },
-  );
-
-  api.post(
-    '/api/runs/:runId/retry',
-    {
-      schema: {
-        summary: 'Run a finished run again, with the same inputs, as a new run',
-        tags: ['runs'],
-        security: ADMIN_SECURITY,
-        params: RunParams,
-        response: { 202: RetryAnswer, 401: ErrorAnswer, 404: ErrorAnswer, 409: ErrorAnswer },
-      },
-    },
-    async (request, reply) => {
-      const { runId } = request.params;
-      const stored = await store.admin.getStoredRun(runId);
-      if (!stored) throw notFound(runId);
-      if (stored.status === 'queued' || stored.status === 'running') {
-        throw new HttpError(
-          409,
-          'run_not_finished',
-          `run "${runId}" is ${stored.status}; only a finished run can be retried`,
-        );
-      }
-      const run = retryRun(stored, now());
-      const actions: Action[] = [{ kind: 'agent', run }];
-      const answer = { ok: true as const, runId: run.id, retryOf: runId };
-      const result = await store.accept(actions, () => ({ status: 202, body: JSON.stringify(answer) }));
-      if (result.kind === 'committed') deps.onCommitted?.(actions, result.committed);
-      return reply.code(202).send(answer);
-    },
-  );
-
-  // In a scope of its own: the only admin route that reads a body (a JSON object, whatever
-  // the Content-Type says; none at all reads as `{}`, so the missing field is named).
-  app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (request, payload, done) => {
-      readBody(
-        payload,
-        request.headers['content-length'],
-        BULK_RETRY_BODY_LIMIT,
-        BODY_TIMEOUT_MS,
-        (error, body) => {
-          if (error) return done(error);
-          try {
-            done(null, parseJsonObject(body));
-          } catch (refused) {
-            done(refused as Error);
-          }
-        },
-      );
-    });
-    let previous: Promise<unknown> = Promise.resolve();
-    scope.withTypeProvider<ZodTypeProvider>().post(
-      '/api/runs/retry',
-      {
-        schema: {
-          summary:
-            'Retry every finished run with a status (and a source, a finish time window), each as a new run',
-          tags: ['runs'],
-          security: ADMIN_SECURITY,
-          body: BulkRetryBody,
-          response: { 200: BulkRetryAnswer, 202: BulkRetryAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
-        },
-        preValidation: (request, _reply, done) => {
-          const parsed = request as { body: unknown };
-          parsed.body ??= {};
-          done();
-        },
-      },
-      async (request, reply) => {
-        const { status, source, since, until, limit, dryRun } = request.body;
-        // One at a time: a bulk retry reads what is not retried yet, then commits its retries.
-        const turn = previous.then(async () => {
-          const found = await store.admin.listRetryableRuns({ status, source, since, until, limit });
-          if (dryRun || found.runs.length === 0) return { matched: found.matched, actions: [] };
-          const at = now();
-          const actions: Action[] = found.runs.map((stored) => ({
-            kind: 'agent',
-            run: retryRun(stored, at),
-          }));
-          const result = await store.accept(actions, () => ({ status: 202, body: '' }));
-          if (result.kind === 'committed') deps.onCommitted?.(actions, result.committed);
-          return { matched: found.matched, actions };
-        });
-        previous = turn.catch(() => {});
-        const { matched, actions } = await turn;
-        const retried = actions.flatMap((action) =>
-          action.kind === 'agent' ? [{ runId: action.run.id, retryOf: action.run.retryOf as string }] : [],
-        );
-        return reply.code(dryRun ? 200 : 202).send({ ok: true as const, matched, retried });
-      },
-    );
-  });
-
-  api.post(
-    '/api/runs/:runId/redeliver',
-    {
-      schema: {
-        summary: "Deliver a run's reply again, to the same route",
-        tags: ['runs'],
-        security: ADMIN_SECURITY,
-        params: RunParams,
-        response: { 202: OkAnswer, 401: ErrorAnswer, 404: ErrorAnswer, 409: ErrorAnswer },
-      },
-    },
-    async (request, reply) => {
-      const { runId } = request.params;
-      const outcome = await store.admin.redeliverRun(runId, now());
-      switch (outcome) {
-        case 'not_found':
-          throw notFound(runId);
-        case 'nothing_to_deliver':
-          throw new HttpError(
-            409,
-            'nothing_to_deliver',
-            `run "${runId}" has no reply to deliver (not finished, failed, deliver was false, or the reply was only a heartbeat acknowledgement)`,
-          );
-        case 'delivery_pending':
-          throw new HttpError(
-            409,
-            'delivery_pending',
-            `the reply of run "${runId}" is still being delivered; redeliver once that delivery ended`,
-          );
-        case 'enqueued':
-          deps.notifyDelivery?.();
-          return reply.code(202).send({ ok: true as const });
-      }
-    },
-  );
-
-  api.get(
-    '/api/deliveries',
-    {
-      schema: {
-        summary: 'List reply deliveries (the outbox), newest first',
-        tags: ['deliveries'],
-        security: ADMIN_SECURITY,
-        querystring: DeliveriesQuery,
-        response: { 200: DeliveriesAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
-      },
-    },
-    async (request) => ({ deliveries: await store.admin.listDeliveries(request.query) }),
-  );
-
-  // Read only: there is no admin action that sends a callback again; a retry of the run sends
-  // its own (docs/operating.md, "Admin API").
-  api.get(
-    '/api/callbacks',
-    {
-      schema: {
-        summary: 'List completion callbacks, newest first',
-        tags: ['callbacks'],
-        security: ADMIN_SECURITY,
-        querystring: CallbacksQuery,
-        response: { 200: CallbacksAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
-      },
-    },
-    async (request) => ({ callbacks: await store.admin.listCallbacks(request.query) }),
-  );
-}
+// The routes' OpenAPI fields and checks (admin-schemas.ts).
+const LIST_RUNS = {
+  summary: 'List runs, newest first',
+  tags: ['runs'],
+  security: ADMIN_SECURITY,
+  querystring: RunsQuery,
+  response: { 200: RunPage, 400: ErrorAnswer, 401: ErrorAnswer },
+};
+const RETRY = {
+  summary: 'Run a finished run again, with the same inputs, as a new run',
+  tags: ['runs'],
+  security: ADMIN_SECURITY,
+  params: RunParams,
+  response: { 202: RetryAnswer, 401: ErrorAnswer, 404: ErrorAnswer, 409: ErrorAnswer },
+};
+const BULK_RETRY = {
+  summary: 'Retry every finished run with a status (and a source, a finish time window), each as a new run',
+  tags: ['runs'],
+  security: ADMIN_SECURITY,
+  body: BulkRetryBody,
+  response: { 200: BulkRetryAnswer, 202: BulkRetryAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
+};
+const REDELIVER = {
+  summary: "Deliver a run's reply again, to the same route",
+  tags: ['runs'],
+  security: ADMIN_SECURITY,
+  params: RunParams,
+  response: { 202: OkAnswer, 401: ErrorAnswer, 404: ErrorAnswer, 409: ErrorAnswer },
+};
+const DELIVERIES = {
+  summary: 'List reply deliveries (the outbox), newest first',
+  tags: ['deliveries'],
+  security: ADMIN_SECURITY,
+  querystring: DeliveriesQuery,
+  response: { 200: DeliveriesAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
+};
+const CALLBACKS = {
+  summary: 'List completion callbacks, newest first',
+  tags: ['callbacks'],
+  security: ADMIN_SECURITY,
+  querystring: CallbacksQuery,
+  response: { 200: CallbacksAnswer, 400: ErrorAnswer, 401: ErrorAnswer },
+};
