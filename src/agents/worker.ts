@@ -27,7 +27,7 @@ import {
 import type { RunDeltaWriter } from '../streaming/run-deltas.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
-import { InFlight } from '../util/in-flight.js';
+import { InFlight } from '../loops/in-flight.js';
 import { userTurnOf } from './attachments.js';
 import { isHeartbeatAck } from './heartbeat-protocol.js';
 import type { ModelRouter } from './models.js';

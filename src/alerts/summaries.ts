@@ -6,7 +6,7 @@
 import type { Logger } from '../log.js';
 import type { DeliveryOutboxStore } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
-import { ScanLoop } from '../util/scan-loop.js';
+import { ScanLoop } from '../loops/scan-loop.js';
 import type { Alerts } from './alerts.js';
 
 export interface AlertSummariesOptions {

@@ -18,8 +18,8 @@ import { type SpanStarter, traced, type WorkSpan } from '../observability/work-s
 import type { AlertOutcome, CallbackItem, NewAlert, Store } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
-import { InFlight } from '../util/in-flight.js';
-import { ScanLoop } from '../util/scan-loop.js';
+import { InFlight } from '../loops/in-flight.js';
+import { ScanLoop } from '../loops/scan-loop.js';
 import type { SelfEndpoint } from './address-guard.js';
 import { callbackBody } from './body.js';
 import { givesUp, retryDelayMs } from './schedule.js';

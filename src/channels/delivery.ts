@@ -29,8 +29,8 @@ import type {
   SessionStore,
 } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
-import { InFlight } from '../util/in-flight.js';
-import { ScanLoop } from '../util/scan-loop.js';
+import { InFlight } from '../loops/in-flight.js';
+import { ScanLoop } from '../loops/scan-loop.js';
 import { type ChannelAdapter, DeliveryError, type OutboundPart } from './types.js';
 
 export interface DeliveryEngineOptions {

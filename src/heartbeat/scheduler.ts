@@ -22,7 +22,7 @@ import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
 import { uuidv7 } from '../util/ids.js';
-import { InFlight } from '../util/in-flight.js';
+import { InFlight } from '../loops/in-flight.js';
 
 export const COALESCE_MS = 250;
 const MAX_EVENTS = 200;

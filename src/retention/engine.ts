@@ -13,7 +13,7 @@
 import type { Logger } from '../log.js';
 import type { PruneKind, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
-import { ScanLoop } from '../util/scan-loop.js';
+import { ScanLoop } from '../loops/scan-loop.js';
 
 export interface RetentionSettings {
   /** Finished runs and transcript entries older than this go; 0 keeps them forever. */

@@ -6,7 +6,7 @@
  * notifications costs at most two scans. `wakeBy` arms one timer for the
  * earliest retry time an engine has seen, so a due retry does not wait for the poll.
  */
-import type { Clock } from './clock.js';
+import type { Clock } from '../util/clock.js';
 
 export class ScanLoop {
   private cancelPoll?: () => void;
