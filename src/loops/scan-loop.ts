@@ -1,12 +1,28 @@
 /**
- * The wake-up discipline of the engines that work through a store's due items
- * (deliveries, callbacks): a scan every `pollMs` as the safety net, and one
- * whenever `notify` says something may be due. A notify while a scan runs asks
- * for one more scan right after it, never two at once, so a burst of
- * notifications costs at most two scans. `wakeBy` arms one timer for the
- * earliest retry time an engine has seen, so a due retry does not wait for the poll.
+ * The wake-up discipline of every background loop that works through a store's
+ * due items (runs, deliveries, callbacks, retention, alert summaries; see
+ * docs/architecture.md, "Background loops"): a scan every `pollMs` as the safety
+ * net, one whenever `notify` says something may be due, and one after each
+ * commit of the kinds it listens to (`wakeOn`, the store's `committed` signal).
+ * A notify while a scan runs asks for one more scan right after it, never two at
+ * once, so a burst of notifications costs at most two scans. `wakeBy` arms one
+ * timer for the earliest retry time a loop has seen, so a due retry does not
+ * wait for the poll.
  */
+import type { CommittedSignal, WorkKind } from '../store/committed.js';
 import type { Clock } from '../util/clock.js';
+
+export interface ScanLoopOptions {
+  /** The commits that wake it: subscribed at start, dropped at stop. */
+  wakeOn?: { signal: CommittedSignal; kinds: readonly WorkKind[] };
+  /**
+   * Starts a notified scan on the next turn of the event loop, so the notifications
+   * of one turn (a group commit's accepts) cost one scan; default at once.
+   */
+  deferred?: boolean;
+  /** Whether `start` scans at once (default) or first after one `pollMs`. */
+  scanAtStart?: boolean;
+}
 
 export class ScanLoop {
   private cancelPoll?: () => void;
@@ -15,11 +31,13 @@ export class ScanLoop {
   private scanning?: Promise<void>;
   private again = false;
   private isStopped = false;
+  private unsubscribe: (() => void)[] = [];
 
   constructor(
     private readonly scan: () => Promise<void>,
     private readonly clock: Pick<Clock, 'now' | 'setTimeout'>,
     private readonly pollMs: number,
+    private readonly options: ScanLoopOptions = {},
   ) {}
 
   get stopped(): boolean {
@@ -27,11 +45,14 @@ export class ScanLoop {
   }
 
   start(): void {
+    const { wakeOn } = this.options;
+    if (wakeOn) this.unsubscribe = wakeOn.kinds.map((kind) => wakeOn.signal.on(kind, () => this.notify()));
     const poll = () => {
       this.cancelPoll = this.clock.setTimeout(poll, this.pollMs);
       this.notify();
     };
-    poll();
+    if (this.options.scanAtStart === false) this.cancelPoll = this.clock.setTimeout(poll, this.pollMs);
+    else poll();
   }
 
   notify(): void {
@@ -40,13 +61,22 @@ export class ScanLoop {
       this.again = true;
       return;
     }
-    this.scanning = this.scan().finally(() => {
+    const scan = this.options.deferred
+      ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.scanUnlessStopped())
+      : this.scan();
+    this.scanning = scan.finally(() => {
       this.scanning = undefined;
       if (this.again) {
         this.again = false;
         this.notify();
       }
     });
+  }
+
+  /** The deferred scan, once its turn comes: it covers the notifications that came meanwhile. */
+  private scanUnlessStopped(): Promise<void> {
+    this.again = false;
+    return this.isStopped ? Promise.resolve() : this.scan();
   }
 
   /** A scan at `at` (ms since the epoch), unless one is already set for earlier. */
@@ -67,6 +97,7 @@ export class ScanLoop {
   /** No scan starts after this; settles once the one running, if any, has ended. */
   async stop(): Promise<void> {
     this.isStopped = true;
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
     this.cancelPoll?.();
     this.cancelWake?.();
     await this.scanning;

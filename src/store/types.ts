@@ -708,11 +708,8 @@ export interface Store {
    * `olderThan` (ms since the epoch) are deleted with what belongs only to them.
    */
   pruneBatch(kind: PruneKind, olderThan: number, limit: number): Promise<PruneBatch>;
-  /**
-   * Calls `listener` when another process committed work that may be claimable
-   * (PostgreSQL: LISTEN/NOTIFY). Absent on engines with one process per store.
-   */
-  watchWork?(listener: () => void): () => void;
+  /** Work of a kind was committed here, or on another replica (committed.ts). */
+  readonly committed: import('./committed.js').CommittedSignal;
   /**
    * Publishes a streamed run's reply piece to every replica (PostgreSQL NOTIFY;
    * streaming/run-deltas.ts). Absent on engines with one process per store.

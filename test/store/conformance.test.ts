@@ -1160,7 +1160,7 @@ describe.each(ENGINES)('Store conformance: $name', (engine) => {
       const wokenOnce = new Promise<void>((resolve) => {
         resolveWoken = resolve;
       });
-      other.watchWork?.(() => {
+      other.committed.on('runs', () => {
         woken++;
         resolveWoken();
       });
