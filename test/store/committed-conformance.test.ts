@@ -85,7 +85,12 @@ function record(store: Store, kinds = KINDS): { heard: string[]; stop: () => voi
   const stops = kinds.map((kind) =>
     store.committed.on(kind, (keys) => heard.push(keys ? `${kind}:${keys.join(',')}` : kind)),
   );
-  return { heard, stop: () => stops.forEach((stop) => stop()) };
+  return {
+    heard,
+    stop: () => {
+      for (const stop of stops) stop();
+    },
+  };
 }
 
 describe.each(ENGINES)('Store conformance, the committed signal: $name', (engine) => {
