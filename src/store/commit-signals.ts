@@ -53,7 +53,9 @@ export function signalRuns<T extends RunQueueStore>(runs: T, commits: LocalCommi
   return signalling<RunQueueStore>(runs, {
     releaseRun: (released) => released && commits.emit('runs'),
     requeueOrphans: (requeued) => requeued.length > 0 && commits.emit('runs'),
-    completeRun: (recorded, completion) => recorded && runFinished(commits, completion, undefined),
+    // Its outcome does not say whether the alert was queued or suppressed: a look costs one scan.
+    completeRun: (recorded, completion) =>
+      recorded && runFinished(commits, completion, completion.alert ? 'queued' : undefined),
     completeAndClaim: (outcome, completion) =>
       outcome.recorded && runFinished(commits, completion, outcome.alert),
   }) as T;
