@@ -35,7 +35,7 @@ import {
   signalRuns,
   signalSessions,
 } from '../commit-signals.js';
-import { LocalCommits } from '../committed.js';
+import { type CommittedSignal, LocalCommits } from '../committed.js';
 import { attachmentsColumn, iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
@@ -121,8 +121,9 @@ export class SqliteStore implements Store {
   readonly admin: SqliteAdmin;
   private readonly retention: SqliteRetention;
   private readonly alerts: SqliteAlerts;
+  private readonly commits = new LocalCommits();
   /** One process per file: the signal is this process's commits only. */
-  readonly committed = new LocalCommits();
+  readonly committed: CommittedSignal = this.commits;
 
   constructor(options: SqliteStoreOptions) {
     makePrivateDir(dirname(options.path));
@@ -203,11 +204,11 @@ export class SqliteStore implements Store {
     };
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
-    this.admin = signalAdmin(new SqliteAdmin(db, options.path), this.committed);
+    this.admin = signalAdmin(new SqliteAdmin(db, options.path), this.commits);
     const alerts = new SqliteAlerts(db);
     this.alerts = alerts;
     const callbacks = new SqliteCallbacks(db, alerts);
-    this.callbacks = signalCallbacks(callbacks, this.committed);
+    this.callbacks = signalCallbacks(callbacks, this.commits);
     const settleRun = (runId: string, now: number, traceParent: string | null) =>
       callbacks.arm(runId, now, traceParent);
     const outbox = new SqliteOutbox(
@@ -223,8 +224,8 @@ export class SqliteStore implements Store {
       enqueueDelivery,
       routes,
     );
-    this.outbox = signalOutbox(outbox, this.committed);
-    this.sessions = signalSessions(sessions, this.committed);
+    this.outbox = signalOutbox(outbox, this.commits);
+    this.sessions = signalSessions(sessions, this.commits);
     this.retention = new SqliteRetention(db, () => sessions.forgetCachedTranscripts());
     this.runs = signalRuns(
       new SqliteRunQueue(
@@ -235,7 +236,7 @@ export class SqliteStore implements Store {
         settleRun,
         (alert, now) => alerts.enqueue(alert, now),
       ),
-      this.committed,
+      this.commits,
     );
     const commitBatch = db.transaction((batch: readonly PendingAccept[]) =>
       batch.map((item) => this.acceptInTransaction(item.actions, item.render, item.idempotency)),
@@ -356,7 +357,7 @@ export class SqliteStore implements Store {
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult> {
     return this.accepts.submit({ actions, render, idempotency }).then((result) => {
-      signalAccepted(this.committed, actions, result);
+      signalAccepted(this.commits, actions, result);
       return result;
     });
   }
