@@ -4,15 +4,19 @@
  * once; runs sharing a session key are leased one at a time, in order, by the
  * store's claim, which also shares the free slots fairly between hooks and
  * holds each to its `maxConcurrentRuns` (docs/callers.md, "Per-hook limits";
- * store/fair-share.ts). A run ends succeeded, failed or timed_out; its result,
- * transcript turn and summary event are committed together, then a heartbeat is
- * requested (`wakeMode: "now"`) and the reply is delivered. On stop, running
- * turns get a grace period, then are aborted and put back in the queue for the
- * next start.
+ * store/fair-share.ts). The worker is a scan loop (loops/scan-loop.ts) woken by
+ * the store's `runs` commits, here or on another replica, and its poll. A run
+ * ends succeeded, failed or timed_out; its result, transcript turn and summary
+ * event are committed together, and that commit's signal wakes the heartbeat
+ * (`wakeMode: "now"`), the delivery and the callback. On stop, running turns get
+ * a grace period, then are aborted and put back in the queue for the next start.
  */
 
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
+import { InFlight } from '../loops/in-flight.js';
+import { ScanLoop } from '../loops/scan-loop.js';
+import { stopWithGrace } from '../loops/stop-with-grace.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import {
@@ -27,7 +31,6 @@ import {
 import type { RunDeltaWriter } from '../streaming/run-deltas.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
-import { InFlight } from '../util/in-flight.js';
 import { userTurnOf } from './attachments.js';
 import { isHeartbeatAck } from './heartbeat-protocol.js';
 import type { ModelRouter } from './models.js';
@@ -58,9 +61,6 @@ export interface WorkerDeps {
   store: Store;
   config: ResolvedConfig;
   models: ModelRouter;
-  /** Tells the delivery engine a reply is waiting in the outbox. */
-  notifyDelivery: () => void;
-  requestHeartbeat: (mainSessionKey: string) => void;
   log: Logger;
   owner: string;
   leaseMs?: number;
@@ -113,10 +113,8 @@ export class RunWorker {
   private readonly leaseMs: number;
   private readonly maxConcurrent: number;
   private readonly clock: Clock;
-  private stopTimers: (() => void)[] = [];
-  private ticking = false;
-  private tickAgain = false;
-  private stopping = false;
+  private readonly loop: ScanLoop;
+  private stopRenewals = () => {};
 
   constructor(private readonly deps: WorkerDeps) {
     this.agents = new Map(deps.config.agents.list.map((agent) => [agent.id, agent]));
@@ -124,39 +122,36 @@ export class RunWorker {
     this.maxConcurrent = deps.config.agents.defaults.maxConcurrent;
     this.clock = deps.clock ?? systemClock;
     this.active = new InFlight(this.clock);
+    // Deferred: the accepts of one group commit signal in one turn and cost one claim.
+    this.loop = new ScanLoop(() => this.claim(), this.clock, deps.pollMs ?? 1000, {
+      wakeOn: { signal: deps.store.committed, kinds: ['runs'] },
+      deferred: true,
+    });
+  }
+
+  private get stopping(): boolean {
+    return this.loop.stopped;
   }
 
   async start(): Promise<void> {
     const orphans = await this.deps.store.runs.requeueOrphans(ownerAliveChecker(this.deps.owner));
     if (orphans.length > 0)
       this.deps.log.info({ runs: orphans.length }, 'resuming runs of a previous process');
-    this.stopTimers = [
-      this.clock.setInterval(() => this.notify(), this.deps.pollMs ?? 1000),
-      this.clock.setInterval(() => this.renewLeases(), this.leaseMs / 3),
-    ];
-    // Work committed by other replicas (PostgreSQL LISTEN/NOTIFY); the poll above is the safety net.
-    const unwatch = this.deps.store.watchWork?.(() => this.notify());
-    if (unwatch) this.stopTimers.push(unwatch);
-    this.notify();
+    this.stopRenewals = this.clock.setInterval(() => this.renewLeases(), this.leaseMs / 3);
+    this.loop.start();
   }
 
-  /** Looks for runnable runs soon (new work was committed, or a run finished). */
+  /** Looks for runnable runs soon (a run finished and its completion claimed nothing). */
   notify(): void {
-    if (this.stopping) return;
-    if (this.ticking) {
-      this.tickAgain = true;
-      return;
-    }
-    this.ticking = true;
-    setImmediate(() => this.tick());
+    this.loop.notify();
   }
 
-  private async tick(): Promise<void> {
+  /** Claims for the free slots, again while each claim filled them all. */
+  private async claim(): Promise<void> {
     try {
-      do {
-        this.tickAgain = false;
+      for (;;) {
         const capacity = this.maxConcurrent - this.active.size;
-        if (capacity <= 0 || this.stopping) break;
+        if (capacity <= 0 || this.stopping) return;
         const runs = await this.deps.store.runs.claimRuns(
           this.deps.owner,
           this.clock.now(),
@@ -165,12 +160,10 @@ export class RunWorker {
           this.deps.runCaps,
         );
         for (const run of runs) this.launch(run);
-        if (runs.length === capacity) this.tickAgain = true;
-      } while (this.tickAgain && !this.stopping);
+        if (runs.length < capacity) return;
+      }
     } catch (error) {
       this.deps.log.error({ err: error }, 'claiming runs failed; retrying on the next poll');
-    } finally {
-      this.ticking = false;
     }
   }
 
@@ -352,9 +345,7 @@ export class RunWorker {
     log.info({ runId: run.id, status, seconds, delivery: delivery.status }, 'run finished');
     this.deps.onRunFinished?.(run.id);
     if (run.stream) this.deps.deltas?.finished(run.id);
-    if (run.wakeMode === 'now') this.deps.requestHeartbeat(run.mainSessionKey);
     if (alert) this.deps.alerts?.recorded(alert, alerted);
-    if (delivery.status === 'pending' || alerted === 'queued') this.deps.notifyDelivery();
     return next;
   }
 
@@ -415,9 +406,8 @@ export class RunWorker {
 
   /** Stops claiming; lets running turns finish for up to `graceMs`, then aborts and re-queues them. */
   async stop(graceMs: number): Promise<void> {
-    this.stopping = true;
-    for (const stopTimer of this.stopTimers) stopTimer();
-    await this.active.drain(graceMs, new Shutdown());
+    this.stopRenewals();
+    await stopWithGrace(this.loop, this.active, graceMs, new Shutdown());
   }
 }
 

@@ -4,9 +4,9 @@
  * all of them into one summary message in one transaction, so one replica makes it, once.
  */
 import type { Logger } from '../log.js';
+import { ScanLoop } from '../loops/scan-loop.js';
 import type { DeliveryOutboxStore } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
-import { ScanLoop } from '../util/scan-loop.js';
 import type { Alerts } from './alerts.js';
 
 export interface AlertSummariesOptions {

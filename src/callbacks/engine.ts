@@ -14,12 +14,13 @@
 import { hostOf } from '../http/outbound.js';
 import { signedHeaders, signingKey } from '../http/webhook-signature.js';
 import type { Logger } from '../log.js';
+import { InFlight } from '../loops/in-flight.js';
+import { ScanLoop } from '../loops/scan-loop.js';
+import { stopWithGrace } from '../loops/stop-with-grace.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import type { AlertOutcome, CallbackItem, NewAlert, Store } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
-import { InFlight } from '../util/in-flight.js';
-import { ScanLoop } from '../util/scan-loop.js';
 import type { SelfEndpoint } from './address-guard.js';
 import { callbackBody } from './body.js';
 import { givesUp, retryDelayMs } from './schedule.js';
@@ -63,7 +64,8 @@ export interface CallbackAlerts {
   recorded(alert: NewAlert, outcome: AlertOutcome | undefined): void;
 }
 
-type EngineStore = Pick<Store, 'callbacks' | 'getRun'>;
+/** `committed`: wakes the engine once a callback may be due (absent: its poll and `notify`). */
+type EngineStore = Pick<Store, 'callbacks' | 'getRun'> & Partial<Pick<Store, 'committed'>>;
 
 export class CallbackEngine {
   private readonly clock: Pick<Clock, 'now' | 'setTimeout'>;
@@ -88,7 +90,9 @@ export class CallbackEngine {
     this.leaseMs = options.leaseMs ?? Math.max(60_000, this.timeoutMs * 2);
     this.concurrency = options.concurrency ?? 8;
     this.owner = options.owner ?? `cb_${uuidv7()}`;
-    this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
+    this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs, {
+      wakeOn: store.committed && { signal: store.committed, kinds: ['callbacks'] },
+    });
     this.inFlight = new InFlight(this.clock);
   }
 
@@ -116,8 +120,7 @@ export class CallbackEngine {
    * on PostgreSQL, another replica once it expires) send them again.
    */
   async stop(graceMs = 5000): Promise<void> {
-    await this.loop.stop();
-    await this.inFlight.drain(graceMs);
+    await stopWithGrace(this.loop, this.inFlight, graceMs);
   }
 
   private async scan(): Promise<void> {

@@ -17,8 +17,12 @@
  */
 import { CHANNEL_IDS, type ChannelId, type ChannelsConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
+import { InFlight } from '../loops/in-flight.js';
+import { ScanLoop } from '../loops/scan-loop.js';
+import { stopWithGrace } from '../loops/stop-with-grace.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
+import type { CommittedSignal } from '../store/committed.js';
 import type {
   AlertOutcome,
   DeliveryOutboxStore,
@@ -29,8 +33,6 @@ import type {
   SessionStore,
 } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
-import { InFlight } from '../util/in-flight.js';
-import { ScanLoop } from '../util/scan-loop.js';
 import { type ChannelAdapter, DeliveryError, type OutboundPart } from './types.js';
 
 export interface DeliveryEngineOptions {
@@ -40,7 +42,7 @@ export interface DeliveryEngineOptions {
   baseDelayMs?: number;
   /** Longest wait between attempts (a platform's Retry-After is capped here too). */
   maxDelayMs?: number;
-  /** How often the outbox is read even when nothing said a reply is waiting. */
+  /** How often the outbox is read even when no commit said a reply is waiting. */
   pollMs?: number;
   /** Deliveries in flight at once per channel (each to a different recipient). */
   perChannel?: number;
@@ -100,7 +102,12 @@ export class DeliveryEngine {
   private readonly inFlight: InFlight<Delivering>;
 
   constructor(
-    private readonly store: { outbox: DeliveryOutboxStore; sessions: Pick<SessionStore, 'getRoute'> },
+    private readonly store: {
+      outbox: DeliveryOutboxStore;
+      sessions: Pick<SessionStore, 'getRoute'>;
+      /** Wakes the engine once a delivery is committed to the outbox (absent: its poll and `notify`). */
+      committed?: CommittedSignal;
+    },
     private readonly adapters: ReadonlyMap<ChannelId, ChannelAdapter>,
     private readonly channels: ChannelsConfig,
     private readonly log: Logger,
@@ -119,7 +126,9 @@ export class DeliveryEngine {
     this.onFinished = options.onFinished;
     this.tracing = options.tracing;
     this.alerts = options.alerts;
-    this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs);
+    this.loop = new ScanLoop(() => this.scan(), this.clock, this.pollMs, {
+      wakeOn: store.committed && { signal: store.committed, kinds: ['outbox'] },
+    });
     this.inFlight = new InFlight(this.clock);
   }
 
@@ -142,8 +151,7 @@ export class DeliveryEngine {
    * interrupted attempt is not counted, and they resume on the next start.
    */
   async stop(graceMs = this.stopGraceMs): Promise<void> {
-    await this.loop.stop();
-    await this.inFlight.drain(graceMs, new Error('the gateway is stopping'));
+    await stopWithGrace(this.loop, this.inFlight, graceMs, new Error('the gateway is stopping'));
   }
 
   /** Deliveries in flight now (for tests and diagnostics). */

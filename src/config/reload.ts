@@ -16,8 +16,8 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Logger } from '../log.js';
+import { type DebounceTimes, debounce } from '../loops/debounce.js';
 import type { TimerClock } from '../util/clock.js';
-import { type DebounceTimes, debounce } from '../util/debounce.js';
 import type { SecretFileRef } from './env.js';
 import { loadConfigFile } from './load.js';
 import type { ResolvedConfig } from './resolved.js';

@@ -2,7 +2,8 @@
  * Heartbeats (docs/agent-runs.md): one agent turn in
  * a main session that sees every pending system event (and the workspace's
  * HEARTBEAT.md). Periodic per agent (`heartbeat.every`, "0" off), and on
- * demand: requests within 250 ms coalesce into one, and a session never runs
+ * demand — the store's `events` commits (a wake-now event, a wake-now run's
+ * summary) and `request` — requests within 250 ms coalesce into one, and a session never runs
  * two at once — a request during a heartbeat runs one more right after. Events
  * are consumed only when the turn succeeds; a reply that is only an
  * acknowledgement is not delivered, any other goes to the session's last route.
@@ -16,13 +17,13 @@ import { type RetryPolicy, runTurn } from '../agents/turn.js';
 import { HEARTBEAT_FILE, readWorkspaceFile } from '../agents/workspace.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
+import { InFlight } from '../loops/in-flight.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
 import { uuidv7 } from '../util/ids.js';
-import { InFlight } from '../util/in-flight.js';
 
 export const COALESCE_MS = 250;
 const MAX_EVENTS = 200;
@@ -37,8 +38,6 @@ export interface HeartbeatDeps {
   store: Store;
   config: ResolvedConfig;
   models: ModelRouter;
-  /** Tells the delivery engine a reply is waiting in the outbox. */
-  notifyDelivery: () => void;
   log: Logger;
   /** Retries of transient provider errors within a turn (defaults in turn.ts). */
   providerRetry?: RetryPolicy;
@@ -70,6 +69,7 @@ export class HeartbeatScheduler {
   /** This scheduler's name on heartbeat leases. */
   private readonly owner = newOwnerId();
   private stopped = false;
+  private unwatch = () => {};
 
   constructor(private readonly deps: HeartbeatDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -88,6 +88,18 @@ export class HeartbeatScheduler {
         this.periodic.push(this.clock.setInterval(() => this.request(state.agent.mainSessionKey), every));
       }
     }
+    this.unwatch = this.deps.store.committed.on('events', (sessionKeys) => {
+      if (sessionKeys) for (const sessionKey of sessionKeys) this.request(sessionKey);
+      else
+        this.requestAwaiting().catch((error) =>
+          this.deps.log.warn({ err: error }, 'reading the sessions owed a heartbeat failed'),
+        );
+    });
+    await this.requestAwaiting();
+  }
+
+  /** Requests the heartbeats that pending "now" events are owed. */
+  private async requestAwaiting(): Promise<void> {
     for (const sessionKey of await this.deps.store.sessions.sessionsAwaitingHeartbeat())
       this.request(sessionKey);
   }
@@ -243,12 +255,12 @@ export class HeartbeatScheduler {
       { heartbeatId: id, session: sessionKey, delivery: delivery.status, ...eventFields(events) },
       'heartbeat finished',
     );
-    if (delivery.status === 'pending') this.deps.notifyDelivery();
   }
 
   /** Stops scheduling; a heartbeat in flight gets `graceMs`, then is aborted (its events stay pending). */
   async stop(graceMs: number): Promise<void> {
     this.stopped = true;
+    this.unwatch();
     for (const stopPeriodic of this.periodic) stopPeriodic();
     for (const state of this.sessions.values()) {
       state.cancelTimer?.();

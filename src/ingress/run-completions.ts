@@ -20,7 +20,9 @@
  * `safetyPollMs` (5 s), for a notice lost on its way (docs/callers.md, "Streamed answers").
  */
 import { setMaxListeners } from 'node:events';
+import { ScanLoop } from '../loops/scan-loop.js';
 import type { RunView, Store } from '../store/types.js';
+import { systemClock } from '../util/clock.js';
 
 export const WAIT_POLL_MS = 500;
 /** The streams' shared safety poll: one read for all of them, this often. */
@@ -45,8 +47,8 @@ export class RunCompletions {
   private readonly waits = new Set<() => void>();
   /** The runs streams wait on, and how many streams wait on each (the safety poll reads them). */
   private readonly watched = new Map<string, number>();
-  private safetyTimer: NodeJS.Timeout | undefined;
-  private polling = false;
+  /** The shared safety poll (loops/scan-loop.ts), running while any stream waits. */
+  private safety: ScanLoop | undefined;
   private closed = false;
   private readonly pollMs: number;
   private readonly safetyPollMs: number;
@@ -78,8 +80,7 @@ export class RunCompletions {
     this.closed = true;
     this.stop.abort();
     for (const end of this.waits) end();
-    clearInterval(this.safetyTimer);
-    this.safetyTimer = undefined;
+    this.stopSafetyPoll();
   }
 
   /**
@@ -104,14 +105,16 @@ export class RunCompletions {
 
   /** Reads every watched run now (the listening connection was re-opened: notices may be lost). */
   checkNow(): void {
-    void this.safetyPoll();
+    this.safety?.notify();
   }
 
   private watch(runId: string): void {
     this.watched.set(runId, (this.watched.get(runId) ?? 0) + 1);
-    if (this.safetyTimer === undefined) {
-      this.safetyTimer = setInterval(() => void this.safetyPoll(), this.safetyPollMs);
-      this.safetyTimer.unref();
+    if (this.safety === undefined) {
+      this.safety = new ScanLoop(() => this.safetyPoll(), systemClock, this.safetyPollMs, {
+        scanAtStart: false,
+      });
+      this.safety.start();
     }
   }
 
@@ -119,24 +122,23 @@ export class RunCompletions {
     const left = (this.watched.get(runId) ?? 1) - 1;
     if (left > 0) this.watched.set(runId, left);
     else this.watched.delete(runId);
-    if (this.watched.size === 0) {
-      clearInterval(this.safetyTimer);
-      this.safetyTimer = undefined;
-    }
+    if (this.watched.size === 0) this.stopSafetyPoll();
+  }
+
+  private stopSafetyPoll(): void {
+    void this.safety?.stop();
+    this.safety = undefined;
   }
 
   /** One read for every run a stream waits on; those no longer queued or running are notified. */
   private async safetyPoll(): Promise<void> {
-    if (this.polling || this.watched.size === 0) return;
-    this.polling = true;
+    if (this.watched.size === 0) return;
     try {
       const runIds = [...this.watched.keys()];
       const unfinished = await this.store.unfinishedRuns(runIds);
       for (const runId of runIds) if (!unfinished.has(runId)) this.notify(runId);
     } catch (error) {
       this.options.onPollFailed?.(error);
-    } finally {
-      this.polling = false;
     }
   }
 

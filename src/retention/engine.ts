@@ -11,9 +11,9 @@
  * error is logged); the next pass starts over from the oldest rows left.
  */
 import type { Logger } from '../log.js';
+import { ScanLoop } from '../loops/scan-loop.js';
 import type { PruneKind, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
-import { ScanLoop } from '../util/scan-loop.js';
 
 export interface RetentionSettings {
   /** Finished runs and transcript entries older than this go; 0 keeps them forever. */

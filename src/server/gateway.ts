@@ -1,37 +1,35 @@
 /**
- * A running gateway, assembled: store + HTTP app + workers + housekeeping
- * timers, started and stopped as one ordered list of services (services.ts):
- * stop accepting, let in-flight requests and turns finish, close the store.
+ * A running gateway, assembled in named steps — open the store and what it
+ * needs, build the services and loops, start housekeeping, listen, start the
+ * work loops, watch the config — as one ordered list of services (services.ts)
+ * that stops in reverse: stop accepting, let in-flight requests and turns
+ * finish, close the store.
  */
 import type { FastifyInstance } from 'fastify';
-import { ModelRouter } from '../agents/models.js';
 import { newOwnerId } from '../agents/owner.js';
 import type { RetryPolicy } from '../agents/turn.js';
-import { RunWorker } from '../agents/worker.js';
 import { Alerts } from '../alerts/alerts.js';
-import { AlertSummaries, type AlertSummariesOptions } from '../alerts/summaries.js';
+import type { AlertSummariesOptions } from '../alerts/summaries.js';
 import { AuthFailureLimiter, type AuthLimiter } from '../auth/auth-limiter.js';
 import { SharedLockout } from '../auth/shared-lockout.js';
-import { CallbackEngine, type CallbackEngineOptions } from '../callbacks/engine.js';
+import type { SelfEndpoint } from '../callbacks/address-guard.js';
+import type { CallbackEngineOptions } from '../callbacks/engine.js';
 import { gatewayEndpoints } from '../callbacks/self.js';
-import { DeliveryEngine } from '../channels/delivery.js';
-import { createChannelAdapters } from '../channels/index.js';
-import { watchConfigFile } from '../config/reload.js';
 import type { ResolvedConfig } from '../config/resolved.js';
-import { HeartbeatScheduler } from '../heartbeat/scheduler.js';
 import { HookIngress } from '../ingress/hooks-routes.js';
-import { IDEMPOTENCY_TTL_MS } from '../ingress/idempotency.js';
 import { RunCompletions } from '../ingress/run-completions.js';
 import type { Logger } from '../log.js';
 import type { TransformLimits } from '../mappings/transforms.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { MeteredLimiter } from '../metrics/metered-limiter.js';
 import { startTracing } from '../observability/tracing.js';
-import { RetentionEngine } from '../retention/engine.js';
 import { openStore } from '../store/drivers/registry.js';
 import type { Store } from '../store/types.js';
 import { DeltaHub } from '../streaming/run-deltas.js';
 import { buildApp } from './app.js';
+import { closeServer } from './close-server.js';
+import { type AlertsSection, configWatcher } from './config-watcher.js';
+import { buildLoops, type GatewayLoops, startHousekeeping, startWorkLoops } from './gateway-loops.js';
 import { ServiceList } from './services.js';
 
 export interface ListenOptions {
@@ -76,17 +74,16 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-const HOUR_MS = 60 * 60 * 1000;
 const noop = () => {};
 
 /**
  * Starts the parts in this order, and stops them in reverse: tracing (first
  * started, so it is stopped last and exports every span the others ended), transform pools,
- * store, housekeeping timers, retention, HTTP listener, delivery, agent turns (worker and
- * heartbeats), intake, config watcher. The listener binds before any work
- * starts, so a gateway that cannot take its port runs nothing from the
- * backlog; "intake" then closes the listener first on stop, so no request is
- * committed while the workers stop.
+ * store, auth lockout, housekeeping timers, retention, HTTP listener, delivery, callbacks,
+ * alert summaries, agent turns (worker and heartbeats), intake, config watcher. The listener
+ * binds before any work starts, so a gateway that cannot take its port runs nothing from the
+ * backlog; "intake" then closes the listener first on stop, so no request is committed while
+ * the workers stop.
  */
 export async function startGateway(
   config: ResolvedConfig,
@@ -94,6 +91,42 @@ export async function startGateway(
   options: ListenOptions = {},
 ): Promise<RunningGateway> {
   const services = new ServiceList(log);
+  const opened = await openParts(services, config, log, options);
+  const built = buildParts(opened, config, log, options);
+  await startHousekeeping(services, built.loops);
+  const listener = await listen(services, built.app, config, options);
+  if (options.workers ?? true) {
+    // Known now that the listener is bound (port 0 becomes the real port).
+    built.self.current = gatewayEndpoints(config, built.app.server.address());
+    await startWorkLoops(services, built.loops);
+  }
+  await services.start({ name: 'intake', start: noop, stop: listener.close });
+  if (options.watchConfig !== false)
+    await services.start(configWatcher(config, opened.ingress, built.alertsSection, log));
+  built.state.running = true;
+  const stop = () => {
+    built.state.running = false;
+    return services.stop(options.stopGraceMs ?? 8000);
+  };
+  const { app, metrics, deltas } = built;
+  const { store } = opened;
+  return { ...listener.address, app, store, services, metrics, deltas, stop };
+}
+
+/** What is opened before anything is built on it: tracing, the transform pools, the store, the lockout. */
+interface OpenedParts {
+  tracing: Awaited<ReturnType<typeof startTracing>>;
+  ingress: HookIngress;
+  store: Store;
+  limiter: AuthLimiter;
+}
+
+async function openParts(
+  services: ServiceList,
+  config: ResolvedConfig,
+  log: Logger,
+  options: ListenOptions,
+): Promise<OpenedParts> {
   const tracing = await services.open(
     'tracing',
     // The process environment, as the SDK reads its other OTEL_* variables from it too.
@@ -115,54 +148,78 @@ export async function startGateway(
     () => openLimiter(store, log),
     (opened) => opened.stop?.(),
   );
+  return { tracing, ingress, store, limiter };
+}
+
+interface BuiltParts {
+  app: FastifyInstance;
+  metrics: GatewayMetrics;
+  deltas: DeltaHub;
+  loops: GatewayLoops;
+  alertsSection: AlertsSection;
+  /** The gateway's own sockets, set once it listens. */
+  self: { current: readonly SelfEndpoint[] };
+  /** Every part started and none stopping (`/readyz`). */
+  state: { running: boolean };
+}
+
+/** The services on the opened store: metrics, alerts, the streams' waits, the loops and the HTTP app. */
+function buildParts(
+  opened: OpenedParts,
+  config: ResolvedConfig,
+  log: Logger,
+  options: ListenOptions,
+): BuiltParts {
+  const { store, tracing, ingress } = opened;
   const metrics = new GatewayMetrics(store, log);
-  const workers = options.workers ?? true;
-  const models = new ModelRouter(config);
-  /** Read at each failure: a config reload applies to the next one (docs/alerts.md). */
-  let alertsConfig = config.alerts;
-  const alerts = new Alerts({
-    config: () => alertsConfig,
+  const alertsSection: AlertsSection = { current: config.alerts };
+  const alerts = new Alerts({ config: () => alertsSection.current, store, log, metrics });
+  const owner = newOwnerId();
+  const { completions, deltas } = buildStreams(store, owner, log, options);
+  const self: BuiltParts['self'] = { current: [] };
+  const state = { running: false };
+  const loops = buildLoops(
+    {
+      ...opened,
+      config,
+      log,
+      metrics,
+      alerts,
+      deltas,
+      owner,
+      self: () => self.current,
+      onRunFinished: (runId) => completions.notify(runId),
+    },
+    options,
+  );
+  const app = buildApp({
+    config,
+    ingress,
     store,
+    completions,
+    limiter: new MeteredLimiter(opened.limiter, metrics),
     log,
     metrics,
-    onQueued: () => delivery.notify(),
-  });
-  const delivery = new DeliveryEngine(store, createChannelAdapters(config.channels), config.channels, log, {
-    baseDelayMs: options.deliveryBaseDelayMs,
-    metrics,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    isRunning: () => state.running,
     tracing,
-    alerts,
-    // A run's callback waits for its delivery to settle: send it now rather than at the next poll.
-    onFinished: (item) => {
-      if (item.kind === 'run') callbacks.notify();
-    },
+    deltas,
+    streamKeepAliveMs: options.streamKeepAliveMs,
   });
-  const notifyDelivery = () => delivery.notify();
-  /** Every part started and none stopping (`/readyz`). */
-  let running = false;
-  let ownEndpoints: ReturnType<typeof gatewayEndpoints> = [];
-  const retention = new RetentionEngine(store, config.store.retention, log, {
-    onPruned: (kind, count) => metrics.storePruned(kind, count),
-  });
-  const callbacks = new CallbackEngine(store, log, {
-    // The reloaded hooks section's secret: rotating it needs no restart.
-    secret: () => ingress.state.config.hooks.callbacks?.secret,
-    self: () => ownEndpoints,
-    onFinished: (status) => metrics.callbackFinished(status),
-    tracing,
-    alerts,
-    ...options.callbacks,
-  });
-  const alertSummaries = new AlertSummaries(store, alerts, log, options.alerts);
+  return { app, metrics, deltas, loops, alertsSection, self, state };
+}
+
+/**
+ * The waits of `waitForCompletion` requests and streams, and streamed answers' pieces:
+ * published to the other replicas where the store can (PostgreSQL), and received from
+ * them on the store's listening connection until the store closes — with the notice that
+ * a streamed run finished there, which ends its streams here at once.
+ */
+function buildStreams(store: Store, owner: string, log: Logger, options: ListenOptions) {
   const completions = new RunCompletions(store, {
     safetyPollMs: options.streamSafetyPollMs,
     onPollFailed: (error) => log.debug({ err: error }, "reading the streams' runs failed; trying again"),
   });
-  const owner = newOwnerId();
-  // Streamed answers' pieces: published to the other replicas where the store is shared
-  // (PostgreSQL; on SQLite this process is the only replica, so nothing is batched to send),
-  // and received from them on the store's listening connection until the store closes — with
-  // the notice that a streamed run finished there, which ends its streams here at once.
   const { replicas } = store;
   const deltas = new DeltaHub({
     replica: owner,
@@ -172,154 +229,31 @@ export async function startGateway(
     onMissed: () => completions.checkNow(),
   });
   replicas.watchDeltas((payload) => deltas.receive(payload));
-  const providerRetry = options.providerRetry;
-  const heartbeat = new HeartbeatScheduler({
-    store,
-    config,
-    models,
-    notifyDelivery,
-    log,
-    providerRetry,
-    metrics,
-    tracing,
-  });
-  const worker = new RunWorker({
-    store,
-    config,
-    models,
-    providerRetry,
-    notifyDelivery,
-    log,
-    owner,
-    metrics,
-    tracing,
-    requestHeartbeat: (sessionKey) => heartbeat.request(sessionKey),
-    runCaps: (source) => ingress.runCap(source),
-    alerts,
-    deltas,
-    onRunFinished: (runId) => {
-      completions.notify(runId);
-      // A run with nothing to deliver has its callback due now; the engine's poll covers the rest.
-      callbacks.notify();
-    },
-  });
-  const app = buildApp({
-    config,
-    ingress,
-    store,
-    completions,
-    limiter: new MeteredLimiter(limiter, metrics),
-    log,
-    metrics,
-    bodyTimeoutMs: options.bodyTimeoutMs,
-    notifyDelivery: () => {
-      if (workers) notifyDelivery();
-    },
-    isRunning: () => running,
-    tracing,
-    deltas,
-    streamKeepAliveMs: options.streamKeepAliveMs,
-    onCommitted: (actions) => {
-      for (const action of actions) {
-        if (!workers) continue;
-        if (action.kind === 'agent') worker.notify();
-        else if (action.event.wakeMode === 'now') heartbeat.request(action.event.sessionKey);
-      }
-    },
-  });
+  return { completions, deltas };
+}
 
-  const prune = () =>
-    store.pruneIdempotency(Date.now() - IDEMPOTENCY_TTL_MS).catch((error) => {
-      log.warn({ err: error }, 'pruning idempotency records failed');
-    });
-  let timers: NodeJS.Timeout[] = [];
-  await services.start({
-    name: 'housekeeping timers',
-    start: async () => {
-      timers = [setInterval(prune, HOUR_MS), setInterval(() => limiter.sweep(), 60_000)];
-      for (const timer of timers) timer.unref();
-      await prune();
-    },
-    stop: () => {
-      for (const timer of timers) clearInterval(timer);
-    },
-  });
-
-  // Before the listener, so it stops after the workers (reverse order) and never outlives the store.
-  await services.start({ name: 'retention', start: () => retention.start(), stop: () => retention.stop() });
-
+/** Binds the listener; its close (once, however often asked) stops accepting and drains requests. */
+async function listen(
+  services: ServiceList,
+  app: FastifyInstance,
+  config: ResolvedConfig,
+  options: ListenOptions,
+): Promise<{ close: () => Promise<void>; address: { url: string; host: string; port: number } }> {
   const host = options.bind ?? config.gateway.bind;
   let closing: Promise<void> | undefined;
-  const closeApp = () => {
+  const close = () => {
     closing ??= closeServer(app);
     return closing;
   };
   await services.start({
     name: 'http listener',
     start: () => app.listen({ host, port: options.port ?? config.gateway.port }),
-    stop: closeApp,
+    stop: close,
   });
-  if (workers) {
-    await services.start({
-      name: 'delivery engine',
-      start: () => delivery.start(),
-      stop: () => delivery.stop(),
-    });
-    await services.start({
-      name: 'callback engine',
-      start: () => {
-        // Known now that the listener is bound (port 0 becomes the real port).
-        ownEndpoints = gatewayEndpoints(config, app.server.address());
-        callbacks.start();
-      },
-      stop: (grace) => callbacks.stop(grace),
-    });
-    await services.start({
-      name: 'alert summaries',
-      start: () => alertSummaries.start(),
-      stop: () => alertSummaries.stop(),
-    });
-    await services.start({
-      name: 'agent turns',
-      start: async () => {
-        await worker.start();
-        await heartbeat.start();
-      },
-      // Together: each may take the whole grace for the turns it runs.
-      stop: (grace) => Promise.all([worker.stop(grace), heartbeat.stop(grace)]),
-    });
-  }
-  await services.start({ name: 'intake', start: noop, stop: closeApp });
-  let stopWatching = noop;
-  if (options.watchConfig !== false) {
-    await services.start({
-      name: 'config watcher',
-      start: () => {
-        stopWatching = watchConfigFile(
-          config.configPath,
-          async (next, warnings) => {
-            await reloadHooks(config, next, warnings, ingress, log);
-            if (JSON.stringify(next.alerts) !== JSON.stringify(alertsConfig)) {
-              alertsConfig = next.alerts;
-              log.info({ alerts: alertsConfig ? 'on' : 'off' }, 'config reloaded: alerts section applied');
-            }
-          },
-          log,
-        );
-      },
-      stop: () => stopWatching(),
-    });
-  }
-
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? config.gateway.port);
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  running = true;
-  const stop = () => {
-    running = false;
-    return services.stop(options.stopGraceMs ?? 8000);
-  };
-  return { url: `http://${urlHost}:${port}`, host, port, app, store, services, metrics, deltas, stop };
+  return { close, address: { url: `http://${urlHost}:${port}`, host, port } };
 }
 
 /**
@@ -332,49 +266,4 @@ async function openLimiter(store: Store, log: Logger): Promise<AuthLimiter & { s
   const shared = new SharedLockout(local, store.replicas.lockouts, log);
   await shared.start();
   return shared;
-}
-
-/**
- * Applies a changed config file's `hooks` section (token, mappings, presets,
- * policies) to the running ingress. Everything else — and `hooks.path` or
- * `hooks.enabled` — takes effect on the next start.
- */
-async function reloadHooks(
-  current: ResolvedConfig,
-  next: ResolvedConfig,
-  warnings: string[],
-  ingress: HookIngress,
-  log: Logger,
-): Promise<void> {
-  const { path, enabled } = current.hooks;
-  if (next.hooks.path !== path || next.hooks.enabled !== enabled) {
-    log.warn('config reload: hooks.path and hooks.enabled take effect on restart');
-  }
-  const restartOnly = (['gateway', 'store', 'models', 'agents', 'channels'] as const).filter(
-    (key) => JSON.stringify(next[key]) !== JSON.stringify(current[key]),
-  );
-  if (restartOnly.length > 0)
-    log.warn({ sections: restartOnly }, 'config reload: these sections take effect on restart');
-  await ingress.reload({ ...current, hooks: { ...next.hooks, path, enabled } }, log);
-  for (const warning of warnings) log.warn(`config: ${warning}`);
-  log.info('config reloaded: hooks section applied');
-}
-
-/** How often a closing server looks for connections that have just gone idle. */
-const IDLE_SWEEP_MS = 50;
-
-/**
- * Stops accepting and waits for the requests in flight. Closing drops the
- * connections idle at that moment only; a kept-alive connection whose request
- * was still in flight would go idle afterwards and hold the close until its
- * keep-alive timeout (72 s). Sweeping idle connections until the close
- * completes ends each one as soon as its last answer is out.
- */
-async function closeServer(app: FastifyInstance): Promise<void> {
-  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
-  try {
-    await app.close();
-  } finally {
-    clearInterval(sweep);
-  }
 }

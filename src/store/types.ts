@@ -29,6 +29,7 @@ export {
   type NewAlert,
 } from './contract/alerts.js';
 export type { CallbackAttempt, CallbackItem, CallbackOutboxStore } from './contract/callbacks.js';
+export type { CommittedListener, CommittedSignal, WorkKind } from './contract/committed.js';
 export type {
   AcceptResult,
   Action,

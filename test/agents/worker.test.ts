@@ -43,6 +43,9 @@ function startWorker(maxConcurrent = 4): RunWorker {
   setup = rig(llm.fake.baseUrl, { defaults: { maxConcurrent } });
   heartbeats = [];
   deliveries = 0;
+  // The worker no longer pokes delivery and heartbeats: its completion's commit signals them.
+  setup.store.committed.on('outbox', () => deliveries++);
+  setup.store.committed.on('events', (sessionKeys) => heartbeats.push(...(sessionKeys ?? [])));
   worker = new RunWorker(workerDeps());
   return worker;
 }
@@ -52,8 +55,6 @@ function workerDeps(): WorkerDeps {
     store: setup.store,
     config: setup.config,
     models: setup.models,
-    notifyDelivery: () => deliveries++,
-    requestHeartbeat: (sessionKey) => heartbeats.push(sessionKey),
     log: silentLog,
     owner: OWNER,
     leaseMs: LEASE_MS,

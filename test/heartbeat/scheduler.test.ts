@@ -37,11 +37,12 @@ afterEach(async () => {
 function startScheduler(defaults: Record<string, unknown> = {}): HeartbeatScheduler {
   setup = rig(llm.fake.baseUrl, { defaults });
   deliveries = 0;
+  // The scheduler no longer pokes delivery: the heartbeat's commit signals it.
+  setup.store.committed.on('outbox', () => deliveries++);
   scheduler = new HeartbeatScheduler({
     store: setup.store,
     config: setup.config,
     models: setup.models,
-    notifyDelivery: () => deliveries++,
     log: silentLog,
     providerRetry: NO_RETRY,
     clock: setup.clock,

@@ -1160,7 +1160,7 @@ describe.each(DRIVERS)('Store conformance: $name', (driver) => {
       const wokenOnce = new Promise<void>((resolve) => {
         resolveWoken = resolve;
       });
-      other.watchWork?.(() => {
+      other.committed.on('runs', () => {
         woken++;
         resolveWoken();
       });

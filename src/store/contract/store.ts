@@ -5,6 +5,7 @@
  */
 import type { AdminStore } from './admin.js';
 import type { CallbackOutboxStore } from './callbacks.js';
+import type { CommittedSignal } from './committed.js';
 import type {
   AcceptResult,
   Action,
@@ -61,11 +62,8 @@ export interface Store {
    * `olderThan` (ms since the epoch) are deleted with what belongs only to them.
    */
   pruneBatch(kind: PruneKind, olderThan: number, limit: number): Promise<PruneBatch>;
-  /**
-   * Calls `listener` when another process committed work that may be claimable
-   * (PostgreSQL: LISTEN/NOTIFY). Absent on engines with one process per store.
-   */
-  watchWork?(listener: () => void): () => void;
+  /** Work of a kind was committed here, or on another replica (committed.ts). */
+  readonly committed: CommittedSignal;
   close(): Promise<void>;
 }
 

@@ -16,6 +16,15 @@
 
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import {
+  signalAccepted,
+  signalAdmin,
+  signalCallbacks,
+  signalOutbox,
+  signalRuns,
+  signalSessions,
+} from '../commit-signals.js';
+import { type CommittedSignal, LocalCommits, withRemote } from '../committed.js';
 import { iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
@@ -87,6 +96,11 @@ export class PgStore implements Store {
   private readonly listener: WorkListener;
   /** Streamed runs' pieces and the lockout ledger, shared by every replica (replicas.ts). */
   readonly replicas: PgReplicas;
+  private readonly commits = new LocalCommits();
+  /** This replica's commits, and `runs` from every replica's NOTIFY (accept.ts, run-queue.ts). */
+  readonly committed: CommittedSignal = withRemote(this.commits, (kind, listener) =>
+    kind === 'runs' ? this.listener.subscribe(WORK_CHANNEL, () => listener()) : undefined,
+  );
 
   constructor(options: PgStoreOptions) {
     this.pool = createPool(options);
@@ -104,19 +118,22 @@ export class PgStore implements Store {
     );
     this.listener = new WorkListener(options.url);
     this.replicas = new PgReplicas(this.pool, this.listener, this.ready);
-    this.sessions = afterReady(this.ready, new PgSessions(this.pool));
+    this.sessions = signalSessions(afterReady(this.ready, new PgSessions(this.pool)), this.commits);
     this.runQueue = new PgRunQueue(this.pool);
-    this.runs = afterReady(this.ready, this.runQueue);
-    this.callbacks = afterReady(this.ready, new PgCallbacks(this.pool));
-    this.admin = afterReady(this.ready, new PgAdmin(this.pool));
+    this.runs = signalRuns(afterReady(this.ready, this.runQueue), this.commits);
+    this.callbacks = signalCallbacks(afterReady(this.ready, new PgCallbacks(this.pool)), this.commits);
+    this.admin = signalAdmin(afterReady(this.ready, new PgAdmin(this.pool)), this.commits);
     this.retention = new PgRetention(this.pool);
-    this.outbox = afterReady(
-      this.ready,
-      new PgOutbox(this.pool, {
-        owner: `pg_${randomUUID()}`,
-        leaseMs: options.deliveryLeaseMs ?? 60_000,
-        clock: options.clock ?? Date.now,
-      }),
+    this.outbox = signalOutbox(
+      afterReady(
+        this.ready,
+        new PgOutbox(this.pool, {
+          owner: `pg_${randomUUID()}`,
+          leaseMs: options.deliveryLeaseMs ?? 60_000,
+          clock: options.clock ?? Date.now,
+        }),
+      ),
+      this.commits,
     );
   }
 
@@ -146,7 +163,10 @@ export class PgStore implements Store {
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('the store is closed')));
-    return this.accepts.submit({ actions, render, idempotency });
+    return this.accepts.submit({ actions, render, idempotency }).then((result) => {
+      signalAccepted(this.commits, actions, result);
+      return result;
+    });
   }
 
   async getRun(runId: string): Promise<RunView | undefined> {
@@ -245,11 +265,7 @@ export class PgStore implements Store {
     return this.retention.pruneBatch(kind, olderThan, limit);
   }
 
-  watchWork(listener: () => void): () => void {
-    return this.listener.subscribe(WORK_CHANNEL, () => listener());
-  }
-
-  /** Settles once `watchWork`'s LISTEN is in place (tests wait for it). */
+  /** Settles once the LISTEN behind `committed` is in place (tests wait for it). */
   listening(): Promise<void> {
     return this.listener.listening();
   }

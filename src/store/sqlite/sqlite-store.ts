@@ -27,6 +27,15 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
+import {
+  signalAccepted,
+  signalAdmin,
+  signalCallbacks,
+  signalOutbox,
+  signalRuns,
+  signalSessions,
+} from '../commit-signals.js';
+import { type CommittedSignal, LocalCommits } from '../committed.js';
 import { attachmentsColumn, iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
@@ -115,6 +124,9 @@ export class SqliteStore implements Store {
   readonly replicas = SOLE_REPLICA;
   private readonly retention: SqliteRetention;
   private readonly alerts: SqliteAlerts;
+  private readonly commits = new LocalCommits();
+  /** One process per file: the signal is this process's commits only. */
+  readonly committed: CommittedSignal = this.commits;
 
   constructor(options: SqliteStoreOptions) {
     makePrivateDir(dirname(options.path));
@@ -195,11 +207,11 @@ export class SqliteStore implements Store {
     };
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
-    this.admin = new SqliteAdmin(db, options.path);
+    this.admin = signalAdmin(new SqliteAdmin(db, options.path), this.commits);
     const alerts = new SqliteAlerts(db);
     this.alerts = alerts;
     const callbacks = new SqliteCallbacks(db, alerts);
-    this.callbacks = callbacks;
+    this.callbacks = signalCallbacks(callbacks, this.commits);
     const settleRun = (runId: string, now: number, traceParent: string | null) =>
       callbacks.arm(runId, now, traceParent);
     const outbox = new SqliteOutbox(
@@ -215,16 +227,19 @@ export class SqliteStore implements Store {
       enqueueDelivery,
       routes,
     );
-    this.outbox = outbox;
-    this.sessions = sessions;
+    this.outbox = signalOutbox(outbox, this.commits);
+    this.sessions = signalSessions(sessions, this.commits);
     this.retention = new SqliteRetention(db, () => sessions.forgetCachedTranscripts());
-    this.runs = new SqliteRunQueue(
-      db,
-      (sessionKey, entry, runId, ts) => sessions.appendTranscript(sessionKey, entry, runId, ts),
-      (event) => sessions.insertEvent(event),
-      enqueueDelivery,
-      settleRun,
-      (alert, now) => alerts.enqueue(alert, now),
+    this.runs = signalRuns(
+      new SqliteRunQueue(
+        db,
+        (sessionKey, entry, runId, ts) => sessions.appendTranscript(sessionKey, entry, runId, ts),
+        (event) => sessions.insertEvent(event),
+        enqueueDelivery,
+        settleRun,
+        (alert, now) => alerts.enqueue(alert, now),
+      ),
+      this.commits,
     );
     const commitBatch = db.transaction((batch: readonly PendingAccept[]) =>
       batch.map((item) => this.acceptInTransaction(item.actions, item.render, item.idempotency)),
@@ -344,7 +359,10 @@ export class SqliteStore implements Store {
     render: (committed: Committed[]) => StoredAnswer,
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult> {
-    return this.accepts.submit({ actions, render, idempotency });
+    return this.accepts.submit({ actions, render, idempotency }).then((result) => {
+      signalAccepted(this.commits, actions, result);
+      return result;
+    });
   }
 
   async getRun(runId: string): Promise<RunView | undefined> {

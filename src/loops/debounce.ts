@@ -4,7 +4,7 @@
  * comes first. The bound matters for a burst that never ends (a file written
  * continuously): a plain quiet-period debounce would never fire while it lasts.
  */
-import { systemClock, type TimerClock } from './clock.js';
+import { systemClock, type TimerClock } from '../util/clock.js';
 
 export interface DebounceTimes {
   quietMs: number;

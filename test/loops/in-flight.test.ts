@@ -1,10 +1,10 @@
 /**
- * The engines' shared stop discipline (src/util/in-flight.ts) on the manual
+ * The engines' shared stop discipline (src/loops/in-flight.ts) on the manual
  * clock: work in flight is waited for up to the grace period, then aborted and
  * waited for again; nothing is left tracked.
  */
 import { describe, expect, it } from 'vitest';
-import { InFlight } from '../../src/util/in-flight.js';
+import { InFlight } from '../../src/loops/in-flight.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 /** A task that ends when told to, or when its signal aborts (recording the reason). */

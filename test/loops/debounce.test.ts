@@ -1,10 +1,10 @@
 /**
- * The debounce of config reloads (src/util/debounce.ts; docs/configuration.md, "Reload"),
+ * The debounce of config reloads (src/loops/debounce.ts; docs/configuration.md, "Reload"),
  * on a manual clock: once after a quiet period, and under triggers that never pause, at
  * most the maximum wait after the first one not yet acted on.
  */
 import { describe, expect, it } from 'vitest';
-import { debounce } from '../../src/util/debounce.js';
+import { debounce } from '../../src/loops/debounce.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 const TIMES = { quietMs: 200, maxWaitMs: 2_000 };

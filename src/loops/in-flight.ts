@@ -7,7 +7,7 @@
  * and stops": a stopped run is handed back, a delivery or callback attempt is
  * tried again later).
  */
-import type { TimerClock } from './clock.js';
+import type { TimerClock } from '../util/clock.js';
 
 interface Tracked<M> {
   controller: AbortController;

@@ -1,0 +1,67 @@
+/**
+ * The running gateway's config reload (docs/configuration.md, "Reload"): a
+ * changed config file's `hooks` section and `alerts` section apply at once;
+ * every other section takes effect on the next start.
+ */
+import { watchConfigFile } from '../config/reload.js';
+import type { ResolvedConfig } from '../config/resolved.js';
+import type { HookIngress } from '../ingress/hooks-routes.js';
+import type { Logger } from '../log.js';
+import type { Service } from './services.js';
+
+/** The alerts section in force: read at each failure, so a reload applies to the next one (docs/alerts.md). */
+export interface AlertsSection {
+  current: ResolvedConfig['alerts'];
+}
+
+export function configWatcher(
+  config: ResolvedConfig,
+  ingress: HookIngress,
+  alerts: AlertsSection,
+  log: Logger,
+): Service {
+  let stopWatching = () => {};
+  return {
+    name: 'config watcher',
+    start: () => {
+      stopWatching = watchConfigFile(
+        config.configPath,
+        async (next, warnings) => {
+          await reloadHooks(config, next, warnings, ingress, log);
+          if (JSON.stringify(next.alerts) !== JSON.stringify(alerts.current)) {
+            alerts.current = next.alerts;
+            log.info({ alerts: alerts.current ? 'on' : 'off' }, 'config reloaded: alerts section applied');
+          }
+        },
+        log,
+      );
+    },
+    stop: () => stopWatching(),
+  };
+}
+
+/**
+ * Applies a changed config file's `hooks` section (token, mappings, presets,
+ * policies) to the running ingress. Everything else — and `hooks.path` or
+ * `hooks.enabled` — takes effect on the next start.
+ */
+async function reloadHooks(
+  current: ResolvedConfig,
+  next: ResolvedConfig,
+  warnings: string[],
+  ingress: HookIngress,
+  log: Logger,
+): Promise<void> {
+  const { path, enabled } = current.hooks;
+  if (next.hooks.path !== path || next.hooks.enabled !== enabled) {
+    log.warn('config reload: hooks.path and hooks.enabled take effect on restart');
+  }
+  const restartOnly = (['gateway', 'store', 'models', 'agents', 'channels'] as const).filter(
+    (key) => JSON.stringify(next[key]) !== JSON.stringify(current[key]),
+  );
+  if (restartOnly.length > 0)
+    log.warn({ sections: restartOnly }, 'config reload: these sections take effect on restart');
+  await ingress.reload({ ...current, hooks: { ...next.hooks, path, enabled } }, log);
+  for (const warning of warnings) log.warn(`config: ${warning}`);
+  log.info('config reloaded: hooks section applied');
+}

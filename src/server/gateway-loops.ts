@@ -1,0 +1,192 @@
+/**
+ * The gateway's background loops (docs/architecture.md, "Background loops"),
+ * built and started in dependency order. None pokes another: each wakes on the
+ * store's `committed` signal for its kind of work (a reply committed to the
+ * outbox wakes delivery, a run's end or a delivery's end wakes callbacks, …) and
+ * on its own poll, so a loop never needs a handle on one built after it.
+ */
+import { ModelRouter } from '../agents/models.js';
+import type { RetryPolicy } from '../agents/turn.js';
+import { RunWorker } from '../agents/worker.js';
+import type { Alerts } from '../alerts/alerts.js';
+import { AlertSummaries, type AlertSummariesOptions } from '../alerts/summaries.js';
+import type { AuthLimiter } from '../auth/auth-limiter.js';
+import type { SelfEndpoint } from '../callbacks/address-guard.js';
+import { CallbackEngine, type CallbackEngineOptions } from '../callbacks/engine.js';
+import { DeliveryEngine } from '../channels/delivery.js';
+import { createChannelAdapters } from '../channels/index.js';
+import type { ResolvedConfig } from '../config/resolved.js';
+import { HeartbeatScheduler } from '../heartbeat/scheduler.js';
+import type { HookIngress } from '../ingress/hooks-routes.js';
+import { IDEMPOTENCY_TTL_MS } from '../ingress/idempotency.js';
+import type { Logger } from '../log.js';
+import { ScanLoop } from '../loops/scan-loop.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { SpanStarter } from '../observability/work-span.js';
+import { RetentionEngine } from '../retention/engine.js';
+import type { Store } from '../store/types.js';
+import type { DeltaHub } from '../streaming/run-deltas.js';
+import { systemClock } from '../util/clock.js';
+import type { ServiceList } from './services.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+const LIMITER_SWEEP_MS = 60_000;
+
+export interface LoopOptions {
+  deliveryBaseDelayMs?: number;
+  providerRetry?: RetryPolicy;
+  callbacks?: Partial<Omit<CallbackEngineOptions, 'secret' | 'self' | 'onFinished'>>;
+  alerts?: AlertSummariesOptions;
+}
+
+/** What the loops are built from: the opened store and the services around it. */
+export interface LoopDeps {
+  config: ResolvedConfig;
+  log: Logger;
+  store: Store;
+  ingress: HookIngress;
+  limiter: AuthLimiter;
+  metrics: GatewayMetrics;
+  tracing: SpanStarter | undefined;
+  alerts: Alerts;
+  deltas: DeltaHub;
+  owner: string;
+  /** The gateway's own sockets, known once it listens (callbacks refuse them). */
+  self: () => readonly SelfEndpoint[];
+  /** A run this process recorded as finished (its waiting requests and streams answer). */
+  onRunFinished: (runId: string) => void;
+}
+
+export type GatewayLoops = ReturnType<typeof buildLoops>;
+
+export function buildLoops(deps: LoopDeps, options: LoopOptions) {
+  return {
+    ...housekeeping(deps),
+    retention: new RetentionEngine(deps.store, deps.config.store.retention, deps.log, {
+      onPruned: (kind, count) => deps.metrics.storePruned(kind, count),
+    }),
+    ...outboxLoops(deps, options),
+    ...agentLoops(deps, options),
+  };
+}
+
+/** The hourly idempotency prune and the auth limiter's minute sweep. */
+function housekeeping({ store, limiter, log }: LoopDeps) {
+  const prune = () =>
+    store
+      .pruneIdempotency(Date.now() - IDEMPOTENCY_TTL_MS)
+      .then(() => {})
+      .catch((error) => log.warn({ err: error }, 'pruning idempotency records failed'));
+  return {
+    prune,
+    pruneLoop: new ScanLoop(prune, systemClock, HOUR_MS, { scanAtStart: false }),
+    sweepLoop: new ScanLoop(async () => limiter.sweep(), systemClock, LIMITER_SWEEP_MS, {
+      scanAtStart: false,
+    }),
+  };
+}
+
+/** Delivery, completion callbacks and the alert summaries: the loops working through the outbox. */
+function outboxLoops(deps: LoopDeps, options: LoopOptions) {
+  const { config, store, log, metrics, tracing, alerts, ingress } = deps;
+  const delivery = new DeliveryEngine(store, createChannelAdapters(config.channels), config.channels, log, {
+    baseDelayMs: options.deliveryBaseDelayMs,
+    metrics,
+    tracing,
+    alerts,
+  });
+  const callbacks = new CallbackEngine(store, log, {
+    // The reloaded hooks section's secret: rotating it needs no restart.
+    secret: () => ingress.state.config.hooks.callbacks?.secret,
+    self: deps.self,
+    onFinished: (status) => metrics.callbackFinished(status),
+    tracing,
+    alerts,
+    ...options.callbacks,
+  });
+  const alertSummaries = new AlertSummaries(store, alerts, log, options.alerts);
+  return { delivery, callbacks, alertSummaries };
+}
+
+/** The run worker and the heartbeats: the loops that run agent turns. */
+function agentLoops(deps: LoopDeps, options: LoopOptions) {
+  const { config, store, log, metrics, tracing } = deps;
+  const models = new ModelRouter(config);
+  const heartbeat = new HeartbeatScheduler({
+    store,
+    config,
+    models,
+    log,
+    providerRetry: options.providerRetry,
+    metrics,
+    tracing,
+  });
+  const worker = new RunWorker({
+    store,
+    config,
+    models,
+    providerRetry: options.providerRetry,
+    log,
+    owner: deps.owner,
+    metrics,
+    tracing,
+    runCaps: (source) => deps.ingress.runCap(source),
+    alerts: deps.alerts,
+    deltas: deps.deltas,
+    onRunFinished: deps.onRunFinished,
+  });
+  return { heartbeat, worker };
+}
+
+/**
+ * Housekeeping and retention: started before the listener, so they stop after
+ * everything that writes (reverse order) and never outlive the store.
+ */
+export async function startHousekeeping(services: ServiceList, loops: GatewayLoops): Promise<void> {
+  await services.start({
+    name: 'housekeeping timers',
+    start: async () => {
+      loops.pruneLoop.start();
+      loops.sweepLoop.start();
+      await loops.prune();
+    },
+    stop: () => Promise.all([loops.pruneLoop.stop(), loops.sweepLoop.stop()]),
+  });
+  await services.start({
+    name: 'retention',
+    start: () => loops.retention.start(),
+    stop: () => loops.retention.stop(),
+  });
+}
+
+/**
+ * The loops that do the work, once the listener is bound: the outbox's first,
+ * so they are there for what the agent turns commit, and stop after them.
+ */
+export async function startWorkLoops(services: ServiceList, loops: GatewayLoops): Promise<void> {
+  const { delivery, callbacks, alertSummaries, worker, heartbeat } = loops;
+  await services.start({
+    name: 'delivery engine',
+    start: () => delivery.start(),
+    stop: () => delivery.stop(),
+  });
+  await services.start({
+    name: 'callback engine',
+    start: () => callbacks.start(),
+    stop: (grace) => callbacks.stop(grace),
+  });
+  await services.start({
+    name: 'alert summaries',
+    start: () => alertSummaries.start(),
+    stop: () => alertSummaries.stop(),
+  });
+  await services.start({
+    name: 'agent turns',
+    start: async () => {
+      await worker.start();
+      await heartbeat.start();
+    },
+    // Together: each may take the whole grace for the turns it runs.
+    stop: (grace) => Promise.all([worker.stop(grace), heartbeat.stop(grace)]),
+  });
+}
