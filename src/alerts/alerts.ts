@@ -35,8 +35,6 @@ export interface AlertsDeps {
   log: Logger;
   /** Counts alerts by status (agentgate_alerts_total). */
   metrics?: { alertCounted(status: AlertStatus, count?: number): void };
-  /** An alert message entered the outbox (the delivery engine sends it now rather than at its poll). */
-  onQueued?: () => void;
 }
 
 /** The run a run.failed alert is about. */
@@ -95,7 +93,6 @@ export class Alerts {
     const fields = { event: alert.event, refId: alert.refId, channel: alert.channel };
     if (outcome === 'queued') {
       this.deps.log.info(fields, 'alert queued');
-      this.deps.onQueued?.();
     } else
       this.deps.log.warn(
         { ...fields, maxPerHour: alert.maxPerHour },
@@ -109,7 +106,6 @@ export class Alerts {
     this.deps.metrics?.alertCounted('summarized', total);
     this.deps.metrics?.alertCounted('queued');
     this.deps.log.info({ ...counts, total }, 'alert summary queued');
-    this.deps.onQueued?.();
   }
 
   /** An alert message's delivery ended. */

@@ -16,7 +16,7 @@ import type { HookTarget } from '../hook-model/targets.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { Tracing } from '../observability/tracing.js';
-import type { Action, Committed, IdempotencyClaim, NewRun, RunView, Store } from '../store/types.js';
+import type { Action, IdempotencyClaim, NewRun, RunView, Store } from '../store/types.js';
 import type { DeltaHub, DeltaSubscription } from '../streaming/run-deltas.js';
 import type { HookIngress, IngressState } from './hook-ingress.js';
 import type { RunCompletions } from './run-completions.js';
@@ -31,7 +31,6 @@ export interface HookDoor {
   readonly now: () => number;
   readonly hooksPath: string;
   readonly bodyTimeoutMs: number;
-  readonly onCommitted: ((actions: readonly Action[], committed: readonly Committed[]) => void) | undefined;
   readonly metrics: GatewayMetrics | undefined;
   readonly tracing: Tracing | undefined;
   readonly completions: RunCompletions;

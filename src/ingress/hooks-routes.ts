@@ -26,7 +26,7 @@ import type { Logger } from '../log.js';
 import { SignatureRejected } from '../mappings/mapped-target.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { Tracing } from '../observability/tracing.js';
-import type { AcceptResult, Action, Committed, Store } from '../store/types.js';
+import type { AcceptResult, Action, Store } from '../store/types.js';
 import { DeltaHub } from '../streaming/run-deltas.js';
 import { BODY_TIMEOUT_MS } from './body.js';
 import type { HookIngress } from './hook-ingress.js';
@@ -51,8 +51,6 @@ export interface IngressDeps {
   limiter: AuthLimiter;
   log: Logger;
   ingress: HookIngress;
-  /** Told about every commit, after it is durable (wakes the workers). */
-  onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
   now?: () => number;
   /**
    * Deadline for receiving a body: 30 s (docs/errors.md);
@@ -126,7 +124,6 @@ function openDoor(deps: IngressDeps): HookDoor {
     now: deps.now ?? Date.now,
     hooksPath: deps.config.hooks.path,
     bodyTimeoutMs: deps.bodyTimeoutMs ?? BODY_TIMEOUT_MS,
-    onCommitted: deps.onCommitted,
     metrics: deps.metrics,
     tracing: deps.tracing,
     completions: deps.completions ?? new RunCompletions(store),

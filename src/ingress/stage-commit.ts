@@ -78,7 +78,6 @@ export function recordCommit(
   if (result.kind === 'replay') reply.header('idempotent-replayed', 'true');
   else {
     const { span } = state;
-    door.onCommitted?.(state.actions, result.committed);
     logAccepted(door.log, request.id, state.target.name, result.committed, span?.spanContext());
     if (span) spanCommitted(span, result.committed);
   }

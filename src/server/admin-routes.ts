@@ -10,7 +10,7 @@ import { type ZodType, z } from 'zod';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { isImageType, isTextType } from '../hook-model/attachments.js';
 import { echoed, HttpError, invalidPayload } from '../http/errors.js';
-import type { Action, Attachment, Committed, Store } from '../store/types.js';
+import type { Attachment, Store } from '../store/types.js';
 import {
   ADMIN_SECURITY,
   ErrorAnswer,
@@ -34,10 +34,6 @@ const MAX_EVENT_LIMIT = 10_000;
 export interface AdminDeps {
   config: ResolvedConfig;
   store: Store;
-  /** Told about a retry once it is committed (wakes the workers), as for a hook. */
-  onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
-  /** Wakes the delivery engine (a redelivery was put in the outbox). */
-  notifyDelivery?: () => void;
   /** Whether the gateway's parts (workers included) are all running, for /readyz. */
   isRunning?: () => boolean;
   /** Whether the store can commit, for /readyz (told of failed writes by the error handler). */
@@ -72,11 +68,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
     api.get('/api/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
 
-    registerRunAdminRoutes(scope, {
-      store,
-      onCommitted: deps.onCommitted,
-      notifyDelivery: deps.notifyDelivery,
-    });
+    registerRunAdminRoutes(scope, { store });
 
     const runSchema = {
       summary: 'One run',

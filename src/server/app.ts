@@ -33,14 +33,11 @@ export interface AppDeps {
   limiter: AuthLimiter;
   log: Logger;
   ingress: HookIngress;
-  onCommitted?: IngressDeps['onCommitted'];
   bodyTimeoutMs?: number;
   /** Hook answers are counted and `GET /metrics` is served when given (docs/operating.md, "Metrics"). */
   metrics?: GatewayMetrics;
   /** Runs the worker finished, for `waitForCompletion` answers (docs/callers.md, "Waiting in the answer"). */
   completions?: IngressDeps['completions'];
-  /** Wakes the delivery engine (admin redeliver). */
-  notifyDelivery?: () => void;
   /** Whether every part of the gateway runs, for `/readyz`. */
   isRunning?: () => boolean;
   /** Hook requests are traced when given (docs/tracing.md). */

@@ -21,7 +21,7 @@ import type { z } from 'zod';
 import { parseJsonObject } from '../hook-model/payload.js';
 import { echoed, HttpError, invalidPayload } from '../http/errors.js';
 import { BODY_TIMEOUT_MS, readBody } from '../ingress/body.js';
-import type { Action, Committed, NewRun, Store, StoredRun } from '../store/types.js';
+import type { Action, NewRun, Store, StoredRun } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
 import {
   ADMIN_SECURITY,
@@ -41,10 +41,6 @@ import {
 
 export interface RunAdminDeps {
   store: Store;
-  /** Told about a retry once it is committed (wakes the workers), as the ingress does. */
-  onCommitted?: (actions: readonly Action[], committed: readonly Committed[]) => void;
-  /** Wakes the delivery engine after a redelivery was put in the outbox. */
-  notifyDelivery?: () => void;
   now?: () => number;
 }
 
@@ -105,8 +101,7 @@ async function retryOne(admin: RunAdmin, runId: string, reply: FastifyReply) {
   const run = retryRun(stored, admin.now());
   const actions: Action[] = [{ kind: 'agent', run }];
   const answer = { ok: true as const, runId: run.id, retryOf: runId };
-  const result = await admin.store.accept(actions, () => ({ status: 202, body: JSON.stringify(answer) }));
-  if (result.kind === 'committed') admin.onCommitted?.(actions, result.committed);
+  await admin.store.accept(actions, () => ({ status: 202, body: JSON.stringify(answer) }));
   return reply.code(202).send(answer);
 }
 
@@ -171,14 +166,13 @@ class BulkRetries {
 
   private async retry(body: z.output<typeof BulkRetryBody>): Promise<{ matched: number; retries: Retry[] }> {
     const { status, source, since, until, limit, dryRun } = body;
-    const { store, now, onCommitted } = this.admin;
+    const { store, now } = this.admin;
     const found = await store.admin.listRetryableRuns({ status, source, since, until, limit });
     if (dryRun || found.runs.length === 0) return { matched: found.matched, retries: [] };
     const at = now();
     const retries = found.runs.map((stored) => retryRun(stored, at));
     const actions: Action[] = retries.map((run) => ({ kind: 'agent', run }));
-    const result = await store.accept(actions, () => ({ status: 202, body: '' }));
-    if (result.kind === 'committed') onCommitted?.(actions, result.committed);
+    await store.accept(actions, () => ({ status: 202, body: '' }));
     return { matched: found.matched, retries };
   }
 }
@@ -200,7 +194,6 @@ async function redeliver(admin: RunAdmin, runId: string, reply: FastifyReply) {
         `the reply of run "${runId}" is still being delivered; redeliver once that delivery ended`,
       );
     case 'enqueued':
-      admin.notifyDelivery?.();
       return reply.code(202).send({ ok: true as const });
   }
 }
