@@ -4,21 +4,13 @@
  * silently disable a security setting.
  */
 import { z } from 'zod';
+import { type AnyPlatform, CHANNEL_IDS, PLATFORMS } from '../channels/platforms/index.js';
 import { RETENTION_DEFAULTS } from '../store/engine.js';
 import { storeConfigSchema } from '../store/engines/registry.js';
 import { ALERT_EVENTS } from '../store/types.js';
 
-export const CHANNEL_IDS = [
-  'whatsapp',
-  'telegram',
-  'discord',
-  'slack',
-  'mattermost',
-  'signal',
-  'imessage',
-  'msteams',
-] as const;
-export type ChannelId = (typeof CHANNEL_IDS)[number];
+/** The platforms' ids, in the registry's order (`channel: "last"`'s fallback order). */
+export { CHANNEL_IDS, type ChannelId } from '../channels/platforms/index.js';
 
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
@@ -273,36 +265,13 @@ const agentsSchema = z.strictObject({
   list: z.array(agentSchema).default([]),
 });
 
-const channelsSchema = z.strictObject({
-  whatsapp: z
-    .strictObject({
-      phoneNumberId: nonEmpty,
-      accessToken: nonEmpty,
-      apiBaseUrl: nonEmpty.default('https://graph.facebook.com/v21.0'),
-    })
-    .optional(),
-  telegram: z
-    .strictObject({ botToken: nonEmpty, apiBaseUrl: nonEmpty.default('https://api.telegram.org') })
-    .optional(),
-  discord: z
-    .strictObject({ botToken: nonEmpty, apiBaseUrl: nonEmpty.default('https://discord.com/api/v10') })
-    .optional(),
-  slack: z
-    .strictObject({ botToken: nonEmpty, apiBaseUrl: nonEmpty.default('https://slack.com/api') })
-    .optional(),
-  mattermost: z.strictObject({ baseUrl: nonEmpty, token: nonEmpty }).optional(),
-  signal: z.strictObject({ rpcUrl: nonEmpty, account: nonEmpty }).optional(),
-  imessage: z.strictObject({ serverUrl: nonEmpty, password: nonEmpty }).optional(),
-  msteams: z
-    .strictObject({
-      appId: nonEmpty,
-      appPassword: nonEmpty,
-      tenantId: nonEmpty.optional(),
-      tokenUrl: nonEmpty.optional(),
-      serviceUrl: nonEmpty,
-    })
-    .optional(),
-});
+/** `channels`: each platform's own section (its folder's config.ts), all optional. */
+type ChannelSections = { [P in AnyPlatform as P['id']]: z.ZodOptional<P['config']> };
+const channelsSchema = z.strictObject(
+  Object.fromEntries(
+    PLATFORMS.map((platform) => [platform.id, platform.config.optional()]),
+  ) as ChannelSections,
+);
 
 /** Alerts (docs/alerts.md): absent means off. */
 const alertsSchema = z.strictObject({

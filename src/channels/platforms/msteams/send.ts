@@ -26,7 +26,7 @@
  * renders it (format/markdown.ts), sent with `textFormat: "markdown"`; operator notices
  * (alerts) with `textFormat: "plain"`.
  */
-import type { ChannelsConfig } from '../../config/schema.js';
+
 import {
   joinUrl,
   type OutboundClient,
@@ -34,14 +34,9 @@ import {
   type OutboundResponse,
   redactor,
   retryAfterMs,
-} from '../../http/outbound.js';
-import { renderMarkdown } from '../format/index.js';
-import { markdownWriter } from '../format/markdown.js';
-import { renderNotice } from '../format/notice.js';
-import { createAdapter } from '../sender.js';
+} from '../../../http/outbound.js';
+import { checkText, platformText, recipientOf } from '../../kit/support.js';
 import {
-  type AdapterOptions,
-  type ChannelAdapter,
   type CredentialSource,
   DeliveryError,
   type Platform,
@@ -49,8 +44,9 @@ import {
   sent,
   temporary,
   type Verdict,
-} from '../types.js';
-import { checkText, platformText, recipientOf } from './support.js';
+} from '../../kit/types.js';
+import type { MsTeamsConfig } from './config.js';
+import { msteamsRecipients } from './recipients.js';
 
 /**
  * Teams caps a bot message at about 100 KB counted as UTF-16 and advises staying
@@ -69,26 +65,17 @@ interface CachedToken {
   refreshAt: number;
 }
 
-export function createMsTeamsAdapter(
-  config: NonNullable<ChannelsConfig['msteams']>,
-  options: AdapterOptions = {},
-): ChannelAdapter {
-  return createAdapter(msteamsPlatform(config), options);
-}
-
-export function msteamsPlatform(config: NonNullable<ChannelsConfig['msteams']>): Platform {
+export function msteamsPlatform(config: MsTeamsConfig): Platform {
   // The password as sent in the form (spaces as '+') and in a URL, besides as it is.
   const formPassword = new URLSearchParams({ p: config.appPassword }).toString().slice(2);
   const passwordForms = [config.appPassword, encodeURIComponent(config.appPassword), formPassword];
   const credentials = botFrameworkToken(config);
   return {
-    id: 'msteams',
-    maxMessageLength: MSTEAMS_TEXT_LIMIT,
     secrets: passwordForms,
     redact: credentials.redact,
     credentials,
     buildRequest(message) {
-      const { conversationId } = recipientOf('msteams', message.to);
+      const { conversationId } = recipientOf('msteams', msteamsRecipients, message.to);
       checkText('msteams', message.text, MSTEAMS_TEXT_LIMIT);
       return {
         url: joinUrl(config.serviceUrl, `/v3/conversations/${encodeURIComponent(conversationId)}/activities`),
@@ -98,23 +85,24 @@ export function msteamsPlatform(config: NonNullable<ChannelsConfig['msteams']>):
         json: { type: 'message', textFormat: message.notice ? 'plain' : 'markdown', text: message.text },
       };
     },
-    render: (markdown) =>
-      renderMarkdown(markdown, { write: markdownWriter({ headingLevels: 3 }) }, MSTEAMS_TEXT_LIMIT),
-    renderNotice: (text) => renderNotice(text, MSTEAMS_TEXT_LIMIT),
     interpret: interpretActivity,
   };
+}
+
+/** `tokenUrl`, else Microsoft's endpoint for the tenant (`botframework.com`: the multi-tenant default). */
+export function tokenUrlOf(config: MsTeamsConfig): string {
+  const tenant = config.tenantId ?? 'botframework.com';
+  return (
+    config.tokenUrl ?? `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0/token`
+  );
 }
 
 /**
  * The Bot Framework token by client credentials, cached until shortly before it
  * expires. Concurrent first sends may each fetch one; harmless.
  */
-function botFrameworkToken(
-  config: NonNullable<ChannelsConfig['msteams']>,
-): CredentialSource & { redact: (text: string) => string } {
-  const tenant = config.tenantId ?? 'botframework.com';
-  const tokenUrl =
-    config.tokenUrl ?? `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0/token`;
+function botFrameworkToken(config: MsTeamsConfig): CredentialSource & { redact: (text: string) => string } {
+  const tokenUrl = tokenUrlOf(config);
   let cached: CachedToken | undefined;
   /** Tokens issued so far (the current and the previous one), never shown. */
   const tokens: string[] = [];

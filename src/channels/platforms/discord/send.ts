@@ -17,40 +17,23 @@
  * as Discord renders it (format/markdown.ts: headings up to ###, tables as code).
  * Operator notices (alerts) are escaped to show as written, with `flags: SUPPRESS_EMBEDS`.
  */
-import type { ChannelsConfig } from '../../config/schema.js';
-import { joinUrl, type OutboundClient, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
-import { renderMarkdown } from '../format/index.js';
-import { escapeMarkdown, markdownWriter } from '../format/markdown.js';
-import { renderNotice } from '../format/notice.js';
-import { createAdapter, lookup } from '../sender.js';
-import {
-  type AdapterOptions,
-  type ChannelAdapter,
-  DeliveryError,
-  type Platform,
-  permanent,
-  sent,
-  temporary,
-  type Verdict,
-} from '../types.js';
-import { checkText, platformText, recipientOf } from './support.js';
+
+import { joinUrl, type OutboundClient, type OutboundResponse, retryAfterMs } from '../../../http/outbound.js';
+import { lookup } from '../../kit/sender.js';
+import { checkText, platformText, recipientOf } from '../../kit/support.js';
+import { DeliveryError, type Platform, permanent, sent, temporary, type Verdict } from '../../kit/types.js';
+import type { DiscordConfig } from './config.js';
+import { discordRecipients } from './recipients.js';
 
 /** Discord's limit for a message's `content`. */
 export const DISCORD_TEXT_LIMIT = 2000;
 /** The message flag that shows no embeds (link previews) under it. */
 const SUPPRESS_EMBEDS = 1 << 2;
 /** Discord asks bots to name themselves as `DiscordBot ($url, $versionNumber)`. */
-const USER_AGENT = 'DiscordBot (agentgate, 0.1.0)';
+export const DISCORD_USER_AGENT = 'DiscordBot (agentgate, 0.1.0)';
 
-export function createDiscordAdapter(
-  config: NonNullable<ChannelsConfig['discord']>,
-  options: AdapterOptions = {},
-): ChannelAdapter {
-  return createAdapter(discordPlatform(config), options);
-}
-
-export function discordPlatform(config: NonNullable<ChannelsConfig['discord']>): Platform {
-  const headers = { authorization: `Bot ${config.botToken}`, 'user-agent': USER_AGENT };
+export function discordPlatform(config: DiscordConfig): Platform {
+  const headers = { authorization: `Bot ${config.botToken}`, 'user-agent': DISCORD_USER_AGENT };
   // A user's DM channel never changes: opened once per user, then reused.
   const dmChannels = new Map<string, string>();
   // Create DM: POST /users/@me/channels {recipient_id} answers the DM channel (opened or existing).
@@ -68,11 +51,9 @@ export function discordPlatform(config: NonNullable<ChannelsConfig['discord']>):
     return channel.id;
   }
   return {
-    id: 'discord',
-    maxMessageLength: DISCORD_TEXT_LIMIT,
     secrets: [config.botToken],
     resolveRecipient(to, client, signal) {
-      const recipient = recipientOf('discord', to);
+      const recipient = recipientOf('discord', discordRecipients, to);
       if (recipient.kind === 'channel') return recipient.id;
       return dmChannels.get(recipient.id) ?? openDm(recipient.id, client, signal);
     },
@@ -90,17 +71,13 @@ export function discordPlatform(config: NonNullable<ChannelsConfig['discord']>):
         },
       };
     },
-    render: (markdown) =>
-      renderMarkdown(markdown, { write: markdownWriter({ headingLevels: 3 }) }, DISCORD_TEXT_LIMIT),
-    // Discord formats every message: a notice's Markdown characters are escaped, so it shows as written.
-    renderNotice: (text) => renderNotice(text, DISCORD_TEXT_LIMIT, (char) => escapeMarkdown(char, false)),
     interpret,
   };
 }
 
 /** A channel (or thread, or DM channel) id: a snowflake, all digits; a `user:` form is resolved first. */
 export function discordChannelId(to: string): string {
-  const recipient = recipientOf('discord', to);
+  const recipient = recipientOf('discord', discordRecipients, to);
   // Checked before it becomes part of the path, which must name one channel.
   if (recipient.kind !== 'channel') {
     throw new DeliveryError('discord: a user recipient must be resolved to its DM channel first', true);

@@ -3,37 +3,8 @@
  * sends it through the outbound client, and turns the platform's verdict into a
  * result or a DeliveryError. The one place channel messages meet HTTP.
  */
-import {
-  createOutboundClient,
-  type OutboundClient,
-  OutboundError,
-  type OutboundRequest,
-} from '../http/outbound.js';
-import {
-  type AdapterOptions,
-  type ChannelAdapter,
-  DeliveryError,
-  type OutboundMessage,
-  type Platform,
-  type SendResult,
-} from './types.js';
-
-export function createAdapter(platform: Platform, options: AdapterOptions = {}): ChannelAdapter {
-  const client = createOutboundClient({
-    label: platform.id,
-    secrets: platform.secrets,
-    redact: platform.redact,
-    timeoutMs: options.timeoutMs,
-    fetch: options.fetch,
-  });
-  return {
-    id: platform.id,
-    maxMessageLength: platform.maxMessageLength,
-    render: (markdown) => platform.render(markdown),
-    renderNotice: (text) => platform.renderNotice(text),
-    send: (message, signal) => sendMessage(platform, client, message, signal),
-  };
-}
+import { type OutboundClient, OutboundError, type OutboundRequest } from '../../http/outbound.js';
+import { DeliveryError, type OutboundMessage, type Platform, type SendResult } from './types.js';
 
 export async function sendMessage(
   platform: Platform,

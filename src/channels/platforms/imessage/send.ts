@@ -21,22 +21,11 @@
  * may) are retryable.
  */
 import { randomUUID } from 'node:crypto';
-import type { ChannelsConfig } from '../../config/schema.js';
-import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
-import { renderMarkdown } from '../format/index.js';
-import { renderNotice } from '../format/notice.js';
-import { writePlain } from '../format/plain.js';
-import { createAdapter } from '../sender.js';
-import {
-  type AdapterOptions,
-  type ChannelAdapter,
-  type Platform,
-  permanent,
-  sent,
-  temporary,
-  type Verdict,
-} from '../types.js';
-import { checkText, platformText, recipientOf } from './support.js';
+import { joinUrl, type OutboundResponse, retryAfterMs } from '../../../http/outbound.js';
+import { checkText, platformText, recipientOf } from '../../kit/support.js';
+import { type Platform, permanent, sent, temporary, type Verdict } from '../../kit/types.js';
+import type { IMessageConfig } from './config.js';
+import { imessageRecipients } from './recipients.js';
 
 /**
  * iMessage publishes no text limit, and Messages takes far longer texts than
@@ -52,23 +41,14 @@ const NO_SUCH_CHAT = /can['’]t get (chat|buddy|participant|account)|-1728|chat
 /** BlueBubbles' password query parameter and its aliases, up to the next separator. */
 const AUTH_PARAM = /([?&](?:password|guid|token)=)[^&#\s"'<>]*/gi;
 
-export function createIMessageAdapter(
-  config: NonNullable<ChannelsConfig['imessage']>,
-  options: AdapterOptions = {},
-): ChannelAdapter {
-  return createAdapter(imessagePlatform(config), options);
-}
-
-export function imessagePlatform(config: NonNullable<ChannelsConfig['imessage']>): Platform {
+export function imessagePlatform(config: IMessageConfig): Platform {
   const url = `${joinUrl(config.serverUrl, '/api/v1/message/text')}?password=${encodeURIComponent(config.password)}`;
   return {
-    id: 'imessage',
-    maxMessageLength: IMESSAGE_TEXT_LIMIT,
     secrets: [config.password, encodeURIComponent(config.password)],
     // Also blank any auth parameter in a URL the server quotes, whatever encoding it used.
     redact: (text) => text.replace(AUTH_PARAM, '$1[redacted]'),
     buildRequest(message) {
-      const recipient = recipientOf('imessage', message.to);
+      const recipient = recipientOf('imessage', imessageRecipients, message.to);
       checkText('imessage', message.text, IMESSAGE_TEXT_LIMIT);
       return {
         url,
@@ -82,8 +62,6 @@ export function imessagePlatform(config: NonNullable<ChannelsConfig['imessage']>
         },
       };
     },
-    render: (markdown) => renderMarkdown(markdown, { write: writePlain }, IMESSAGE_TEXT_LIMIT),
-    renderNotice: (text) => renderNotice(text, IMESSAGE_TEXT_LIMIT),
     interpret,
   };
 }

@@ -2,16 +2,15 @@
  * Small checks and readers every platform description shares: the text a
  * platform would refuse anyway, and a platform's own error words made fit to
  * quote. Sending, time limits and redaction of secrets are the outbound
- * client's (src/http/outbound.ts) and the sender's (../sender.ts).
+ * client's (src/http/outbound.ts) and the sender's (sender.ts).
  */
-import type { ChannelId } from '../../config/schema.js';
-import { parseRecipient, RecipientError, type Recipients } from '../recipients.js';
-import { DeliveryError } from '../types.js';
+import { parseWith, RecipientError, type RecipientRules } from './recipients.js';
+import { DeliveryError } from './types.js';
 
 /** `to` as the channel's typed recipient; a form the channel does not have is a permanent failure. */
-export function recipientOf<C extends ChannelId>(channel: C, to: string): Recipients[C] {
+export function recipientOf<R>(channel: string, rules: RecipientRules<R>, to: string): R {
   try {
-    return parseRecipient(channel, to);
+    return parseWith(channel, rules, to);
   } catch (error) {
     if (error instanceof RecipientError) throw new DeliveryError(`${channel}: ${error.message}`, true);
     throw error;

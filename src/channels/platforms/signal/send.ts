@@ -25,23 +25,12 @@
  * Signal text styles beside it (`textStyle`, format/signal.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { ChannelsConfig } from '../../config/schema.js';
-import { type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
-import { renderMarkdown } from '../format/index.js';
-import { renderNotice } from '../format/notice.js';
-import { writeSignal } from '../format/signal.js';
-import type { SignalRecipient } from '../recipients.js';
-import { createAdapter } from '../sender.js';
-import {
-  type AdapterOptions,
-  type ChannelAdapter,
-  type Platform,
-  permanent,
-  sent,
-  temporary,
-  type Verdict,
-} from '../types.js';
-import { checkText, platformText, recipientOf } from './support.js';
+import { type OutboundResponse, retryAfterMs } from '../../../http/outbound.js';
+import { checkText, platformText, recipientOf } from '../../kit/support.js';
+import { type Platform, permanent, sent, temporary, type Verdict } from '../../kit/types.js';
+import type { SignalConfig } from './config.js';
+import type { SignalRecipient } from './recipients.js';
+import { signalRecipients } from './recipients.js';
 
 /**
  * Signal itself takes long bodies, but its clients do not show them whole: Signal
@@ -57,21 +46,12 @@ interface SendFailureResult {
   retryAfterSeconds?: unknown;
 }
 
-export function createSignalAdapter(
-  config: NonNullable<ChannelsConfig['signal']>,
-  options: AdapterOptions = {},
-): ChannelAdapter {
-  return createAdapter(signalPlatform(config), options);
-}
-
-export function signalPlatform(config: NonNullable<ChannelsConfig['signal']>): Platform {
-  const { url, headers, secrets } = endpoint(config.rpcUrl);
+export function signalPlatform(config: SignalConfig): Platform {
+  const { url, headers, secrets } = signalEndpoint(config.rpcUrl);
   return {
-    id: 'signal',
-    maxMessageLength: SIGNAL_TEXT_LIMIT,
     secrets,
     buildRequest(message) {
-      const recipient = recipientOf('signal', message.to);
+      const recipient = recipientOf('signal', signalRecipients, message.to);
       checkText('signal', message.text, SIGNAL_TEXT_LIMIT);
       const styles = message.styles?.map((range) => `${range.start}:${range.length}:${range.style}`) ?? [];
       return {
@@ -91,9 +71,6 @@ export function signalPlatform(config: NonNullable<ChannelsConfig['signal']>): P
         },
       };
     },
-    render: (markdown) => renderMarkdown(markdown, { write: writeSignal }, SIGNAL_TEXT_LIMIT),
-    // No text styles, and no `previewUrl`: signal-cli attaches a link preview only when asked.
-    renderNotice: (text) => renderNotice(text, SIGNAL_TEXT_LIMIT),
     interpret,
   };
 }
@@ -113,7 +90,11 @@ function addressee(recipient: SignalRecipient): Record<string, unknown> {
 }
 
 /** The URL to fetch, with any `user:password@` moved into a Basic auth header. */
-function endpoint(rpcUrl: string): { url: string; headers: Record<string, string>; secrets: string[] } {
+export function signalEndpoint(rpcUrl: string): {
+  url: string;
+  headers: Record<string, string>;
+  secrets: string[];
+} {
   const headers: Record<string, string> = { accept: 'application/json' };
   let parsed: URL;
   try {

@@ -17,22 +17,12 @@
  * `to` is an E.164 number, with or without `+` (as written by people: spaces,
  * dashes, parentheses). Replies are sent in WhatsApp's formatting (format/whatsapp.ts).
  */
-import type { ChannelsConfig } from '../../config/schema.js';
-import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
-import { renderMarkdown } from '../format/index.js';
-import { renderNotice } from '../format/notice.js';
-import { writeWhatsApp } from '../format/whatsapp.js';
-import { createAdapter } from '../sender.js';
-import {
-  type AdapterOptions,
-  type ChannelAdapter,
-  type Platform,
-  permanent,
-  sent,
-  temporary,
-  type Verdict,
-} from '../types.js';
-import { checkText, platformText, recipientOf } from './support.js';
+
+import { joinUrl, type OutboundResponse, retryAfterMs } from '../../../http/outbound.js';
+import { checkText, platformText, recipientOf } from '../../kit/support.js';
+import { type Platform, permanent, sent, temporary, type Verdict } from '../../kit/types.js';
+import type { WhatsAppConfig } from './config.js';
+import { whatsappRecipients } from './recipients.js';
 
 /** The Cloud API's limit for `text.body`. */
 export const WHATSAPP_TEXT_LIMIT = 4096;
@@ -62,18 +52,9 @@ interface GraphError {
   error_data?: { details?: unknown };
 }
 
-export function createWhatsAppAdapter(
-  config: NonNullable<ChannelsConfig['whatsapp']>,
-  options: AdapterOptions = {},
-): ChannelAdapter {
-  return createAdapter(whatsappPlatform(config), options);
-}
-
-export function whatsappPlatform(config: NonNullable<ChannelsConfig['whatsapp']>): Platform {
+export function whatsappPlatform(config: WhatsAppConfig): Platform {
   const url = joinUrl(config.apiBaseUrl, `${encodeURIComponent(config.phoneNumberId)}/messages`);
   return {
-    id: 'whatsapp',
-    maxMessageLength: WHATSAPP_TEXT_LIMIT,
     secrets: [config.accessToken],
     buildRequest(message) {
       const to = whatsappRecipient(message.to);
@@ -91,9 +72,6 @@ export function whatsappPlatform(config: NonNullable<ChannelsConfig['whatsapp']>
         },
       };
     },
-    render: (markdown) => renderMarkdown(markdown, { write: writeWhatsApp }, WHATSAPP_TEXT_LIMIT),
-    // Sent with `preview_url: false` like every message; WhatsApp has no way to escape its markers.
-    renderNotice: (text) => renderNotice(text, WHATSAPP_TEXT_LIMIT),
     interpret,
   };
 }
@@ -103,7 +81,7 @@ export function whatsappPlatform(config: NonNullable<ChannelsConfig['whatsapp']>
  * dots and parentheses as people write numbers are dropped).
  */
 export function whatsappRecipient(to: string): string {
-  return recipientOf('whatsapp', to).number;
+  return recipientOf('whatsapp', whatsappRecipients, to).number;
 }
 
 function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {

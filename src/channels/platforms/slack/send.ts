@@ -18,22 +18,12 @@
  * `channel`), or `<channel>:thread:<ts>` (a reply in that thread: `thread_ts`).
  * Operator notices (alerts) go with `mrkdwn: false`, `unfurl_links: false`, `unfurl_media: false`.
  */
-import type { ChannelsConfig } from '../../config/schema.js';
-import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
-import { renderMarkdown } from '../format/index.js';
-import { renderNotice } from '../format/notice.js';
-import { slackEscape, writeSlack } from '../format/slack.js';
-import { createAdapter } from '../sender.js';
-import {
-  type AdapterOptions,
-  type ChannelAdapter,
-  type Platform,
-  permanent,
-  sent,
-  temporary,
-  type Verdict,
-} from '../types.js';
-import { checkText, platformText, recipientOf } from './support.js';
+
+import { joinUrl, type OutboundResponse, retryAfterMs } from '../../../http/outbound.js';
+import { checkText, platformText, recipientOf } from '../../kit/support.js';
+import { type Platform, permanent, sent, temporary, type Verdict } from '../../kit/types.js';
+import type { SlackConfig } from './config.js';
+import { slackRecipients } from './recipients.js';
 
 /**
  * Slack truncates `text` beyond 40,000 characters (changelog "Truncating really
@@ -44,7 +34,13 @@ export const SLACK_TEXT_LIMIT = 40_000;
 const RATE_LIMITED = new Set(['ratelimited', 'rate_limited']);
 const TRANSIENT = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
 /** The token is refused: the same for every message until the configuration changes. */
-const AUTH = new Set(['invalid_auth', 'not_authed', 'account_inactive', 'token_revoked', 'token_expired']);
+export const SLACK_AUTH_ERRORS: ReadonlySet<string> = new Set([
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'token_expired',
+]);
 const HINTS: Record<string, string> = {
   channel_not_found: 'no such channel, or the bot cannot see it',
   user_not_found: 'no such user',
@@ -55,21 +51,12 @@ const HINTS: Record<string, string> = {
   no_text: 'the message text is empty',
 };
 
-export function createSlackAdapter(
-  config: NonNullable<ChannelsConfig['slack']>,
-  options: AdapterOptions = {},
-): ChannelAdapter {
-  return createAdapter(slackPlatform(config), options);
-}
-
-export function slackPlatform(config: NonNullable<ChannelsConfig['slack']>): Platform {
+export function slackPlatform(config: SlackConfig): Platform {
   const url = joinUrl(config.apiBaseUrl, 'chat.postMessage');
   return {
-    id: 'slack',
-    maxMessageLength: SLACK_TEXT_LIMIT,
     secrets: [config.botToken],
     buildRequest(message) {
-      const recipient = recipientOf('slack', message.to);
+      const recipient = recipientOf('slack', slackRecipients, message.to);
       // The limit applies to the text as written; Slack truncates (with a warning)
       // rather than refusing past 40,000.
       checkText('slack', message.text, SLACK_TEXT_LIMIT);
@@ -91,15 +78,9 @@ export function slackPlatform(config: NonNullable<ChannelsConfig['slack']>): Pla
               },
       };
     },
-    render: (markdown) => renderMarkdown(markdown, { write: writeSlack }, SLACK_TEXT_LIMIT),
-    // `&`, `<` and `>` escaped even without mrkdwn: `<url|text>` and `<!channel>` are read from any text.
-    renderNotice: (text) => renderNotice(text, SLACK_TEXT_LIMIT, slackEscape),
     interpret,
   };
 }
-
-/** Slack's escaping of `&`, `<` and `>` (format/slack.ts), for callers sending text of their own. */
-export { slackEscape };
 
 function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {
   const { status, json } = answer;
@@ -115,7 +96,7 @@ function interpret(answer: OutboundResponse, scrub: (text: string) => string): V
     // No Slack error code (a proxy's page, a broken answer) or a server-side failure: try again.
     return temporary(`slack: ${error ?? 'unexpected answer'} (HTTP ${status})`);
   }
-  if (AUTH.has(error)) return permanent(`slack: ${error}: check channels.slack.botToken`);
+  if (SLACK_AUTH_ERRORS.has(error)) return permanent(`slack: ${error}: check channels.slack.botToken`);
   if (error === 'missing_scope') {
     const needed = platformText(json?.needed, scrub, 100);
     return permanent(`slack: missing_scope: the app needs the ${needed ?? 'chat:write'} scope`);

@@ -14,30 +14,15 @@
  * `@channelname` or `<chatId>:topic:<threadId>` (`message_thread_id`, a forum topic).
  * Operator notices (alerts) go without `parse_mode`, with `link_preview_options.is_disabled`.
  */
-import { joinUrl, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
-import { renderMarkdown } from '../format/index.js';
-import { renderNotice } from '../format/notice.js';
-import { writeTelegram } from '../format/telegram.js';
-import { createAdapter } from '../sender.js';
-import {
-  type AdapterOptions,
-  type ChannelAdapter,
-  type Platform,
-  permanent,
-  sent,
-  temporary,
-  type Verdict,
-} from '../types.js';
-import { checkText, platformText, recipientOf } from './support.js';
+
+import { joinUrl, type OutboundResponse, retryAfterMs } from '../../../http/outbound.js';
+import { checkText, platformText, recipientOf } from '../../kit/support.js';
+import { type Platform, permanent, sent, temporary, type Verdict } from '../../kit/types.js';
+import type { TelegramConfig } from './config.js';
+import { telegramRecipients } from './recipients.js';
 
 /** Telegram's limit for one message's text; the delivery engine splits longer replies. */
 export const TELEGRAM_TEXT_LIMIT = 4096;
-
-export interface TelegramAdapterOptions extends AdapterOptions {
-  botToken: string;
-  /** e.g. https://api.telegram.org (a fake on loopback in tests). */
-  apiBaseUrl: string;
-}
 
 /** The parts of a Bot API answer this adapter reads. */
 interface BotApiAnswer {
@@ -48,23 +33,17 @@ interface BotApiAnswer {
   parameters?: { retry_after?: unknown; migrate_to_chat_id?: unknown };
 }
 
-export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelAdapter {
-  return createAdapter(telegramPlatform(options), options);
-}
-
-export function telegramPlatform(config: { botToken: string; apiBaseUrl: string }): Platform {
+export function telegramPlatform(config: TelegramConfig): Platform {
   const endpoint = joinUrl(config.apiBaseUrl, `bot${config.botToken}/sendMessage`);
   // The token's secret half on its own, too: Telegram may quote just that.
   const secretHalf = config.botToken.slice(config.botToken.indexOf(':') + 1);
   return {
-    id: 'telegram',
-    maxMessageLength: TELEGRAM_TEXT_LIMIT,
     secrets: [
       config.botToken,
       ...(secretHalf !== config.botToken && secretHalf.length >= 8 ? [secretHalf] : []),
     ],
     buildRequest(message) {
-      const { chatId, threadId } = recipientOf('telegram', message.to);
+      const { chatId, threadId } = recipientOf('telegram', telegramRecipients, message.to);
       // Telegram counts the text after parsing the markup: the plain twin is never shorter.
       checkText('telegram', message.plain ?? message.text, TELEGRAM_TEXT_LIMIT);
       return {
@@ -80,13 +59,6 @@ export function telegramPlatform(config: { botToken: string; apiBaseUrl: string 
         },
       };
     },
-    render: (markdown) =>
-      renderMarkdown(
-        markdown,
-        { write: writeTelegram, measure: (part) => (part.plain ?? part.text).length },
-        TELEGRAM_TEXT_LIMIT,
-      ),
-    renderNotice: (text) => renderNotice(text, TELEGRAM_TEXT_LIMIT),
     interpret,
   };
 }
@@ -96,7 +68,7 @@ export function telegramPlatform(config: { botToken: string; apiBaseUrl: string 
  * supergroups and channels), else the string as given (`@channelusername`).
  */
 export function telegramChatId(to: string): number | string {
-  return recipientOf('telegram', to).chatId;
+  return recipientOf('telegram', telegramRecipients, to).chatId;
 }
 
 function interpret(answer: OutboundResponse, scrub: (text: string) => string): Verdict {

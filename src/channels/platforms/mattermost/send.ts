@@ -21,23 +21,13 @@
  * Operator notices (alerts) are escaped to show as written, with the post prop
  * `remove_link_preview: "true"` (the one the web app sets when someone removes a preview).
  */
-import type { ChannelsConfig } from '../../config/schema.js';
-import { joinUrl, type OutboundClient, type OutboundResponse, retryAfterMs } from '../../http/outbound.js';
-import { renderMarkdown } from '../format/index.js';
-import { escapeMarkdown, markdownWriter } from '../format/markdown.js';
-import { renderNotice } from '../format/notice.js';
-import { createAdapter, lookup } from '../sender.js';
-import {
-  type AdapterOptions,
-  type ChannelAdapter,
-  DeliveryError,
-  type Platform,
-  permanent,
-  sent,
-  temporary,
-  type Verdict,
-} from '../types.js';
-import { checkText, platformText, recipientOf } from './support.js';
+
+import { joinUrl, type OutboundClient, type OutboundResponse, retryAfterMs } from '../../../http/outbound.js';
+import { lookup } from '../../kit/sender.js';
+import { checkText, platformText, recipientOf } from '../../kit/support.js';
+import { DeliveryError, type Platform, permanent, sent, temporary, type Verdict } from '../../kit/types.js';
+import type { MattermostConfig } from './config.js';
+import { mattermostRecipients } from './recipients.js';
 
 /** `model.PostMessageMaxRunesV2`: the server refuses longer posts (counted in runes, never more than UTF-16 units). */
 export const MATTERMOST_TEXT_LIMIT = 16_383;
@@ -45,14 +35,7 @@ export const MATTERMOST_TEXT_LIMIT = 16_383;
 /** Above this a reset header is a Unix time, below it a number of seconds (2001-09-09 either way). */
 const EPOCH_THRESHOLD_S = 1_000_000_000;
 
-export function createMattermostAdapter(
-  config: NonNullable<ChannelsConfig['mattermost']>,
-  options: AdapterOptions = {},
-): ChannelAdapter {
-  return createAdapter(mattermostPlatform(config), options);
-}
-
-export function mattermostPlatform(config: NonNullable<ChannelsConfig['mattermost']>): Platform {
+export function mattermostPlatform(config: MattermostConfig): Platform {
   const url = joinUrl(config.baseUrl, '/api/v4/posts');
   const headers = { authorization: `Bearer ${config.token}`, accept: 'application/json' };
   let botUserId: string | undefined;
@@ -83,16 +66,14 @@ export function mattermostPlatform(config: NonNullable<ChannelsConfig['mattermos
     return channel.id;
   }
   return {
-    id: 'mattermost',
-    maxMessageLength: MATTERMOST_TEXT_LIMIT,
     secrets: [config.token],
     resolveRecipient(to, client, signal) {
-      const recipient = recipientOf('mattermost', to);
+      const recipient = recipientOf('mattermost', mattermostRecipients, to);
       if (recipient.kind === 'channel') return recipient.id;
       return directChannels.get(recipient.id) ?? openDirect(recipient.id, client, signal);
     },
     buildRequest(message) {
-      const recipient = recipientOf('mattermost', message.to);
+      const recipient = recipientOf('mattermost', mattermostRecipients, message.to);
       if (recipient.kind !== 'channel') {
         throw new DeliveryError(
           'mattermost: a user recipient must be resolved to its direct channel first',
@@ -104,10 +85,6 @@ export function mattermostPlatform(config: NonNullable<ChannelsConfig['mattermos
       const props = message.notice ? { props: { remove_link_preview: 'true' } } : {};
       return { url, headers, json: { channel_id: recipient.id, message: message.text, ...props } };
     },
-    render: (markdown) =>
-      renderMarkdown(markdown, { write: markdownWriter({ headingLevels: 6 }) }, MATTERMOST_TEXT_LIMIT),
-    // Mattermost formats every post: a notice's Markdown characters are escaped, so it shows as written.
-    renderNotice: (text) => renderNotice(text, MATTERMOST_TEXT_LIMIT, (char) => escapeMarkdown(char, false)),
     interpret,
   };
 }
