@@ -4,6 +4,7 @@
  * silently disable a security setting.
  */
 import { z } from 'zod';
+import { PROVIDER_CONFIGS } from '../agents/providers/index.js';
 import { type AnyPlatform, CHANNEL_IDS, PLATFORMS } from '../channels/platforms/index.js';
 import { RETENTION_DEFAULTS } from '../store/engine.js';
 import { storeConfigSchema } from '../store/engines/registry.js';
@@ -215,29 +216,8 @@ const hooksSchema = z.strictObject({
     .optional(),
 });
 
-const providerSchema = z.discriminatedUnion('api', [
-  z.strictObject({
-    api: z.literal('openai-chat'),
-    baseUrl: nonEmpty.default('https://api.openai.com/v1'),
-    apiKey: nonEmpty.optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-  }),
-  z.strictObject({
-    api: z.literal('anthropic-messages'),
-    baseUrl: nonEmpty.default('https://api.anthropic.com'),
-    apiKey: nonEmpty.optional(),
-    maxTokens: z.number().int().positive().default(4096),
-    headers: z.record(z.string(), z.string()).optional(),
-  }),
-  z.strictObject({
-    api: z.literal('command'),
-    /** argv of the local agent CLI; the prompt goes to its stdin, the reply comes from stdout. */
-    command: z.array(nonEmpty).min(1, 'must name the program to run'),
-    cwd: nonEmpty.optional(),
-    env: z.record(z.string(), z.string()).optional(),
-  }),
-  z.strictObject({ api: z.literal('echo') }),
-]);
+/** A `models.providers` entry: one of the provider APIs' own schemas (their folders' config.ts). */
+const providerSchema = z.discriminatedUnion('api', [...PROVIDER_CONFIGS]);
 
 const modelEntrySchema = z.union([nonEmpty, z.strictObject({ id: nonEmpty, alias: nonEmpty.optional() })]);
 

@@ -1,6 +1,6 @@
 /** `channels.discord` (docs/platforms.md): the bot's token. */
 import { z } from 'zod';
-import { nonEmpty } from '../../kit/config-fields.js';
+import { nonEmpty } from '../../../util/config-fields.js';
 
 export const discordConfig = z.strictObject({
   botToken: nonEmpty,

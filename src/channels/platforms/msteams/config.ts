@@ -1,6 +1,6 @@
 /** `channels.msteams` (docs/platforms.md): the bot's app, its tenant and the Connector. */
 import { z } from 'zod';
-import { nonEmpty } from '../../kit/config-fields.js';
+import { nonEmpty } from '../../../util/config-fields.js';
 
 export const msteamsConfig = z.strictObject({
   appId: nonEmpty,

@@ -1,6 +1,6 @@
 /** `channels.slack` (docs/platforms.md): the app's bot token. */
 import { z } from 'zod';
-import { nonEmpty } from '../../kit/config-fields.js';
+import { nonEmpty } from '../../../util/config-fields.js';
 
 export const slackConfig = z.strictObject({
   botToken: nonEmpty,

@@ -1,6 +1,6 @@
 /** `channels.whatsapp` (docs/platforms.md): the Cloud API's phone number id and token. */
 import { z } from 'zod';
-import { nonEmpty } from '../../kit/config-fields.js';
+import { nonEmpty } from '../../../util/config-fields.js';
 
 export const whatsappConfig = z.strictObject({
   phoneNumberId: nonEmpty,

@@ -3,19 +3,18 @@
  * the prompt or config is ever shell-interpreted), the prompt on stdin, the reply on
  * stdout. Killed when the run is aborted; stderr is kept for the run's error.
  */
+
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import type { ProviderConfig } from '../../config/schema.js';
-import { abortReason } from './abort.js';
+import { abortReason } from '../kit/abort.js';
 import {
   type ChatMessage,
   type CompletionRequest,
   type CompletionResult,
   type ModelProvider,
   ProviderError,
-} from './types.js';
-
-export type CommandConfig = Extract<ProviderConfig, { api: 'command' }>;
+} from '../kit/types.js';
+import type { CommandConfig } from './config.js';
 
 /** A reply larger than this is a runaway process, not an answer. */
 export const MAX_STDOUT_BYTES = 1024 * 1024;

@@ -2,8 +2,8 @@
  * `api: "anthropic-messages"` — Anthropic's Messages API: POST `{baseUrl}/v1/messages`
  * (baseUrl without `/v1`, e.g. `https://api.anthropic.com`).
  */
-import type { ProviderConfig } from '../../config/schema.js';
-import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from './http-json.js';
+
+import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from '../kit/http-json.js';
 import {
   type ChatMessage,
   type CompletionRequest,
@@ -11,9 +11,8 @@ import {
   type ModelProvider,
   ProviderError,
   type ThinkingLevel,
-} from './types.js';
-
-export type AnthropicMessagesConfig = Extract<ProviderConfig, { api: 'anthropic-messages' }>;
+} from '../kit/types.js';
+import type { AnthropicMessagesConfig } from './config.js';
 
 /** The API version this module's request and reply shapes are written against. */
 export const ANTHROPIC_VERSION = '2023-06-01';

@@ -2,17 +2,16 @@
  * `api: "openai-chat"` — the Chat Completions wire format, which OpenAI, Ollama,
  * vLLM, llama.cpp, LM Studio and OpenRouter all speak: POST `{baseUrl}/chat/completions`.
  */
-import type { ProviderConfig } from '../../config/schema.js';
-import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from './http-json.js';
+
+import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from '../kit/http-json.js';
 import {
   type CompletionRequest,
   type CompletionResult,
   type ModelAttachment,
   type ModelProvider,
   ProviderError,
-} from './types.js';
-
-export type OpenAiChatConfig = Extract<ProviderConfig, { api: 'openai-chat' }>;
+} from '../kit/types.js';
+import type { OpenAiChatConfig } from './config.js';
 
 export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig): ModelProvider {
   const url = `${trimSlash(config.baseUrl)}/chat/completions`;

@@ -15,7 +15,7 @@ import {
   OutboundError,
   quote,
   type StreamLimits,
-} from '../../http/outbound.js';
+} from '../../../http/outbound.js';
 import { abortReason } from './abort.js';
 import { ProviderError } from './types.js';
 
