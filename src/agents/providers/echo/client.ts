@@ -3,8 +3,9 @@
  * account and tests can predict every reply. It answers `Echo: <last user message>`,
  * and acknowledges an idle heartbeat the way a real agent is asked to.
  */
-import { HEARTBEAT_MARKER, HEARTBEAT_OK } from '../kit/heartbeat-protocol.js';
+
 import { throwIfAborted } from '../kit/abort.js';
+import { HEARTBEAT_MARKER, HEARTBEAT_OK } from '../kit/heartbeat-protocol.js';
 import type { CompletionRequest, CompletionResult, ModelProvider } from '../kit/types.js';
 
 export function createEchoProvider(name: string): ModelProvider {
