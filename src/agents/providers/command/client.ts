@@ -4,7 +4,7 @@
  * stdout. Killed when the run is aborted; stderr is kept for the run's error.
  */
 
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { abortReason } from '../kit/abort.js';
 import {
@@ -51,13 +51,11 @@ export function renderPrompt(system: string | undefined, messages: ChatMessage[]
 export function createCommandProvider(name: string, config: CommandConfig): ModelProvider {
   const [program, ...args] = config.command as [string, ...string[]];
   const label = `command "${program}"`;
-
   return {
     name,
     complete(request: CompletionRequest): Promise<CompletionResult> {
       const { signal } = request;
       if (signal.aborted) return Promise.reject(abortReason(signal));
-
       return new Promise<CompletionResult>((resolve, reject) => {
         const child = spawn(program, args, {
           cwd: config.cwd,
@@ -67,85 +65,117 @@ export function createCommandProvider(name: string, config: CommandConfig): Mode
           detached: process.platform !== 'win32',
           windowsHide: true,
         });
-
-        let settled = false;
-        let exited = false;
-        let killTimer: NodeJS.Timeout | undefined;
-        const stdout: Buffer[] = [];
-        let stdoutBytes = 0;
-        let stderrTail = Buffer.alloc(0);
-
-        const finish = (error: unknown, result?: CompletionResult) => {
-          if (settled) return;
-          settled = true;
-          signal.removeEventListener('abort', onAbort);
-          if (error === undefined && result) resolve(result);
-          else reject(error);
-        };
-
-        const kill = () => {
-          if (exited || killTimer) return;
-          sendSignal(child.pid, 'SIGTERM', () => child.kill('SIGTERM'));
-          killTimer = setTimeout(
-            () => sendSignal(child.pid, 'SIGKILL', () => child.kill('SIGKILL')),
-            KILL_GRACE_MS,
-          );
-        };
-
-        // The caller decides what an abort means (timed_out, shutdown): reject at once with its
-        // reason and let the kill finish in the background rather than hold the run for the grace period.
-        const onAbort = () => {
-          kill();
-          finish(abortReason(signal));
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdoutBytes += chunk.length;
-          if (stdoutBytes > MAX_STDOUT_BYTES) {
-            kill();
-            finish(new ProviderError(`${label} wrote more than ${MAX_STDOUT_BYTES} bytes to stdout`));
-            return;
-          }
-          stdout.push(chunk);
-        });
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderrTail = Buffer.concat([stderrTail, chunk]);
-          if (stderrTail.length > STDERR_TAIL_BYTES) stderrTail = stderrTail.subarray(-STDERR_TAIL_BYTES);
-        });
-        // A CLI that exits without reading its stdin makes the write fail with EPIPE; its exit code tells the story.
-        child.stdin.on('error', () => {});
-
-        child.on('error', (error: NodeJS.ErrnoException) => {
-          exited = true;
-          clearTimeout(killTimer);
-          finish(new ProviderError(spawnFailure(label, error, config.cwd)));
-        });
-
-        // 'close', not 'exit': stdout and stderr are fully read by then.
-        child.on('close', (code, killedBy) => {
-          exited = true;
-          clearTimeout(killTimer);
-          const stderr = stderrTail.toString('utf8').trim();
-          const tail = stderr ? `: ${stderr}` : ' (no stderr output)';
-          if (code !== 0) {
-            const how = code === null ? `was killed by ${killedBy}` : `exited with code ${code}`;
-            finish(new ProviderError(`${label} ${how}${tail}`));
-            return;
-          }
-          const text = Buffer.concat(stdout).toString('utf8').trim();
-          if (!text) finish(new ProviderError(`${label} returned no text${tail}`));
-          else {
-            // A CLI's output is only known whole: a streamed run gets it as one piece.
-            if (!settled) request.onDelta?.(text);
-            finish(undefined, { text });
-          }
-        });
-
+        superviseRun(child, { label, cwd: config.cwd, request, resolve, reject });
         child.stdin.end(renderPrompt(request.system, request.messages));
       });
     },
   };
+}
+
+interface RunSettings {
+  label: string;
+  cwd: string | undefined;
+  request: CompletionRequest;
+  resolve(result: CompletionResult): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Watches one run of the CLI: its output within bounds, the caller's abort, and its end,
+ * settling the turn once. A kill is SIGTERM, then SIGKILL after the grace period.
+ */
+function superviseRun(child: ChildProcessWithoutNullStreams, run: RunSettings): void {
+  const { signal } = run.request;
+  let settled = false;
+  let exited = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const output = collectOutput(child, () => {
+    kill();
+    finish(new ProviderError(`${run.label} wrote more than ${MAX_STDOUT_BYTES} bytes to stdout`));
+  });
+
+  const finish = (error: unknown, result?: CompletionResult) => {
+    if (settled) return;
+    settled = true;
+    signal.removeEventListener('abort', onAbort);
+    if (error === undefined && result) run.resolve(result);
+    else run.reject(error);
+  };
+  const kill = () => {
+    if (exited || killTimer) return;
+    sendSignal(child.pid, 'SIGTERM', () => child.kill('SIGTERM'));
+    killTimer = setTimeout(
+      () => sendSignal(child.pid, 'SIGKILL', () => child.kill('SIGKILL')),
+      KILL_GRACE_MS,
+    );
+  };
+  // The caller decides what an abort means (timed_out, shutdown): reject at once with its
+  // reason and let the kill finish in the background rather than hold the run for the grace period.
+  const onAbort = () => {
+    kill();
+    finish(abortReason(signal));
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    exited = true;
+    clearTimeout(killTimer);
+    finish(new ProviderError(spawnFailure(run.label, error, run.cwd)));
+  });
+  // 'close', not 'exit': stdout and stderr are fully read by then.
+  child.on('close', (code, killedBy) => {
+    exited = true;
+    clearTimeout(killTimer);
+    const outcome = closeOutcome(run.label, code, killedBy, output);
+    if (outcome instanceof ProviderError) return finish(outcome);
+    // A CLI's output is only known whole: a streamed run gets it as one piece.
+    if (!settled) run.request.onDelta?.(outcome.text);
+    finish(undefined, outcome);
+  });
+}
+
+interface CollectedOutput {
+  stdout(): string;
+  stderrTail(): string;
+}
+
+/** Reads stdout whole (up to MAX_STDOUT_BYTES, else `overflow`) and keeps stderr's tail. */
+function collectOutput(child: ChildProcessWithoutNullStreams, overflow: () => void): CollectedOutput {
+  const stdout: Buffer[] = [];
+  let stdoutBytes = 0;
+  let stderrTail = Buffer.alloc(0);
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdoutBytes += chunk.length;
+    if (stdoutBytes > MAX_STDOUT_BYTES) return overflow();
+    stdout.push(chunk);
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderrTail = Buffer.concat([stderrTail, chunk]);
+    if (stderrTail.length > STDERR_TAIL_BYTES) stderrTail = stderrTail.subarray(-STDERR_TAIL_BYTES);
+  });
+  // A CLI that exits without reading its stdin makes the write fail with EPIPE; its exit code tells the story.
+  child.stdin.on('error', () => {});
+  return {
+    stdout: () => Buffer.concat(stdout).toString('utf8').trim(),
+    stderrTail: () => stderrTail.toString('utf8').trim(),
+  };
+}
+
+/** The reply of a CLI that exited, or why there is none (its exit code, its stderr's tail). */
+function closeOutcome(
+  label: string,
+  code: number | null,
+  killedBy: NodeJS.Signals | null,
+  output: CollectedOutput,
+): CompletionResult | ProviderError {
+  const stderr = output.stderrTail();
+  const tail = stderr ? `: ${stderr}` : ' (no stderr output)';
+  if (code !== 0) {
+    const how = code === null ? `was killed by ${killedBy}` : `exited with code ${code}`;
+    return new ProviderError(`${label} ${how}${tail}`);
+  }
+  const text = output.stdout();
+  return text ? { text } : new ProviderError(`${label} returned no text${tail}`);
 }
 
 /** Signals the whole process group where there is one; falls back to the child alone. */
