@@ -11,7 +11,7 @@ import type { Store } from '../store/types.js';
 import { fitHistory, HISTORY_TURNS } from './history.js';
 import { tracedModelCall } from './model-span.js';
 import type { ModelRouter } from './models.js';
-import { abortReason } from './providers/abort.js';
+import { abortReason } from './providers/kit/abort.js';
 import {
   type ChatMessage,
   type ModelAttachment,

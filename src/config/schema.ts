@@ -4,21 +4,14 @@
  * silently disable a security setting.
  */
 import { z } from 'zod';
+import { PROVIDER_CONFIGS } from '../agents/providers/index.js';
+import { type AnyPlatform, CHANNEL_IDS, PLATFORMS } from '../channels/platforms/index.js';
 import { RETENTION_DEFAULTS } from '../store/driver.js';
 import { storeConfigSchema } from '../store/drivers/registry.js';
 import { ALERT_EVENTS } from '../store/types.js';
 
-export const CHANNEL_IDS = [
-  'whatsapp',
-  'telegram',
-  'discord',
-  'slack',
-  'mattermost',
-  'signal',
-  'imessage',
-  'msteams',
-] as const;
-export type ChannelId = (typeof CHANNEL_IDS)[number];
+/** The platforms' ids, in the registry's order (`channel: "last"`'s fallback order). */
+export { CHANNEL_IDS, type ChannelId } from '../channels/platforms/index.js';
 
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
@@ -223,29 +216,8 @@ const hooksSchema = z.strictObject({
     .optional(),
 });
 
-const providerSchema = z.discriminatedUnion('api', [
-  z.strictObject({
-    api: z.literal('openai-chat'),
-    baseUrl: nonEmpty.default('https://api.openai.com/v1'),
-    apiKey: nonEmpty.optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-  }),
-  z.strictObject({
-    api: z.literal('anthropic-messages'),
-    baseUrl: nonEmpty.default('https://api.anthropic.com'),
-    apiKey: nonEmpty.optional(),
-    maxTokens: z.number().int().positive().default(4096),
-    headers: z.record(z.string(), z.string()).optional(),
-  }),
-  z.strictObject({
-    api: z.literal('command'),
-    /** argv of the local agent CLI; the prompt goes to its stdin, the reply comes from stdout. */
-    command: z.array(nonEmpty).min(1, 'must name the program to run'),
-    cwd: nonEmpty.optional(),
-    env: z.record(z.string(), z.string()).optional(),
-  }),
-  z.strictObject({ api: z.literal('echo') }),
-]);
+/** A `models.providers` entry: one of the provider APIs' own schemas (their folders' config.ts). */
+const providerSchema = z.discriminatedUnion('api', [...PROVIDER_CONFIGS]);
 
 const modelEntrySchema = z.union([nonEmpty, z.strictObject({ id: nonEmpty, alias: nonEmpty.optional() })]);
 
@@ -273,36 +245,13 @@ const agentsSchema = z.strictObject({
   list: z.array(agentSchema).default([]),
 });
 
-const channelsSchema = z.strictObject({
-  whatsapp: z
-    .strictObject({
-      phoneNumberId: nonEmpty,
-      accessToken: nonEmpty,
-      apiBaseUrl: nonEmpty.default('https://graph.facebook.com/v21.0'),
-    })
-    .optional(),
-  telegram: z
-    .strictObject({ botToken: nonEmpty, apiBaseUrl: nonEmpty.default('https://api.telegram.org') })
-    .optional(),
-  discord: z
-    .strictObject({ botToken: nonEmpty, apiBaseUrl: nonEmpty.default('https://discord.com/api/v10') })
-    .optional(),
-  slack: z
-    .strictObject({ botToken: nonEmpty, apiBaseUrl: nonEmpty.default('https://slack.com/api') })
-    .optional(),
-  mattermost: z.strictObject({ baseUrl: nonEmpty, token: nonEmpty }).optional(),
-  signal: z.strictObject({ rpcUrl: nonEmpty, account: nonEmpty }).optional(),
-  imessage: z.strictObject({ serverUrl: nonEmpty, password: nonEmpty }).optional(),
-  msteams: z
-    .strictObject({
-      appId: nonEmpty,
-      appPassword: nonEmpty,
-      tenantId: nonEmpty.optional(),
-      tokenUrl: nonEmpty.optional(),
-      serviceUrl: nonEmpty,
-    })
-    .optional(),
-});
+/** `channels`: each platform's own section (its folder's config.ts), all optional. */
+type ChannelSections = { [P in AnyPlatform as P['id']]: z.ZodOptional<P['config']> };
+const channelsSchema = z.strictObject(
+  Object.fromEntries(
+    PLATFORMS.map((platform) => [platform.id, platform.config.optional()]),
+  ) as ChannelSections,
+);
 
 /** Alerts (docs/alerts.md): absent means off. */
 const alertsSchema = z.strictObject({

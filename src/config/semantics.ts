@@ -34,16 +34,50 @@ interface Context {
   resolvePath: (value: string) => string;
 }
 
+/** What `config check` reports, in the order it finds it. */
+interface Findings {
+  problems: string[];
+  warnings: string[];
+}
+
 export function checkConfig(
   raw: RawConfig,
   ctx: Context,
   now = Date.now(),
 ): { config: ResolvedConfig; problems: string[]; warnings: string[] } {
-  const problems: string[] = [];
-  const warnings: string[] = [];
-  const { hooks, gateway } = raw;
+  const found: Findings = { problems: [], warnings: [] };
+  const { hooks } = raw;
+  checkTokens(raw, now, found);
+  const hooksPath = checkHooksPath(hooks.path, found);
+  checkSessionKeys(hooks, found);
+  const { transformsRoot, transformsDir } = checkTransforms(hooks, ctx, found);
+  checkMappingNames(hooks, hooksPath, found);
+  // --- hooks: completion callbacks (docs/callers.md, "Configuration") ----------------
+  found.problems.push(...callbackConfigProblems(hooks));
+  const agents = checkAgents(raw, ctx, found);
+  const modelPolicy = checkModels(raw, agents, found);
+  const config: ResolvedConfig = {
+    configPath: ctx.configPath,
+    configDir: ctx.configDir,
+    gateway: raw.gateway,
+    store: resolveStore(raw.store, ctx.resolvePath),
+    hooks: { ...hooks, tokens: resolveHookTokens(hooks), path: hooksPath, transformsRoot, transformsDir },
+    models: raw.models,
+    agents: {
+      defaults: raw.agents.defaults,
+      list: agents,
+      defaultAgentId: agents.find((a) => a.default)?.id ?? agents[0]?.id ?? 'main',
+    },
+    modelPolicy,
+    channels: raw.channels,
+    alerts: raw.alerts,
+  };
+  return { config, problems: found.problems, warnings: found.warnings };
+}
 
-  // --- hooks: token ---------------------------------------------------------
+/** `hooks.token`, `gateway.auth.token`, every token's characters, the senders' tokens and trusted proxies. */
+function checkTokens(raw: RawConfig, now: number, { problems, warnings }: Findings): void {
+  const { hooks, gateway } = raw;
   if (hooks.enabled && !hooks.token && hooks.tokens.length === 0) {
     problems.push('hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)');
   }
@@ -62,21 +96,21 @@ export function checkConfig(
   if (gateway.auth.token !== undefined && gateway.auth.token.length < MIN_HOOK_TOKEN_LENGTH) {
     warnings.push(`gateway.auth.token: shorter than ${MIN_HOOK_TOKEN_LENGTH} characters`);
   }
-
-  // --- every token: characters a request can carry (docs/configuration.md, "Token characters") ---
+  // Characters a request can carry (docs/configuration.md, "Token characters").
   const textRules = tokenTextRules(raw);
   problems.push(...textRules.problems);
   warnings.push(...textRules.warnings);
-
-  // --- hooks: the senders' own tokens and where hooks may be sent from (docs/senders.md) ---
+  // The senders' own tokens and where hooks may be sent from (docs/senders.md).
   const tokenRules = hookTokenRules(raw, now);
   problems.push(...tokenRules.problems);
   warnings.push(...tokenRules.warnings);
   problems.push(...trustedProxyProblems(gateway.trustedProxies));
+}
 
-  // --- hooks: path ------------------------------------------------------------
-  const hooksPath = normaliseHooksPath(hooks.path);
-  if (!hooks.path.startsWith('/')) problems.push('hooks.path: must start with "/"');
+/** `hooks.path`, normalised (no trailing slash). */
+function checkHooksPath(path: string, { problems }: Findings): string {
+  const hooksPath = normaliseHooksPath(path);
+  if (!path.startsWith('/')) problems.push('hooks.path: must start with "/"');
   else if (hooksPath === '') problems.push('hooks.path: must not be "/"');
   else if (/[?#\s]/.test(hooksPath)) problems.push('hooks.path: must not contain "?", "#" or spaces');
   else if (RESERVED_PATHS.some((r) => hooksPath === r || hooksPath.startsWith(`${r}/`))) {
@@ -84,8 +118,10 @@ export function checkConfig(
       `hooks.path: must not be under ${RESERVED_PATHS.join(' or ')} (used by the gateway itself)`,
     );
   }
+  return hooksPath;
+}
 
-  // --- hooks: session keys ----------------------------------------------------
+function checkSessionKeys(hooks: RawConfig['hooks'], { problems }: Findings): void {
   const prefixes = hooks.allowedSessionKeyPrefixes;
   if (hooks.defaultSessionKey?.startsWith('agent:')) {
     problems.push(
@@ -99,8 +135,14 @@ export function checkConfig(
       );
     }
   }
+}
 
-  // --- hooks: transforms containment -----------------------------------------
+/** The transforms directory stays inside its root, and each mapping's module inside both. */
+function checkTransforms(
+  hooks: RawConfig['hooks'],
+  ctx: Context,
+  { problems }: Findings,
+): { transformsRoot: string; transformsDir: string } {
   const transformsRoot = join(ctx.configDir, 'hooks', 'transforms');
   const transformsDir = hooks.transformsDir ? ctx.resolvePath(hooks.transformsDir) : transformsRoot;
   if (!isContained(transformsRoot, transformsDir)) {
@@ -121,8 +163,14 @@ export function checkConfig(
       problems.push(`${at}: file not found: ${target}`);
     }
   });
+  return { transformsRoot, transformsDir };
+}
 
-  // --- hooks: mapping ids name one hook each (metrics labels, token scopes: docs/senders.md) ---
+/**
+ * Mapping ids name one hook each (metrics labels, token scopes: docs/senders.md), and no
+ * mapping takes the name reserved for run status (docs/callers.md, "Following a run").
+ */
+function checkMappingNames(hooks: RawConfig['hooks'], hooksPath: string, { problems }: Findings): void {
   const seenIds = new Map<string, number>();
   hooks.mappings.forEach((mapping, index) => {
     if (mapping.id === undefined) return;
@@ -135,8 +183,6 @@ export function checkConfig(
       problems.push(`${at}: "${mapping.id}" is already the id of hooks.mappings[${first}]`);
     } else seenIds.set(mapping.id, index);
   });
-
-  // --- hooks: the name reserved for run status (docs/callers.md, "Following a run") ---
   hooks.mappings.forEach((mapping, index) => {
     const path = mapping.match?.path;
     if (path === RUNS_HOOK_NAME || path?.startsWith(`${RUNS_HOOK_NAME}/`)) {
@@ -145,22 +191,25 @@ export function checkConfig(
       );
     }
   });
+}
 
-  // --- hooks: completion callbacks (docs/callers.md, "Configuration") ----------------
-  problems.push(...callbackConfigProblems(hooks));
-
-  // --- agents -------------------------------------------------------------------
+/** The agents, resolved; `hooks.allowedAgentIds` naming none of them is a warning. */
+function checkAgents(raw: RawConfig, ctx: Context, { problems, warnings }: Findings): ResolvedAgent[] {
   const agents = resolveAgents(raw, ctx, problems);
-  const defaultAgentId = agents.find((a) => a.default)?.id ?? agents[0]?.id ?? 'main';
-  if (hooks.allowedAgentIds) {
-    for (const id of hooks.allowedAgentIds) {
-      if (id !== '*' && !agents.some((a) => a.id === id)) {
-        warnings.push(`hooks.allowedAgentIds: "${id}" is not in agents.list`);
-      }
+  for (const id of raw.hooks.allowedAgentIds ?? []) {
+    if (id !== '*' && !agents.some((a) => a.id === id)) {
+      warnings.push(`hooks.allowedAgentIds: "${id}" is not in agents.list`);
     }
   }
+  return agents;
+}
 
-  // --- models -------------------------------------------------------------------
+/** Every model reference names a configured provider; the allowlist and its aliases. */
+function checkModels(
+  raw: RawConfig,
+  agents: ResolvedAgent[],
+  { problems }: Findings,
+): ResolvedConfig['modelPolicy'] {
   const providers = new Map(Object.entries(raw.models.providers));
   const checkModelRef = (ref: string, at: string) => {
     const slash = ref.indexOf('/');
@@ -171,45 +220,26 @@ export function checkConfig(
     }
   };
   const aliases = new Map<string, string>();
-  let allowed: Set<string> | undefined;
   const entries = raw.agents.defaults.models;
-  if (entries) {
-    allowed = new Set();
-    entries.forEach((entry, index) => {
-      const id = typeof entry === 'string' ? entry : entry.id;
-      checkModelRef(id, `agents.defaults.models[${index}]`);
-      allowed?.add(id);
-      if (typeof entry !== 'string' && entry.alias) {
-        if (aliases.has(entry.alias)) {
-          problems.push(`agents.defaults.models[${index}].alias: "${entry.alias}" is used twice`);
-        }
-        aliases.set(entry.alias, id);
+  const allowed = entries ? new Set<string>() : undefined;
+  entries?.forEach((entry, index) => {
+    const id = typeof entry === 'string' ? entry : entry.id;
+    checkModelRef(id, `agents.defaults.models[${index}]`);
+    allowed?.add(id);
+    if (typeof entry !== 'string' && entry.alias) {
+      if (aliases.has(entry.alias)) {
+        problems.push(`agents.defaults.models[${index}].alias: "${entry.alias}" is used twice`);
       }
-    });
-  }
+      aliases.set(entry.alias, id);
+    }
+  });
   const resolveAlias = (ref: string) => aliases.get(ref) ?? ref;
   if (raw.agents.defaults.model)
     checkModelRef(resolveAlias(raw.agents.defaults.model), 'agents.defaults.model');
   for (const [index, agent] of agents.entries()) {
     if (agent.model) checkModelRef(resolveAlias(agent.model), `agents.list[${index}].model`);
   }
-
-  // --- store ----------------------------------------------------------------------
-  const store = resolveStore(raw.store, ctx.resolvePath);
-
-  const config: ResolvedConfig = {
-    configPath: ctx.configPath,
-    configDir: ctx.configDir,
-    gateway: raw.gateway,
-    store,
-    hooks: { ...hooks, tokens: resolveHookTokens(hooks), path: hooksPath, transformsRoot, transformsDir },
-    models: raw.models,
-    agents: { defaults: raw.agents.defaults, list: agents, defaultAgentId },
-    modelPolicy: { allowed, aliases, providers },
-    channels: raw.channels,
-    alerts: raw.alerts,
-  };
-  return { config, problems, warnings };
+  return { allowed, aliases, providers };
 }
 
 function normaliseHooksPath(path: string): string {

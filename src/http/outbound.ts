@@ -220,245 +220,291 @@ export interface OutboundClient {
 }
 
 export function createOutboundClient(options: OutboundClientOptions): OutboundClient {
-  const { label } = options;
-  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
-  const now = options.now ?? Date.now;
   const scrubSecrets = redactor(...(options.secrets ?? []));
-  const redact = options.redact
-    ? (text: string) => (options.redact as (text: string) => string)(scrubSecrets(text))
-    : scrubSecrets;
+  const extra = options.redact;
+  const client: ClientContext = {
+    label: options.label,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+    now: options.now ?? Date.now,
+    redact: extra ? (text) => extra(scrubSecrets(text)) : scrubSecrets,
+  };
+  return {
+    send: (request, signal) => send(client, request, signal),
+    expectOk: (request, signal, describe) => expectOk(client, request, signal, describe),
+    stream: (request, limits, signal, describe) => stream(client, request, limits, signal, describe),
+    redact: client.redact,
+    label: client.label,
+  };
+}
 
-  /** No answer, or an answer that broke off: a temporary failure naming the network's code. */
-  const networkFailure = (error: unknown, answer?: Response): OutboundError => {
-    const code = networkCode(error);
-    const what = answer ? 'the answer broke off' : 'request failed';
-    return new OutboundError(redact(`${label}: ${what} (${code})`), {
-      failure: 'network',
+/** What every request of one client shares. */
+interface ClientContext {
+  label: string;
+  /** The client's time limit for one request (a request's own `timeoutMs` replaces it). */
+  timeoutMs: number;
+  fetch: typeof fetch;
+  now: () => number;
+  redact: (text: string) => string;
+}
+
+type Describe = (answer: OutboundResponse) => string | undefined;
+
+/** No answer, or an answer that broke off: a temporary failure naming the network's code. */
+function networkFailure(client: ClientContext, error: unknown, answer?: Response): OutboundError {
+  const code = networkCode(error);
+  const what = answer ? 'the answer broke off' : 'request failed';
+  return new OutboundError(client.redact(`${client.label}: ${what} (${code})`), {
+    failure: 'network',
+    kind: 'temporary',
+    code,
+    duringAnswer: answer !== undefined,
+    ...(answer && { answer: { status: answer.status, headers: answer.headers } }),
+  });
+}
+
+/** The request's guard refused its target: permanent, no connection made. */
+function refusedFailure(client: ClientContext, reason: string): OutboundError {
+  return new OutboundError(client.redact(`${client.label}: refused: ${reason}`), {
+    failure: 'refused',
+    kind: 'permanent',
+    refusal: reason,
+  });
+}
+
+/** A non-2xx answer, classified, with Retry-After and a short detail (`describe`'s, else the body quoted). */
+function statusFailure(client: ClientContext, answer: OutboundResponse, describe?: Describe): OutboundError {
+  const detail = describe?.(answer) ?? (quote(answer.raw) || answer.statusText || 'request failed');
+  return new OutboundError(client.redact(`${client.label}: ${answer.status} ${detail}`), {
+    failure: 'status',
+    kind: classifyStatus(answer.status) === 'permanent' ? 'permanent' : 'temporary',
+    status: answer.status,
+    retryAfterMs: retryAfterMs([answer.headers.get('retry-after')], client.now()),
+  });
+}
+
+/** The fetch of a request, its body and headers encoded; `init` adds its signal and dispatcher. */
+function fetchRequest(client: ClientContext, request: OutboundRequest, init: RequestInit): Promise<Response> {
+  const { body, contentType } = encodeBody(request);
+  return client.fetch(request.url, {
+    method: request.method ?? (body === undefined ? 'GET' : 'POST'),
+    headers: requestHeaders(request, contentType),
+    body,
+    ...(request.redirect ? { redirect: request.redirect } : {}),
+    ...init,
+  });
+}
+
+function answerOf(response: Response, read: { raw: string; truncated: boolean }): OutboundResponse {
+  return {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+    raw: read.raw,
+    truncated: read.truncated,
+    json: read.truncated ? undefined : parseObject(read.raw),
+  };
+}
+
+async function send(
+  client: ClientContext,
+  request: OutboundRequest,
+  signal?: AbortSignal,
+): Promise<OutboundResponse> {
+  const timeoutMs = request.timeoutMs ?? client.timeoutMs;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  let target: GuardedTarget | undefined;
+  /** `answer`: the answer whose body was being read. */
+  const failure = (error: unknown, answer?: Response): unknown => {
+    // The caller's own abort (shutdown, run timeout) is theirs to interpret.
+    if (signal?.aborted) return signal.reason;
+    // The guard's lookup refused the name: the connection failed for that alone.
+    const refusal = target?.refused === undefined ? target?.refusal() : undefined;
+    if (refusal !== undefined) return refusedFailure(client, refusal);
+    if (!timeout.aborted) return networkFailure(client, error, answer);
+    return new OutboundError(client.redact(`${client.label}: no answer within ${timeoutMs / 1000} s`), {
+      failure: 'timeout',
       kind: 'temporary',
-      code,
-      duringAnswer: answer !== undefined,
+      timeoutMs,
       ...(answer && { answer: { status: answer.status, headers: answer.headers } }),
     });
   };
-
-  async function send(request: OutboundRequest, signal?: AbortSignal): Promise<OutboundResponse> {
-    const timeoutMs = request.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    const { body, contentType } = encodeBody(request);
-    const headers = requestHeaders(request, contentType);
-    let target: GuardedTarget | undefined;
-    const refused = (reason: string) =>
-      new OutboundError(redact(`${label}: refused: ${reason}`), {
-        failure: 'refused',
-        kind: 'permanent',
-        refusal: reason,
-      });
-    /** `answer`: the answer whose body was being read. */
-    const failure = (error: unknown, answer?: Response): unknown => {
-      // The caller's own abort (shutdown, run timeout) is theirs to interpret.
-      if (signal?.aborted) return signal.reason;
-      // The guard's lookup refused the name: the connection failed for that alone.
-      const refusal = target?.refused === undefined ? target?.refusal() : undefined;
-      if (refusal !== undefined) return refused(refusal);
-      const arrived = answer && { answer: { status: answer.status, headers: answer.headers } };
-      if (timeout.aborted) {
-        return new OutboundError(redact(`${label}: no answer within ${timeoutMs / 1000} s`), {
-          failure: 'timeout',
-          kind: 'temporary',
-          timeoutMs,
-          ...arrived,
-        });
-      }
-      return networkFailure(error, answer);
-    };
-    if (request.guard) {
-      try {
-        target = await guardedTarget(request.url, request.guard);
-      } catch (error) {
-        throw failure(error);
-      }
-      if (target.refused !== undefined) throw refused(target.refused);
-    }
-    const dispatcher = target?.refused === undefined ? target?.dispatcher : undefined;
-    try {
-      let response: Response;
-      try {
-        response = await fetchImpl(request.url, {
-          method: request.method ?? (body === undefined ? 'GET' : 'POST'),
-          headers,
-          body,
-          signal: combined,
-          ...(request.redirect ? { redirect: request.redirect } : {}),
-          ...(dispatcher ? { dispatcher } : {}),
-        });
-      } catch (error) {
-        throw failure(error);
-      }
-      let read: { raw: string; truncated: boolean };
-      try {
-        read = await readBody(response, request.maxBodyBytes);
-      } catch (error) {
-        throw failure(error, response);
-      }
-      return {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-        raw: read.raw,
-        truncated: read.truncated,
-        json: read.truncated ? undefined : parseObject(read.raw),
-      };
-    } finally {
-      // The request's own connection: closed whatever happened.
-      await dispatcher?.destroy().catch(() => {});
-    }
-  }
-
-  async function expectOk(
-    request: OutboundRequest,
-    signal?: AbortSignal,
-    describe?: (answer: OutboundResponse) => string | undefined,
-  ): Promise<OutboundResponse> {
-    const answer = await send(request, signal);
-    if (answer.status >= 200 && answer.status < 300) return answer;
-    const detail = describe?.(answer) ?? (quote(answer.raw) || answer.statusText || 'request failed');
-    throw new OutboundError(redact(`${label}: ${answer.status} ${detail}`), {
-      failure: 'status',
-      kind: classifyStatus(answer.status) === 'permanent' ? 'permanent' : 'temporary',
-      status: answer.status,
-      retryAfterMs: retryAfterMs([answer.headers.get('retry-after')], now()),
-    });
-  }
-
-  async function stream(
-    request: OutboundRequest,
-    limits: StreamLimits,
-    signal?: AbortSignal,
-    describe?: (answer: OutboundResponse) => string | undefined,
-  ): Promise<OutboundStream> {
-    if (request.guard || request.maxBodyBytes !== undefined) {
-      throw new Error(`${label}: a guarded or size-capped request is not streamed`);
-    }
-    // One controller for both limits: the first byte's, then each silence's, re-armed per piece.
-    const limit = new AbortController();
-    let limitMs = limits.firstByteMs;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (ms: number) => {
-      clearTimeout(timer);
-      limitMs = ms;
-      timer = setTimeout(() => limit.abort(), ms);
-    };
-    const combined = signal ? AbortSignal.any([signal, limit.signal]) : limit.signal;
-    const { body, contentType } = encodeBody(request);
-    const headers = requestHeaders(request, contentType);
-    const failure = (error: unknown, answer?: Response): unknown => {
-      clearTimeout(timer);
-      if (signal?.aborted) return signal.reason;
-      const arrived = answer && { answer: { status: answer.status, headers: answer.headers } };
-      if (limit.signal.aborted) {
-        const what = answer ? 'the answer paused for more than' : 'no answer within';
-        return new OutboundError(redact(`${label}: ${what} ${limitMs / 1000} s`), {
-          failure: 'timeout',
-          kind: 'temporary',
-          timeoutMs: limitMs,
-          duringAnswer: answer !== undefined,
-          ...arrived,
-        });
-      }
-      return networkFailure(error, answer);
-    };
-    arm(limits.firstByteMs);
-    let response: Response;
-    try {
-      response = await fetchImpl(request.url, {
-        method: request.method ?? (body === undefined ? 'GET' : 'POST'),
-        headers,
-        body,
-        signal: combined,
-        ...(request.redirect ? { redirect: request.redirect } : {}),
-      });
-    } catch (error) {
+  if (request.guard) {
+    target = await guardedTarget(request.url, request.guard).catch((error) => {
       throw failure(error);
-    }
-    if (response.status < 200 || response.status >= 300 || response.body === null) {
-      // Not a stream: read whole (still within the idle limit) and refused as `expectOk` does.
-      arm(limits.idleMs);
-      let raw: string;
-      try {
-        raw = await response.text();
-      } catch (error) {
-        throw failure(error, response);
-      } finally {
-        clearTimeout(timer);
-      }
-      const answer: OutboundResponse = {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-        raw,
-        truncated: false,
-        json: parseObject(raw),
-      };
-      if (response.status >= 200 && response.status < 300) {
-        // A 2xx without a body: an empty stream.
-        return {
-          ...answer,
-          text: (async function* () {
-            yield* [];
-          })(),
-          cancel: async () => {},
-        };
-      }
-      const detail = describe?.(answer) ?? (quote(raw) || response.statusText || 'request failed');
-      throw new OutboundError(redact(`${label}: ${response.status} ${detail}`), {
-        failure: 'status',
-        kind: classifyStatus(response.status) === 'permanent' ? 'permanent' : 'temporary',
-        status: response.status,
-        retryAfterMs: retryAfterMs([response.headers.get('retry-after')], now()),
-      });
-    }
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    const answered = response;
-    async function* pieces(): AsyncGenerator<string> {
-      try {
-        for (;;) {
-          arm(limits.idleMs);
-          let read: Awaited<ReturnType<typeof reader.read>>;
-          try {
-            read = await reader.read();
-          } catch (error) {
-            throw failure(error, answered);
-          }
-          if (read.done) {
-            const tail = decoder.decode();
-            if (tail) yield tail;
-            return;
-          }
-          const text = decoder.decode(read.value, { stream: true });
-          if (text) yield text;
-        }
-      } finally {
-        clearTimeout(timer);
-        // Left early (the caller stopped, or an error): the connection is not read further.
-        await reader.cancel().catch(() => {});
-      }
-    }
-    arm(limits.idleMs);
-    return {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-      text: pieces(),
-      cancel: async () => {
-        clearTimeout(timer);
-        await reader.cancel().catch(() => {});
-      },
-    };
+    });
+    if (target.refused !== undefined) throw refusedFailure(client, target.refused);
+  }
+  const dispatcher = target?.refused === undefined ? target?.dispatcher : undefined;
+  try {
+    const init = { signal: combined, ...(dispatcher ? { dispatcher } : {}) };
+    const response = await fetchRequest(client, request, init).catch((error) => {
+      throw failure(error);
+    });
+    const read = await readBody(response, request.maxBodyBytes).catch((error) => {
+      throw failure(error, response);
+    });
+    return answerOf(response, read);
+  } finally {
+    // The request's own connection: closed whatever happened.
+    await dispatcher?.destroy().catch(() => {});
+  }
+}
+
+async function expectOk(
+  client: ClientContext,
+  request: OutboundRequest,
+  signal?: AbortSignal,
+  describe?: Describe,
+): Promise<OutboundResponse> {
+  const answer = await send(client, request, signal);
+  if (answer.status >= 200 && answer.status < 300) return answer;
+  throw statusFailure(client, answer, describe);
+}
+
+/**
+ * The two limits of a streamed answer on one controller: the first byte's, then each
+ * silence's, re-armed per piece.
+ */
+class StreamClock {
+  readonly limit = new AbortController();
+  /** The limit armed last: the one a timeout names. */
+  limitMs: number;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(firstByteMs: number) {
+    this.limitMs = firstByteMs;
+    this.arm(firstByteMs);
   }
 
-  return { send, expectOk, stream, redact, label };
+  arm(ms: number): void {
+    clearTimeout(this.timer);
+    this.limitMs = ms;
+    this.timer = setTimeout(() => this.limit.abort(), ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+async function stream(
+  client: ClientContext,
+  request: OutboundRequest,
+  limits: StreamLimits,
+  signal?: AbortSignal,
+  describe?: Describe,
+): Promise<OutboundStream> {
+  if (request.guard || request.maxBodyBytes !== undefined) {
+    throw new Error(`${client.label}: a guarded or size-capped request is not streamed`);
+  }
+  const clock = new StreamClock(limits.firstByteMs);
+  const failure = (error: unknown, answer?: Response) => streamFailure(client, clock, signal, error, answer);
+  const combined = signal ? AbortSignal.any([signal, clock.limit.signal]) : clock.limit.signal;
+  const response = await fetchRequest(client, request, { signal: combined }).catch((error) => {
+    throw failure(error);
+  });
+  if (response.status < 200 || response.status >= 300 || response.body === null) {
+    return notAStream(client, response, limits, clock, failure, describe);
+  }
+  const reader = response.body.getReader();
+  clock.arm(limits.idleMs);
+  return {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+    text: streamPieces(reader, limits, clock, (error) => failure(error, response)),
+    cancel: async () => {
+      clock.stop();
+      await reader.cancel().catch(() => {});
+    },
+  };
+}
+
+/** A streamed request's failure: the caller's abort as its reason, a limit run out, or the network's. */
+function streamFailure(
+  client: ClientContext,
+  clock: StreamClock,
+  signal: AbortSignal | undefined,
+  error: unknown,
+  answer?: Response,
+): unknown {
+  clock.stop();
+  if (signal?.aborted) return signal.reason;
+  if (!clock.limit.signal.aborted) return networkFailure(client, error, answer);
+  const what = answer ? 'the answer paused for more than' : 'no answer within';
+  return new OutboundError(client.redact(`${client.label}: ${what} ${clock.limitMs / 1000} s`), {
+    failure: 'timeout',
+    kind: 'temporary',
+    timeoutMs: clock.limitMs,
+    duringAnswer: answer !== undefined,
+    ...(answer && { answer: { status: answer.status, headers: answer.headers } }),
+  });
+}
+
+/**
+ * A non-2xx answer, or a 2xx without a body: read whole (still within the idle limit);
+ * the first refused as `expectOk` does, the second an empty stream.
+ */
+async function notAStream(
+  client: ClientContext,
+  response: Response,
+  limits: StreamLimits,
+  clock: StreamClock,
+  failure: (error: unknown, answer?: Response) => unknown,
+  describe?: Describe,
+): Promise<OutboundStream> {
+  clock.arm(limits.idleMs);
+  let raw: string;
+  try {
+    raw = await response.text();
+  } catch (error) {
+    throw failure(error, response);
+  } finally {
+    clock.stop();
+  }
+  const answer = answerOf(response, { raw, truncated: false });
+  if (response.status < 200 || response.status >= 300) throw statusFailure(client, answer, describe);
+  return {
+    ...answer,
+    text: (async function* () {
+      yield* [];
+    })(),
+    cancel: async () => {},
+  };
+}
+
+/** The body as decoded pieces, each within the idle limit; `failure` makes a read's error the caller's. */
+async function* streamPieces(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  limits: StreamLimits,
+  clock: StreamClock,
+  failure: (error: unknown) => unknown,
+): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      clock.arm(limits.idleMs);
+      let read: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        throw failure(error);
+      }
+      if (read.done) {
+        const tail = decoder.decode();
+        if (tail) yield tail;
+        return;
+      }
+      const text = decoder.decode(read.value, { stream: true });
+      if (text) yield text;
+    }
+  } finally {
+    clock.stop();
+    // Left early (the caller stopped, or an error): the connection is not read further.
+    await reader.cancel().catch(() => {});
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * shape (no pings), and how each failure maps to a DeliveryError (without the token).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDiscordAdapter, discordChannelId } from '../../src/channels/adapters/discord.js';
+import { createDiscordAdapter, discordChannelId } from '../../src/channels/platforms/discord/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord.js';
 

@@ -4,8 +4,8 @@
  * password in the URL, so every error is checked for it.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIMessageAdapter, IMESSAGE_TEXT_LIMIT } from '../../src/channels/adapters/imessage.js';
 import { createChannelAdapters } from '../../src/channels/index.js';
+import { createIMessageAdapter, IMESSAGE_TEXT_LIMIT } from '../../src/channels/platforms/imessage/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeBlueBubbles, startFakeBlueBubbles } from '../fakes/imessage.js';
 

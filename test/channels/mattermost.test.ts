@@ -3,8 +3,11 @@
  * it sends, and how each failure maps to a DeliveryError (never with the token).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createMattermostAdapter, MATTERMOST_TEXT_LIMIT } from '../../src/channels/adapters/mattermost.js';
 import { createChannelAdapters } from '../../src/channels/index.js';
+import {
+  createMattermostAdapter,
+  MATTERMOST_TEXT_LIMIT,
+} from '../../src/channels/platforms/mattermost/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeMattermost, mattermostId, startFakeMattermost } from '../fakes/mattermost.js';
 

@@ -4,12 +4,12 @@
  * DeliveryError (never with the app password or a token).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createChannelAdapters } from '../../src/channels/index.js';
 import {
   BOT_FRAMEWORK_SCOPE,
   createMsTeamsAdapter,
   MSTEAMS_TEXT_LIMIT,
-} from '../../src/channels/adapters/msteams.js';
-import { createChannelAdapters } from '../../src/channels/index.js';
+} from '../../src/channels/platforms/msteams/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeMsTeams, startFakeMsTeams } from '../fakes/msteams.js';
 import { sleep } from '../helpers/wait.js';

@@ -3,8 +3,8 @@
  * request it sends, and how each JSON-RPC error maps to a DeliveryError.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createSignalAdapter, SIGNAL_TEXT_LIMIT } from '../../src/channels/adapters/signal.js';
 import { createChannelAdapters } from '../../src/channels/index.js';
+import { createSignalAdapter, SIGNAL_TEXT_LIMIT } from '../../src/channels/platforms/signal/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeSignal, startFakeSignal } from '../fakes/signal.js';
 

@@ -3,7 +3,7 @@
  * shape, and how each `{ok:false, error}` maps to a DeliveryError (without the token).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createSlackAdapter, slackEscape } from '../../src/channels/adapters/slack.js';
+import { createSlackAdapter, slackEscape } from '../../src/channels/platforms/slack/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack.js';
 

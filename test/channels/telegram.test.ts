@@ -3,8 +3,8 @@
  * one message within the limit, and how each failure maps to a DeliveryError (without the token).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTelegramAdapter, telegramChatId } from '../../src/channels/adapters/telegram.js';
 import { createChannelAdapters } from '../../src/channels/index.js';
+import { createTelegramAdapter, telegramChatId } from '../../src/channels/platforms/telegram/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeTelegram, startFakeTelegram } from '../fakes/telegram.js';
 

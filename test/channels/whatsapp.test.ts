@@ -3,7 +3,7 @@
  * request's shape, and how each failure maps to a DeliveryError (without the token).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createWhatsAppAdapter, whatsappRecipient } from '../../src/channels/adapters/whatsapp.js';
+import { createWhatsAppAdapter, whatsappRecipient } from '../../src/channels/platforms/whatsapp/index.js';
 import { DeliveryError } from '../../src/channels/types.js';
 import { type FakeWhatsApp, startFakeWhatsApp } from '../fakes/whatsapp.js';
 

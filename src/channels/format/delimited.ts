@@ -4,9 +4,10 @@
  * Mattermost and Teams, and plain text (no delimiters at all). A syntax says
  * how each thing is written; this module lays the blocks out.
  */
-import type { TextStyle } from '../types.js';
+
 import { bold, byLink, type Mark, type Token, tokens } from './inline.js';
 import { type Builder, layout } from './lines.js';
+import type { TextStyle } from './part.js';
 import type { Block, CodeBlock, Run } from './tree.js';
 
 export interface DelimiterSyntax {

@@ -6,7 +6,7 @@
  * so limits hold on what is sent and a cut never falls inside a tag, a span or
  * a code block.
  */
-import type { OutboundPart } from '../types.js';
+import type { OutboundPart } from './part.js';
 import { splitBlocks } from './split.js';
 import { type Block, parseMarkdown } from './tree.js';
 

@@ -4,7 +4,7 @@
  * or a blank line, quotes as `> ` at the start of each line, and, for Signal,
  * style ranges kept in step with the text they cover.
  */
-import type { TextStyle } from '../types.js';
+import type { TextStyle } from './part.js';
 import type { Block } from './tree.js';
 
 export class Builder {

@@ -5,8 +5,9 @@
  * bold). Literal text is backslash-escaped, so a reply's stray `*` or `_` shows
  * as written. Tables, which Discord does not render, arrive as code blocks.
  */
-import type { OutboundPart } from '../types.js';
+
 import { longestRun, writeDelimited } from './delimited.js';
+import type { OutboundPart } from './part.js';
 import type { Block } from './tree.js';
 
 export function markdownWriter(options: { headingLevels: number }): (blocks: Block[]) => OutboundPart {

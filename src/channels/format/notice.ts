@@ -6,7 +6,7 @@
  * time, so a cut never falls inside an escape. Each part is marked `notice`, so the platform
  * sends it as plain text without link previews.
  */
-import type { OutboundPart } from '../types.js';
+import type { OutboundPart } from './part.js';
 
 export function renderNotice(
   text: string,

@@ -2,9 +2,10 @@
  * Plain text (iMessage, and Telegram's resend when it refuses the markup):
  * no markers; links as "text (url)", code as written, quotes as `> `.
  */
-import type { OutboundPart } from '../types.js';
+
 import { writeDelimited } from './delimited.js';
 import { linkSuffix } from './inline.js';
+import type { OutboundPart } from './part.js';
 import type { Block } from './tree.js';
 
 export function writePlain(blocks: Block[]): OutboundPart {

@@ -5,9 +5,10 @@
  * `textStyle: ["start:length:STYLE", ...]`. Links show as "text (url)"; headings
  * are bold; code blocks monospace.
  */
-import type { OutboundPart, TextStyle } from '../types.js';
+
 import { bold, byLink, linkSuffix } from './inline.js';
 import { layout } from './lines.js';
+import type { OutboundPart, TextStyle } from './part.js';
 import type { Block, Marks } from './tree.js';
 
 export function writeSignal(blocks: Block[]): OutboundPart {

@@ -4,9 +4,10 @@
  * `>` escaped everywhere else (so a reply's `<!channel>` shows, never pings).
  * Headings are bold: mrkdwn has none.
  */
-import type { OutboundPart } from '../types.js';
+
 import { writeDelimited } from './delimited.js';
 import { plainText } from './inline.js';
+import type { OutboundPart } from './part.js';
 import type { Block } from './tree.js';
 
 export const slackEscape = (text: string) =>

@@ -8,8 +8,9 @@
  * and measured against the limit: Telegram counts the text after parsing,
  * which is never longer than the twin.
  */
-import type { OutboundPart } from '../types.js';
+
 import { bold, byLink, linkSuffix, type Mark, tokens } from './inline.js';
+import type { OutboundPart } from './part.js';
 import { writePlain } from './plain.js';
 import type { Block, Run } from './tree.js';
 

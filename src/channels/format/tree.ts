@@ -68,26 +68,118 @@ type ItemFrame = Extract<Frame, { kind: 'item' }>;
 /** The blocks of a Markdown text, in order. */
 export function parseMarkdown(markdown: string): Block[] {
   const tokens = parser.parse(markdown, {});
-  const out: Block[] = [];
-  const frames: Frame[] = [];
-  let heading = 0;
-  let table: string[][] | undefined;
+  const blocks = new BlockBuilder();
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] as Token;
+    if (!blocks.structure(token, tokens, i)) blocks.content(token);
+  }
+  return blocks.out;
+}
+
+/** The blocks made so far, and the quotes, lists, heading and table open at this point. */
+class BlockBuilder {
+  readonly out: Block[] = [];
+  private readonly frames: Frame[] = [];
+  private heading = 0;
+  private table: string[][] | undefined;
+
+  /** Opens or closes a quote, a list, an item, a heading or a table; false for any other token. */
+  structure(token: Token, tokens: Token[], index: number): boolean {
+    switch (token.type) {
+      case 'blockquote_open':
+        this.frames.push({ kind: 'quote' });
+        return true;
+      case 'bullet_list_open':
+      case 'ordered_list_open':
+        this.frames.push({
+          kind: 'list',
+          ordered: token.type === 'ordered_list_open',
+          next: Number(token.attrGet('start') ?? 1),
+          tight: isTight(tokens, index),
+          items: 0,
+        });
+        return true;
+      case 'list_item_open':
+        this.openItem();
+        return true;
+      case 'blockquote_close':
+      case 'bullet_list_close':
+      case 'ordered_list_close':
+      case 'list_item_close':
+        this.close();
+        return true;
+      case 'heading_open':
+        this.heading = Number(token.tag.slice(1));
+        return true;
+      case 'heading_close':
+        this.heading = 0;
+        return true;
+      case 'table_open':
+        this.table = [];
+        return true;
+      case 'tr_open':
+        this.table?.push([]);
+        return true;
+      case 'table_close':
+        this.emit({ kind: 'code', lang: '', code: tableText(this.table ?? []) });
+        this.table = undefined;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** A leaf: text, code, a rule, raw HTML, or a table cell's text. */
+  content(token: Token): void {
+    switch (token.type) {
+      case 'inline':
+        if (this.table) (this.table.at(-1) as string[]).push(plainOf(inline(token.children ?? [])));
+        else this.emit({ kind: 'text', heading: this.heading, runs: trimRuns(inline(token.children ?? [])) });
+        break;
+      case 'fence':
+        this.emit({
+          kind: 'code',
+          lang: token.info.trim().split(/\s+/)[0] ?? '',
+          code: token.content.replace(/\n$/, ''),
+        });
+        break;
+      case 'code_block':
+        this.emit({ kind: 'code', lang: '', code: token.content.replace(/\n$/, '') });
+        break;
+      case 'hr':
+        this.emit({ kind: 'text', heading: 0, runs: [{ text: '———', marks: {} }] });
+        break;
+      case 'html_block':
+        this.emit({ kind: 'text', heading: 0, runs: trimRuns([{ text: token.content, marks: {} }]) });
+        break;
+      default:
+        // paragraph_open/close, thead/tbody, th/td: their content is the inline token.
+        break;
+    }
+  }
+
+  private openItem(): void {
+    const list = this.frames.findLast((frame): frame is ListFrame => frame.kind === 'list') as ListFrame;
+    list.items++;
+    const marker = list.ordered ? `${list.next++}. ` : '• ';
+    this.frames.push({ kind: 'item', marker, used: false, blocks: 0, list });
+  }
+
+  private close(): void {
+    const frame = this.frames.pop();
+    // An item with nothing in it still shows its marker.
+    if (frame?.kind === 'item' && !frame.used) {
+      this.frames.push(frame);
+      this.emit({ kind: 'text', heading: 0, runs: [{ text: '', marks: {} }] });
+      this.frames.pop();
+    }
+  }
 
   /** Adds a leaf block where the open quotes and list items put it. */
-  const emit = (block: Omit<TextBlock, keyof BlockBase> | Omit<CodeBlock, keyof BlockBase>) => {
+  private emit(block: Omit<TextBlock, keyof BlockBase> | Omit<CodeBlock, keyof BlockBase>): void {
     if (block.kind === 'text' && block.runs.length === 0) return;
-    const items = frames.filter((frame): frame is ItemFrame => frame.kind === 'item');
-    const item = items.at(-1);
-    let gap: Gap = 'para';
-    if (item) {
-      if (item.blocks > 0) gap = item.list.tight ? 'line' : 'para';
-      else if (item.list.items > 1) gap = item.list.tight ? 'line' : 'para';
-      else {
-        // A list's first item: on the next line when it follows its parent item's text in a tight list.
-        const parent = items.at(-2);
-        gap = parent && parent.blocks > 0 && parent.list.tight ? 'line' : 'para';
-      }
-    }
+    const items = this.frames.filter((frame): frame is ItemFrame => frame.kind === 'item');
+    const gap = gapBefore(items);
     // Each item not yet shown writes its marker; shown ones indent by its width.
     const prefix = items
       .map((frame) => (frame.used ? ' '.repeat(frame.marker.length) : frame.marker))
@@ -96,88 +188,19 @@ export function parseMarkdown(markdown: string): Block[] {
       frame.used = true;
       frame.blocks++;
     }
-    const quote = frames.filter((frame) => frame.kind === 'quote').length;
-    out.push({ ...block, gap: out.length === 0 ? 'para' : gap, quote, prefix } as Block);
-  };
-
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i] as Token;
-    switch (token.type) {
-      case 'blockquote_open':
-        frames.push({ kind: 'quote' });
-        break;
-      case 'bullet_list_open':
-      case 'ordered_list_open':
-        frames.push({
-          kind: 'list',
-          ordered: token.type === 'ordered_list_open',
-          next: Number(token.attrGet('start') ?? 1),
-          tight: isTight(tokens, i),
-          items: 0,
-        });
-        break;
-      case 'list_item_open': {
-        const list = frames.findLast((frame): frame is ListFrame => frame.kind === 'list') as ListFrame;
-        list.items++;
-        const marker = list.ordered ? `${list.next++}. ` : '• ';
-        frames.push({ kind: 'item', marker, used: false, blocks: 0, list });
-        break;
-      }
-      case 'blockquote_close':
-      case 'bullet_list_close':
-      case 'ordered_list_close':
-      case 'list_item_close': {
-        const frame = frames.pop();
-        // An item with nothing in it still shows its marker.
-        if (frame?.kind === 'item' && !frame.used) {
-          frames.push(frame);
-          emit({ kind: 'text', heading: 0, runs: [{ text: '', marks: {} }] });
-          frames.pop();
-        }
-        break;
-      }
-      case 'heading_open':
-        heading = Number(token.tag.slice(1));
-        break;
-      case 'heading_close':
-        heading = 0;
-        break;
-      case 'inline':
-        if (table) (table.at(-1) as string[]).push(plainOf(inline(token.children ?? [])));
-        else emit({ kind: 'text', heading, runs: trimRuns(inline(token.children ?? [])) });
-        break;
-      case 'fence':
-        emit({
-          kind: 'code',
-          lang: token.info.trim().split(/\s+/)[0] ?? '',
-          code: token.content.replace(/\n$/, ''),
-        });
-        break;
-      case 'code_block':
-        emit({ kind: 'code', lang: '', code: token.content.replace(/\n$/, '') });
-        break;
-      case 'hr':
-        emit({ kind: 'text', heading: 0, runs: [{ text: '———', marks: {} }] });
-        break;
-      case 'html_block':
-        emit({ kind: 'text', heading: 0, runs: trimRuns([{ text: token.content, marks: {} }]) });
-        break;
-      case 'table_open':
-        table = [];
-        break;
-      case 'tr_open':
-        table?.push([]);
-        break;
-      case 'table_close':
-        emit({ kind: 'code', lang: '', code: tableText(table ?? []) });
-        table = undefined;
-        break;
-      default:
-        // paragraph_open/close, thead/tbody, th/td: their content is the inline token.
-        break;
-    }
+    const quote = this.frames.filter((frame) => frame.kind === 'quote').length;
+    this.out.push({ ...block, gap: this.out.length === 0 ? 'para' : gap, quote, prefix } as Block);
   }
-  return out;
+}
+
+/** The gap before a block inside the open list items `items` (innermost last). */
+function gapBefore(items: ItemFrame[]): Gap {
+  const item = items.at(-1);
+  if (!item) return 'para';
+  if (item.blocks > 0 || item.list.items > 1) return item.list.tight ? 'line' : 'para';
+  // A list's first item: on the next line when it follows its parent item's text in a tight list.
+  const parent = items.at(-2);
+  return parent && parent.blocks > 0 && parent.list.tight ? 'line' : 'para';
 }
 
 /** Whether a list's paragraphs are hidden (a tight list: items on consecutive lines). */

@@ -4,9 +4,10 @@
  * lists. It has no link syntax (links show as "text (url)") and no escape: a
  * literal `*` stays a literal unless it pairs up, as in the app itself.
  */
-import type { OutboundPart } from '../types.js';
+
 import { writeDelimited } from './delimited.js';
 import { linkSuffix } from './inline.js';
+import type { OutboundPart } from './part.js';
 import type { Block } from './tree.js';
 
 export function writeWhatsApp(blocks: Block[]): OutboundPart {

@@ -3,25 +3,17 @@
  * client (time limit, error codes instead of messages that may quote a URL,
  * secrets scrubbed). The caller judges the answer; no answer at all is a fail.
  */
-import {
-  createOutboundClient,
-  hostOf,
-  OutboundError,
-  type OutboundRequest,
-  type OutboundResponse,
-  quote,
-} from '../../http/outbound.js';
+import { createOutboundClient, hostOf, OutboundError, type OutboundResponse } from '../../http/outbound.js';
+import type { ProbeCall } from '../../http/probe.js';
 import { type CheckResult, fail } from './types.js';
 
-export interface HttpProbe {
+export { statusDetail } from '../../http/probe.js';
+
+/** A probe's call (the platform's or the provider's), with the time it may take. */
+export interface HttpProbe extends ProbeCall {
   name: string;
-  request: OutboundRequest;
-  /** Strings that must never be shown (tokens, keys, passwords, also URL-encoded). */
-  secrets: (string | undefined)[];
   timeoutMs: number;
   signal: AbortSignal;
-  /** The verdict on an answer; `say` scrubs the secrets from any text taken from it. */
-  judge(answer: OutboundResponse, say: (text: string) => string): CheckResult;
 }
 
 export async function httpProbe(probe: HttpProbe): Promise<CheckResult> {
@@ -44,14 +36,4 @@ export async function httpProbe(probe: HttpProbe): Promise<CheckResult> {
     return fail(probe.name, `cannot reach ${hostOf(probe.request.url)}: ${why}`);
   }
   return probe.judge(answer, client.redact);
-}
-
-/** `HTTP 401: <the service's message, else a slice of the body>`. */
-export function statusDetail(
-  answer: OutboundResponse,
-  message: string | undefined,
-  say: (text: string) => string,
-): string {
-  const detail = message ?? (quote(answer.raw, 120) || answer.statusText);
-  return say(`HTTP ${answer.status}${detail ? `: ${detail}` : ''}`);
 }

@@ -3,20 +3,9 @@
  * (will not work, or is unsafe); doctor exits 1 on any `fail`. Messages never
  * hold a secret.
  */
-export type Verdict = 'ok' | 'warn' | 'fail';
+export { type CheckResult, fail, ok, type Verdict, warn } from '../../http/probe.js';
 
-export interface CheckResult {
-  /** What was checked, e.g. `hooks.token`, `store`, `channel telegram`. */
-  name: string;
-  status: Verdict;
-  message: string;
-  /** More lines, e.g. each problem of an invalid config. */
-  details?: string[];
-}
-
-export const ok = (name: string, message: string): CheckResult => ({ name, status: 'ok', message });
-export const warn = (name: string, message: string): CheckResult => ({ name, status: 'warn', message });
-export const fail = (name: string, message: string): CheckResult => ({ name, status: 'fail', message });
+import type { CheckResult } from '../../http/probe.js';
 
 /** A probe of an outside service: run in parallel with the others, each with its own short time limit. */
 export interface Probe {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { THINKING_BUDGET_TOKENS } from '../../../src/agents/providers/anthropic-messages.js';
+import { THINKING_BUDGET_TOKENS } from '../../../src/agents/providers/anthropic-messages/client.js';
 import { createProvider } from '../../../src/agents/providers/index.js';
 import { type CompletionRequest, ProviderError } from '../../../src/agents/providers/types.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../../fakes/anthropic.js';

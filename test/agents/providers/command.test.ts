@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { renderPrompt } from '../../../src/agents/providers/command.js';
+import { renderPrompt } from '../../../src/agents/providers/command/client.js';
 import { createProvider } from '../../../src/agents/providers/index.js';
 import { type CompletionRequest, ProviderError } from '../../../src/agents/providers/types.js';
 import { sleep, waitFor } from '../../helpers/wait.js';

@@ -5,8 +5,8 @@
  * stream fails (an error event or chunk, a dropped connection, a refusal before it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAnthropicMessagesProvider } from '../../../src/agents/providers/anthropic-messages.js';
-import { createOpenAiChatProvider } from '../../../src/agents/providers/openai-chat.js';
+import { createAnthropicMessagesProvider } from '../../../src/agents/providers/anthropic-messages/client.js';
+import { createOpenAiChatProvider } from '../../../src/agents/providers/openai-chat/client.js';
 import { ProviderError } from '../../../src/agents/providers/types.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../../fakes/anthropic.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../../fakes/openai.js';

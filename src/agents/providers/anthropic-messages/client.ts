@@ -1,0 +1,184 @@
+/**
+ * `api: "anthropic-messages"` — Anthropic's Messages API: POST `{baseUrl}/v1/messages`
+ * (baseUrl without `/v1`, e.g. `https://api.anthropic.com`).
+ */
+
+import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from '../kit/http-json.js';
+import {
+  type ChatMessage,
+  type CompletionRequest,
+  type CompletionResult,
+  type ModelProvider,
+  ProviderError,
+  type ThinkingLevel,
+} from '../kit/types.js';
+import type { AnthropicMessagesConfig } from './config.js';
+
+/** The API version this module's request and reply shapes are written against. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/**
+ * Extended-thinking budget per level, in tokens. 1024 is the API's minimum budget;
+ * the rest grow roughly 4x per step so `high` is a real step up from `medium`.
+ */
+export const THINKING_BUDGET_TOKENS: Record<Exclude<ThinkingLevel, 'off'>, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 24576,
+};
+
+export function createAnthropicMessagesProvider(
+  name: string,
+  config: AnthropicMessagesConfig,
+): ModelProvider {
+  const url = `${trimSlash(config.baseUrl)}/v1/messages`;
+  const label = `anthropic-messages provider "${name}"`;
+
+  return {
+    name,
+    async complete(request: CompletionRequest): Promise<CompletionResult> {
+      const body: Record<string, unknown> = {
+        model: request.model,
+        max_tokens: config.maxTokens,
+        ...(request.system ? { system: request.system } : {}),
+        messages: alternatingTurns(request.messages).map(toWire),
+      };
+      if (request.thinking && request.thinking !== 'off') {
+        const budget = THINKING_BUDGET_TOKENS[request.thinking];
+        body.thinking = { type: 'enabled', budget_tokens: budget };
+        // The API requires max_tokens > budget_tokens; keep the configured room for the answer on top.
+        if (config.maxTokens <= budget) body.max_tokens = budget + config.maxTokens;
+      }
+
+      const headers: Record<string, string> = {
+        ...config.headers,
+        'anthropic-version': ANTHROPIC_VERSION,
+      };
+      if (config.apiKey) headers['x-api-key'] = config.apiKey;
+
+      const call = {
+        label,
+        url,
+        headers,
+        body,
+        signal: request.signal,
+        errorMessage: nestedErrorMessage,
+        secrets: [config.apiKey],
+      };
+      if (request.onDelta) return streamed(call, request.onDelta);
+      const json = await postJson(call);
+      return { text: replyText(label, json) };
+    },
+  };
+}
+
+/** Error types of the Messages API that say "not now" rather than "never". */
+const TRANSIENT_ERROR_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']);
+
+/**
+ * A streamed message (docs/agent-runs.md, "Streamed calls"): `stream: true`, then the
+ * events `message_start`, per block `content_block_start` / `content_block_delta` /
+ * `content_block_stop`, `message_delta` (the stop reason), `message_stop`, with `ping`s
+ * between. The reply is the `text_delta`s in order (`thinking_delta`s are the model's
+ * scratchpad); an `error` event fails the call (an overload mid-stream is transient).
+ */
+async function streamed(
+  call: Parameters<typeof postJson>[0],
+  onDelta: (text: string) => void,
+): Promise<CompletionResult> {
+  const { label } = call;
+  // Filled from the event callback as the events arrive.
+  const got: { text: string; stopReason?: string; stopped: boolean } = { text: '', stopped: false };
+  await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
+    if (got.stopped) return;
+    let data: Record<string, unknown>;
+    try {
+      data = JSON.parse(event.data) as Record<string, unknown>;
+    } catch {
+      throw new ProviderError(`${label}: sent a stream event that is not JSON`);
+    }
+    const type = event.event ?? data.type;
+    if (type === 'error') {
+      const error = data.error as { type?: unknown; message?: unknown } | undefined;
+      const message = typeof error?.message === 'string' ? error.message : 'the stream reported an error';
+      throw new ProviderError(`${label}: ${message}`, undefined, {
+        transient: TRANSIENT_ERROR_TYPES.has(String(error?.type)),
+      });
+    }
+    if (type === 'content_block_delta') {
+      const delta = data.delta as { type?: unknown; text?: unknown } | undefined;
+      if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text) {
+        got.text += delta.text;
+        onDelta(delta.text);
+      }
+    } else if (type === 'message_delta') {
+      const reason = (data.delta as { stop_reason?: unknown } | undefined)?.stop_reason;
+      if (typeof reason === 'string') got.stopReason = reason;
+    } else if (type === 'message_stop') got.stopped = true;
+  });
+  if (!got.stopped) {
+    throw new ProviderError(`${label}: the stream ended before message_stop`, undefined, {
+      transient: true,
+    });
+  }
+  if (got.text.trim()) return { text: got.text };
+  const stop = got.stopReason ? ` (stop_reason ${got.stopReason})` : '';
+  throw new ProviderError(`${label}: returned no text${stop}`);
+}
+
+/**
+ * The Messages API wants the conversation to start with a user turn and to alternate.
+ * A trimmed history can start with an assistant turn (dropped: it answers a question
+ * that is no longer there), and a failed run can leave two user turns in a row
+ * (merged into one, so neither is lost).
+ */
+function alternatingTurns(messages: ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const { role, content, attachments } of messages) {
+    const last = out[out.length - 1];
+    if (!last && role === 'assistant') continue;
+    if (last && last.role === role) {
+      last.content = `${last.content}\n\n${content}`;
+      if (attachments?.length) last.attachments = [...(last.attachments ?? []), ...attachments];
+    } else out.push(attachments?.length ? { role, content, attachments } : { role, content });
+  }
+  return out;
+}
+
+/**
+ * A turn on the wire: plain text, or with files (docs/attachments.md) content blocks —
+ * each image an `image` block and each PDF a `document` block, both with a `base64`
+ * source, before the text (as Anthropic recommends).
+ */
+function toWire({ role, content, attachments }: ChatMessage): { role: string; content: unknown } {
+  if (!attachments?.length) return { role, content };
+  return {
+    role,
+    content: [
+      ...attachments.map(({ mediaType, data }) => ({
+        type: mediaType === 'application/pdf' ? 'document' : 'image',
+        source: { type: 'base64', media_type: mediaType, data: data.toString('base64') },
+      })),
+      { type: 'text', text: content },
+    ],
+  };
+}
+
+/** The reply is every `text` block in order; `thinking` blocks are the model's scratchpad, not the answer. */
+function replyText(label: string, json: unknown): string {
+  const reply = json as { content?: unknown; stop_reason?: unknown } | null;
+  if (!Array.isArray(reply?.content)) {
+    const error = nestedErrorMessage(json);
+    throw new ProviderError(`${label}: ${error ?? 'returned no content'}`);
+  }
+  const text = reply.content
+    .map((block: unknown) => {
+      const b = block as { type?: unknown; text?: unknown } | null;
+      return b?.type === 'text' && typeof b.text === 'string' ? b.text : '';
+    })
+    .join('');
+  if (text.trim()) return text;
+  const stop = typeof reply.stop_reason === 'string' ? ` (stop_reason ${reply.stop_reason})` : '';
+  throw new ProviderError(`${label}: returned no text${stop}`);
+}

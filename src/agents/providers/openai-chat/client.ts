@@ -1,0 +1,144 @@
+/**
+ * `api: "openai-chat"` — the Chat Completions wire format, which OpenAI, Ollama,
+ * vLLM, llama.cpp, LM Studio and OpenRouter all speak: POST `{baseUrl}/chat/completions`.
+ */
+
+import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from '../kit/http-json.js';
+import {
+  type CompletionRequest,
+  type CompletionResult,
+  type ModelAttachment,
+  type ModelProvider,
+  ProviderError,
+} from '../kit/types.js';
+import type { OpenAiChatConfig } from './config.js';
+
+export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig): ModelProvider {
+  const url = `${trimSlash(config.baseUrl)}/chat/completions`;
+  const label = `openai-chat provider "${name}"`;
+
+  return {
+    name,
+    async complete(request: CompletionRequest): Promise<CompletionResult> {
+      const messages = [
+        ...(request.system ? [{ role: 'system', content: request.system }] : []),
+        ...request.messages.map(({ role, content, attachments }) =>
+          attachments?.length ? { role, content: withParts(content, attachments) } : { role, content },
+        ),
+      ];
+      const body: Record<string, unknown> = { model: request.model, messages };
+      // `off` (or no level) sends nothing: non-reasoning models reject the field outright.
+      if (request.thinking && request.thinking !== 'off') body.reasoning_effort = request.thinking;
+
+      const headers: Record<string, string> = { ...config.headers };
+      // Local servers (Ollama, llama.cpp, ...) need no key; send one only when configured.
+      if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;
+
+      const call = {
+        label,
+        url,
+        headers,
+        body,
+        signal: request.signal,
+        errorMessage: nestedErrorMessage,
+        secrets: [config.apiKey],
+      };
+      if (request.onDelta) return streamed(call, request.onDelta);
+      const json = await postJson(call);
+      return { text: replyText(label, json) };
+    },
+  };
+}
+
+/**
+ * A streamed completion (docs/agent-runs.md, "Streamed calls"): `stream: true`, then
+ * `data:` chunks whose `choices[0].delta.content` are the reply's pieces, up to
+ * `data: [DONE]`. `stream_options.include_usage` is not asked for: nothing here reads
+ * token usage, and some compatible servers refuse fields they do not know. A chunk
+ * holding `error` (OpenRouter reports failures mid-stream that way) fails the call.
+ */
+async function streamed(
+  call: Parameters<typeof postJson>[0],
+  onDelta: (text: string) => void,
+): Promise<CompletionResult> {
+  const { label } = call;
+  // Filled from the event callback as the chunks arrive.
+  const got = { text: '', refusal: '', ended: false };
+  await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
+    if (got.ended) return;
+    if (event.data === '[DONE]') {
+      got.ended = true;
+      return;
+    }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(event.data);
+    } catch {
+      throw new ProviderError(`${label}: sent a stream chunk that is not JSON`);
+    }
+    const error = nestedErrorMessage(chunk);
+    if (error !== undefined) throw new ProviderError(`${label}: ${error}`, undefined, { transient: true });
+    const choice = (chunk as { choices?: { delta?: { content?: unknown; refusal?: unknown } }[] })
+      .choices?.[0];
+    const content = choice?.delta?.content;
+    if (typeof content === 'string' && content) {
+      got.text += content;
+      onDelta(content);
+    }
+    if (typeof choice?.delta?.refusal === 'string') got.refusal += choice.delta.refusal;
+  });
+  if (!got.ended) {
+    throw new ProviderError(`${label}: the stream ended before [DONE]`, undefined, { transient: true });
+  }
+  if (got.text.trim()) return { text: got.text };
+  if (got.refusal) throw new ProviderError(`${label}: the model refused: ${got.refusal}`);
+  throw new ProviderError(`${label}: returned no text`);
+}
+
+/**
+ * A user turn with files, as Chat Completions content parts (docs/attachments.md): the
+ * text first, then each image as an `image_url` part holding a `data:` URL, each PDF as
+ * a `file` part (`file_data` a `data:` URL, with its file name).
+ */
+function withParts(text: string, attachments: readonly ModelAttachment[]): unknown[] {
+  return [
+    { type: 'text', text },
+    ...attachments.map(({ name, mediaType, data }) => {
+      const url = `data:${mediaType};base64,${data.toString('base64')}`;
+      return mediaType === 'application/pdf'
+        ? { type: 'file', file: { filename: name, file_data: url } }
+        : { type: 'image_url', image_url: { url } };
+    }),
+  ];
+}
+
+function replyText(label: string, json: unknown): string {
+  const reply = json as {
+    choices?: { message?: { content?: unknown; refusal?: unknown } }[];
+  } | null;
+  const message = Array.isArray(reply?.choices) ? reply.choices[0]?.message : undefined;
+  if (!message) {
+    // Some gateways (OpenRouter) answer 200 with an error body instead of choices.
+    const error = nestedErrorMessage(json);
+    throw new ProviderError(`${label}: ${error ?? 'returned no choices'}`);
+  }
+  const text = contentText(message.content);
+  if (text.trim()) return text;
+  if (typeof message.refusal === 'string' && message.refusal) {
+    throw new ProviderError(`${label}: the model refused: ${message.refusal}`);
+  }
+  throw new ProviderError(`${label}: returned no text`);
+}
+
+/** `content` is a string, or (some servers) an array of parts of which the text parts count. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) =>
+      part && typeof part === 'object' && part.type === 'text' && typeof part.text === 'string'
+        ? part.text
+        : '',
+    )
+    .join('');
+}
