@@ -32,7 +32,15 @@ import {
   toRunListView,
   toRunSummaryView,
 } from '../admin-rows.js';
-import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
+import {
+  ATTACHMENT_COLUMNS,
+  type AttachmentRow,
+  NEWEST,
+  RUN_STATUSES,
+  type StoredRunRow,
+  toAttachment,
+  toStoredRun,
+} from '../rows.js';
 import {
   type AdminStore,
   type Attachment,
@@ -45,37 +53,11 @@ import {
   type RetryableRuns,
   type RetryableRunsOptions,
   type RunPage,
-  type RunStatus,
   type RunSummaryView,
   type StoredRun,
   StoreUnavailableError,
 } from '../types.js';
-import { type QueuedRow, toClaimedRun } from './claim.js';
 import { inTransaction, read } from './db.js';
-
-const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
-const NEWEST = Number.MAX_SAFE_INTEGER;
-
-type StoredRunRow = QueuedRow & {
-  status: RunStatus;
-  retry_of: string | null;
-  token_id: string | null;
-  callback_url: string | null;
-};
-
-function toStoredRun(row: StoredRunRow): StoredRun {
-  const {
-    startedAt: _startedAt,
-    attempts: _attempts,
-    attachmentInfo: attachments,
-    ...run
-  } = toClaimedRun(row);
-  return {
-    run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
-    status: row.status,
-    attachments,
-  };
-}
 
 export class PgAdmin implements AdminStore {
   constructor(private readonly pool: pg.Pool) {}

@@ -4,7 +4,7 @@
  * caller's transaction, so a run's result, its turn and its summary commit together.
  */
 import type pg from 'pg';
-import { type HeartbeatRow, toHeartbeatView } from '../rows.js';
+import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -13,7 +13,6 @@ import type {
   PendingEvent,
   SessionStore,
   TranscriptEntry,
-  WakeMode,
 } from '../types.js';
 import { inTransaction, read, readPrepared, type Tx } from './db.js';
 import { enqueueDeliveryInTx } from './outbox.js';
@@ -85,27 +84,13 @@ export class PgSessions implements SessionStore {
   }
 
   async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
-    const rows = await readPrepared<{
-      id: string;
-      ts: number;
-      text: string;
-      source: string;
-      wake_mode: WakeMode;
-      trace_parent: string | null;
-    }>(
+    const rows = await readPrepared<PendingEventRow>(
       this.pool,
       `SELECT id, ts, text, source, wake_mode, trace_parent FROM events
         WHERE session_key = $1 AND status = 'pending' ORDER BY seq LIMIT $2`,
       [sessionKey, limit],
     );
-    return rows.map((row) => ({
-      id: row.id,
-      ts: row.ts,
-      text: row.text,
-      source: row.source,
-      wakeMode: row.wake_mode,
-      traceParent: row.trace_parent,
-    }));
+    return rows.map(toPendingEvent);
   }
 
   async sessionsAwaitingHeartbeat(): Promise<string[]> {

@@ -34,7 +34,15 @@ import {
   toRunListView,
   toRunSummaryView,
 } from '../admin-rows.js';
-import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
+import {
+  ATTACHMENT_COLUMNS,
+  type AttachmentRow,
+  NEWEST,
+  RUN_STATUSES,
+  type StoredRunRow,
+  toAttachment,
+  toStoredRun,
+} from '../rows.js';
 import {
   type AdminStore,
   type Attachment,
@@ -54,10 +62,6 @@ import {
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import { lowDiskRoom } from './disk-room.js';
-import { type QueuedRow, toClaimedRun } from './run-queue.js';
-
-const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
-const NEWEST = Number.MAX_SAFE_INTEGER;
 
 interface RedeliverRunRow {
   status: RunStatus;
@@ -99,13 +103,6 @@ export function runListSql(
   return `SELECT ${columns} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 
-type StoredRunRow = QueuedRow & {
-  status: RunStatus;
-  retry_of: string | null;
-  token_id: string | null;
-  callback_url: string | null;
-};
-
 /**
  * The WHERE of a bulk retry's runs (runs `r`): parameters `since`, `until`, then the source when
  * `bySource`. The status goes in as runs_retryable's own `IN` term and its literal, as for the list.
@@ -130,20 +127,6 @@ export function retryableSql(status: RetryableRunsOptions['status'], bySource: b
 /** How many runs a bulk retry matches: the WHERE's parameters. */
 export function retryableCountSql(status: RetryableRunsOptions['status'], bySource: boolean): string {
   return `SELECT count(*) AS n FROM runs r WHERE ${retryableWhere(status, bySource)}`;
-}
-
-function toStoredRun(row: StoredRunRow): StoredRun {
-  const {
-    startedAt: _startedAt,
-    attempts: _attempts,
-    attachmentInfo: attachments,
-    ...run
-  } = toClaimedRun(row, row.created_at);
-  return {
-    run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
-    status: row.status,
-    attachments,
-  };
 }
 
 const NOT_ALERTS = `kind <> 'alert'`;

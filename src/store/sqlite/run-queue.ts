@@ -6,7 +6,13 @@
  */
 import type Database from 'better-sqlite3';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
-import { ATTACHMENT_COLUMNS, type AttachmentRow, attachmentInfoOf, toAttachment } from '../rows.js';
+import {
+  ATTACHMENT_COLUMNS,
+  type AttachmentRow,
+  type QueuedRow,
+  toAttachment,
+  toClaimedRun,
+} from '../rows.js';
 import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
@@ -21,69 +27,14 @@ import {
   type RunQueueStore,
   StoreUnavailableError,
   type TranscriptEntry,
-  type WakeMode,
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import type { NewOutboxItem } from './outbox.js';
 
-export interface QueuedRow {
-  id: string;
-  agent_id: string;
-  session_key: string;
-  main_session_key: string;
-  name: string | null;
-  message: string;
-  model: string | null;
-  thinking: string | null;
-  timeout_seconds: number;
-  wake_mode: WakeMode;
-  deliver: number;
-  channel: string;
-  recipient: string | null;
-  allow_unsafe: number;
-  source: string;
-  created_at: number;
-  started_at: number | null;
-  attempts: number;
-  trace_parent: string | null;
-  /** runs.attachments (store/rows.ts). */
-  attachments: string | null;
-  /** runs.stream; absent where a query does not read it. */
-  stream?: number;
-}
-
-/**
- * A QueuedRow as a lease's RETURNING reads it: RETURNING sees the row after the
- * update, so `attempts` is given back as it was before (toClaimedRun counts this claim).
- */
-const QUEUED_COLUMNS_BEFORE_LEASE = `id, agent_id, session_key, main_session_key, name, message, model,
+/** The columns of a `QueuedRow`, for a lease's RETURNING (which sees the row as the lease left it). */
+const QUEUED_COLUMNS = `id, agent_id, session_key, main_session_key, name, message, model,
   thinking, timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-  started_at, attempts - 1 AS attempts, trace_parent, attachments, stream`;
-
-export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
-  id: row.id,
-  agentId: row.agent_id,
-  sessionKey: row.session_key,
-  mainSessionKey: row.main_session_key,
-  name: row.name,
-  message: row.message,
-  model: row.model,
-  thinking: row.thinking,
-  timeoutSeconds: row.timeout_seconds,
-  wakeMode: row.wake_mode,
-  deliver: row.deliver === 1,
-  channel: row.channel,
-  to: row.recipient,
-  allowUnsafeExternalContent: row.allow_unsafe === 1,
-  source: row.source,
-  createdAt: row.created_at,
-  startedAt: row.started_at ?? now,
-  attempts: row.attempts + 1,
-  traceParent: row.trace_parent,
-  attachmentInfo: attachmentInfoOf(row.attachments),
-  // Only when set, so a run that does not stream looks as it always did.
-  ...(row.stream === 1 ? { stream: true } : {}),
-});
+  started_at, attempts, trace_parent, attachments, stream`;
 
 export class SqliteRunQueue implements RunQueueStore {
   private readonly s;
@@ -139,7 +90,7 @@ export class SqliteRunQueue implements RunQueueStore {
       lease: db.prepare<[string, number, number, number], QueuedRow>(
         `UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ?,
                          started_at = COALESCE(started_at, ?), attempts = attempts + 1
-          WHERE seq = ? RETURNING ${QUEUED_COLUMNS_BEFORE_LEASE}`,
+          WHERE seq = ? RETURNING ${QUEUED_COLUMNS}`,
       ),
       renew: db.prepare(
         `UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`,
@@ -190,7 +141,7 @@ export class SqliteRunQueue implements RunQueueStore {
       return { source, heads: room > 0 ? this.s.runnable.all(source, now, room) : [] };
     });
     return pickFairly(candidates, running, caps, limit, (seq) => seq).map((seq) => {
-      return toClaimedRun(this.s.lease.get(owner, now + leaseMs, now, seq) as QueuedRow, now);
+      return toClaimedRun(this.s.lease.get(owner, now + leaseMs, now, seq) as QueuedRow);
     });
   }
 

@@ -3,7 +3,7 @@
  * last delivery route of each main session.
  */
 import type Database from 'better-sqlite3';
-import { type HeartbeatRow, toHeartbeatView } from '../rows.js';
+import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -12,7 +12,6 @@ import type {
   PendingEvent,
   SessionStore,
   TranscriptEntry,
-  WakeMode,
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import type { NewOutboxItem } from './outbox.js';
@@ -42,17 +41,7 @@ export class SqliteSessions implements SessionStore {
       insertEvent: db.prepare(
         'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES (?, ?, ?, ?, ?, ?)',
       ),
-      pending: db.prepare<
-        [string, number],
-        {
-          id: string;
-          ts: number;
-          text: string;
-          source: string;
-          wake_mode: WakeMode;
-          trace_parent: string | null;
-        }
-      >(
+      pending: db.prepare<[string, number], PendingEventRow>(
         `SELECT id, ts, text, source, wake_mode, trace_parent FROM events
           WHERE session_key = ? AND status = 'pending' ORDER BY seq LIMIT ${BOUND_LIMIT}`,
       ),
@@ -103,14 +92,7 @@ export class SqliteSessions implements SessionStore {
   }
 
   async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
-    return this.s.pending.all(sessionKey, limit).map((row) => ({
-      id: row.id,
-      ts: row.ts,
-      text: row.text,
-      source: row.source,
-      wakeMode: row.wake_mode,
-      traceParent: row.trace_parent,
-    }));
+    return this.s.pending.all(sessionKey, limit).map(toPendingEvent);
   }
 
   async sessionsAwaitingHeartbeat(): Promise<string[]> {

@@ -27,7 +27,15 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
-import { attachmentsColumn, iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
+import {
+  attachmentsColumn,
+  type EventRow,
+  FINISHED_ROW_EXTRA_MS,
+  RUN_VIEW_COLUMNS,
+  type RunRow,
+  toEventView,
+  toRunView,
+} from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
@@ -72,24 +80,12 @@ interface PendingAccept {
   idempotency: IdempotencyClaim | undefined;
 }
 
-interface EventRow {
-  seq: number;
-  id: string;
-  ts: number;
-  text: string;
-  source: string;
-  status: EventView['status'];
-  token_id: string | null;
-}
-
 /** WAL size (pages, 8 MiB) at which the checkpointer thread gets the WAL started over; see the header comment. */
 const RESTART_PAGES = 2048;
 /** A WAL file that grew past this while waiting to start over is cut back to it when it does. */
 const WAL_FILE_LIMIT_BYTES = 32 * 1024 * 1024;
 /** WAL size (pages, ~80 MiB) at which the gateway's own commit checkpoints: only if the thread cannot. */
 const SAFETY_NET_PAGES = 20_000;
-/** Finished callback rows live this long past the idempotency window (24 h): a week in all. */
-const FINISHED_CALLBACK_EXTRA_MS = 6 * 24 * 3600_000;
 
 export class SqliteStore implements Store {
   private readonly writerLock: WriterLock;
@@ -363,14 +359,7 @@ export class SqliteStore implements Store {
       if (!found) return undefined;
       afterSeq = found.seq;
     }
-    return this.statements.listEvents.all(sessionKey, afterSeq, options.limit).map((row) => ({
-      id: row.id,
-      ts: iso(row.ts) as string,
-      text: row.text,
-      source: row.source,
-      status: row.status,
-      tokenId: row.token_id,
-    }));
+    return this.statements.listEvents.all(sessionKey, afterSeq, options.limit).map(toEventView);
   }
 
   async consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number> {
@@ -393,9 +382,9 @@ export class SqliteStore implements Store {
 
   async pruneIdempotency(olderThan: number): Promise<number> {
     // Finished callbacks are kept a week for inspection, like PostgreSQL's finished outbox rows.
-    this.callbacks.prune(olderThan - FINISHED_CALLBACK_EXTRA_MS);
+    this.callbacks.prune(olderThan - FINISHED_ROW_EXTRA_MS);
     // Finished alert messages likewise (docs/alerts.md): no run's retention deletes them.
-    this.alerts.prune(olderThan - FINISHED_CALLBACK_EXTRA_MS);
+    this.alerts.prune(olderThan - FINISHED_ROW_EXTRA_MS);
     return this.statements.pruneIdempotency.run(olderThan).changes;
   }
 
