@@ -9,6 +9,7 @@
 import type pg from 'pg';
 import { uuidv7 } from '../../util/ids.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
+import { planDeliveryEnd, retryRecord } from '../rules/delivery-end.js';
 import type {
   AlertCounts,
   AlertOutcome,
@@ -104,13 +105,8 @@ export class PgOutbox implements DeliveryOutboxStore {
           WHERE id = $6`,
         [attempts, nextAttemptAt, error, now, this.options.leaseMs, item.id],
       );
-      if (item.kind === 'alert') return;
-      await updateRecord(tx, item, {
-        status: 'pending',
-        channel: item.resolved?.channel ?? item.channel,
-        to: item.resolved?.to ?? item.to,
-        reason: `attempt ${attempts} failed (${error}); retrying`,
-      });
+      const record = retryRecord(item, attempts, error);
+      if (record) await updateRecord(tx, item, record);
     });
   }
 
@@ -126,16 +122,15 @@ export class PgOutbox implements DeliveryOutboxStore {
           WHERE id = $4`,
         [record.status, record.reason, now, item.id],
       );
-      // An alert message updates no record and no route, and its failure raises no alert.
-      if (item.kind === 'alert') return undefined;
-      await updateRecord(tx, item, record);
-      if (record.status === 'delivered' && record.channel && record.to) {
-        await writeRouteInTx(tx, item.mainSessionKey, { channel: record.channel, to: record.to }, now);
-      }
-      // The run's delivery settled: its result is final, and its callback becomes due.
-      if (item.kind === 'run') await armCallbackInTx(tx, item.refId, now, item.traceParent);
-      if (!alert || record.status !== 'failed') return undefined;
-      const [outcome] = await enqueueAlertsInTx((text, values) => tx.query(text, values), [{ alert, now }]);
+      const end = planDeliveryEnd(item, record, alert);
+      if (end.record) await updateRecord(tx, item, end.record);
+      if (end.route) await writeRouteInTx(tx, item.mainSessionKey, end.route, now);
+      if (end.settlesRun) await armCallbackInTx(tx, item.refId, now, item.traceParent);
+      if (!end.alert) return undefined;
+      const [outcome] = await enqueueAlertsInTx(
+        (text, values) => tx.query(text, values),
+        [{ alert: end.alert, now }],
+      );
       return outcome;
     });
   }

@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
+import { planDeliveryEnd, retryRecord } from '../rules/delivery-end.js';
 import type {
   AlertCounts,
   AlertOutcome,
@@ -99,14 +100,8 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     this.db
       .transaction(() => {
         this.s.retry.run(attempts, nextAttemptAt, error, now, item.id);
-        if (item.kind === 'alert') return;
-        const record: DeliveryRecord = {
-          status: 'pending',
-          channel: item.resolved?.channel ?? item.channel,
-          to: item.resolved?.to ?? item.to,
-          reason: `attempt ${attempts} failed (${error}); retrying`,
-        };
-        this.updateRecord(item, record);
+        const record = retryRecord(item, attempts, error);
+        if (record) this.updateRecord(item, record);
       })
       .immediate();
   }
@@ -120,14 +115,11 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     return this.db
       .transaction(() => {
         this.s.finish.run(record.status, record.reason, now, item.id);
-        // An alert message updates no record and no route, and its failure raises no alert.
-        if (item.kind === 'alert') return undefined;
-        this.updateRecord(item, record);
-        if (record.status === 'delivered' && record.channel && record.to) {
-          this.setRoute(item.mainSessionKey, { channel: record.channel, to: record.to }, now);
-        }
-        if (item.kind === 'run') this.settleRun(item.refId, now, item.traceParent);
-        return alert && record.status === 'failed' ? this.alerts.enqueue(alert, now) : undefined;
+        const end = planDeliveryEnd(item, record, alert);
+        if (end.record) this.updateRecord(item, end.record);
+        if (end.route) this.setRoute(item.mainSessionKey, end.route, now);
+        if (end.settlesRun) this.settleRun(item.refId, now, item.traceParent);
+        return end.alert ? this.alerts.enqueue(end.alert, now) : undefined;
       })
       .immediate();
   }
