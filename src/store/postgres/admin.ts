@@ -12,7 +12,6 @@
  * checked for a retry of it through runs_by_retry_of (docs/operating.md, "Bulk retry").
  */
 import type pg from 'pg';
-import { uuidv7 } from '../../util/ids.js';
 import {
   CALLBACK_LIST_COLUMNS,
   type CallbackListRow,
@@ -41,6 +40,13 @@ import {
   toAttachment,
   toStoredRun,
 } from '../rows.js';
+import {
+  mayRedeliver,
+  planRedelivery,
+  REDELIVER_RUN_COLUMNS,
+  REDELIVERY_COLUMNS,
+  type RedeliverRunRow,
+} from '../rules/redeliver.js';
 import {
   type AdminStore,
   type Attachment,
@@ -155,45 +161,31 @@ export class PgAdmin implements AdminStore {
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
     return inTransaction(this.pool, async (tx) => {
       // The run's row lock orders two redeliveries of one run, from any replicas.
-      const { rows } = await tx.query<{ reply: string | null; deliver: boolean; main_session_key: string }>(
-        'SELECT reply, deliver, main_session_key FROM runs WHERE id = $1 FOR UPDATE',
+      const { rows } = await tx.query<RedeliverRunRow>(
+        `SELECT ${REDELIVER_RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`,
         [runId],
       );
       const run = rows[0];
-      if (!run) return 'not_found';
-      if (run.reply === null || !run.deliver) return 'nothing_to_deliver';
-      const last = (
-        await tx.query<LastDeliveryRow>(
-          `SELECT channel, recipient, resolved_channel, resolved_to, status FROM deliveries
-            WHERE ref_id = $1 AND kind = 'run' ORDER BY seq DESC LIMIT 1`,
-          [runId],
-        )
-      ).rows[0];
-      // No outbox item ever: the reply was only a heartbeat acknowledgement, never sent.
-      if (!last) return 'nothing_to_deliver';
-      if (last.status === 'pending') return 'delivery_pending';
-      const channel = last.resolved_channel ?? last.channel;
-      const to = last.resolved_channel !== null ? last.resolved_to : last.recipient;
+      const last = mayRedeliver(run)
+        ? (
+            await tx.query<LastDeliveryRow>(
+              `SELECT channel, recipient, resolved_channel, resolved_to, status FROM deliveries
+                WHERE ref_id = $1 AND kind = 'run' ORDER BY seq DESC LIMIT 1`,
+              [runId],
+            )
+          ).rows[0]
+        : undefined;
+      const plan = planRedelivery(runId, run, last, now);
+      if (plan.result !== 'enqueued') return plan.result;
       await tx.query(
-        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, resolved_channel,
-                                 resolved_to, next_attempt_at, created_at, updated_at)
-         VALUES ($1, 'run', $2, $3, $4, $5, $6, $7, $8, $9, $9, $9)`,
-        [
-          `dlv_${uuidv7(now)}`,
-          runId,
-          run.main_session_key,
-          channel,
-          to,
-          run.reply,
-          last.resolved_channel,
-          last.resolved_to,
-          now,
-        ],
+        `INSERT INTO deliveries (${REDELIVERY_COLUMNS})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        plan.delivery,
       );
       await tx.query(
         `UPDATE runs SET delivery_status = 'pending', delivery_channel = $1, delivery_to = $2, delivery_reason = NULL
           WHERE id = $3`,
-        [channel, to, runId],
+        [plan.channel, plan.to, runId],
       );
       return 'enqueued';
     });

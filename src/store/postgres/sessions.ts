@@ -5,6 +5,7 @@
  */
 import type pg from 'pg';
 import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
+import { HEARTBEAT_COLUMNS, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -70,6 +71,9 @@ export async function consumeEventsInTx(
   return result.rowCount ?? 0;
 }
 
+const INSERT_HEARTBEAT = `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS})
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
+
 export class PgSessions implements SessionStore {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -104,44 +108,12 @@ export class PgSessions implements SessionStore {
 
   async recordHeartbeat(r: HeartbeatRecord): Promise<void> {
     await inTransaction(this.pool, async (tx) => {
-      const d = r.delivery;
-      await tx.query(
-        `INSERT INTO heartbeats (id, session_key, started_at, finished_at, status, event_count, reply, error,
-                                 delivery_status, delivery_channel, delivery_to, delivery_reason)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [
-          r.id,
-          r.sessionKey,
-          r.startedAt,
-          r.finishedAt,
-          r.status,
-          r.eventIds.length,
-          r.reply,
-          r.error,
-          d.status,
-          d.channel,
-          d.to,
-          d.reason,
-        ],
-      );
-      if (r.status !== 'succeeded') return;
-      await consumeEventsInTx(tx, r.sessionKey, r.eventIds, r.finishedAt);
-      await appendTranscriptInTx(tx, r.sessionKey, r.transcript, null, r.finishedAt);
-      if (d.status === 'pending' && r.reply !== null) {
-        await enqueueDeliveryInTx(
-          tx,
-          {
-            kind: 'heartbeat',
-            refId: r.id,
-            mainSessionKey: r.sessionKey,
-            channel: 'last',
-            to: null,
-            text: r.reply,
-            traceParent: r.traceParent ?? null,
-          },
-          r.finishedAt,
-        );
-      }
+      await tx.query(INSERT_HEARTBEAT, heartbeatValues(r));
+      const writes = planHeartbeat(r);
+      if (!writes) return;
+      await consumeEventsInTx(tx, r.sessionKey, writes.consumed, r.finishedAt);
+      await appendTranscriptInTx(tx, r.sessionKey, writes.transcript, null, r.finishedAt);
+      if (writes.delivery) await enqueueDeliveryInTx(tx, writes.delivery, r.finishedAt);
     });
   }
 

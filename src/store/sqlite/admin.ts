@@ -14,7 +14,6 @@
  * checked for a retry of it through runs_by_retry_of (docs/operating.md, "Bulk retry").
  */
 import type Database from 'better-sqlite3';
-import { uuidv7 } from '../../util/ids.js';
 import {
   CALLBACK_LIST_COLUMNS,
   type CallbackListRow,
@@ -44,6 +43,13 @@ import {
   toStoredRun,
 } from '../rows.js';
 import {
+  mayRedeliver,
+  planRedelivery,
+  REDELIVER_RUN_COLUMNS,
+  REDELIVERY_COLUMNS,
+  type RedeliverRunRow,
+} from '../rules/redeliver.js';
+import {
   type AdminStore,
   type Attachment,
   type CallbackView,
@@ -62,13 +68,6 @@ import {
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import { lowDiskRoom } from './disk-room.js';
-
-interface RedeliverRunRow {
-  status: RunStatus;
-  reply: string | null;
-  deliver: number;
-  main_session_key: string;
-}
 
 /**
  * The WHERE term of a status filter, in the form that lets SQLite use the
@@ -169,16 +168,14 @@ export class SqliteAdmin implements AdminStore {
         `SELECT r.*, c.url AS callback_url FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id WHERE r.id = ?`,
       ),
       redeliverRun: db.prepare<[string], RedeliverRunRow>(
-        'SELECT status, reply, deliver, main_session_key FROM runs WHERE id = ?',
+        `SELECT ${REDELIVER_RUN_COLUMNS} FROM runs WHERE id = ?`,
       ),
       lastDelivery: db.prepare<[string], LastDeliveryRow>(
         `SELECT channel, recipient, resolved_channel, resolved_to, status FROM deliveries
           WHERE ref_id = ? AND kind = 'run' ORDER BY seq DESC LIMIT 1`,
       ),
       insertDelivery: db.prepare(
-        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, resolved_channel,
-                                 resolved_to, next_attempt_at, created_at, updated_at)
-         VALUES (?, 'run', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO deliveries (${REDELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       runDeliveryPending: db.prepare(
         `UPDATE runs SET delivery_status = 'pending', delivery_channel = ?, delivery_to = ?, delivery_reason = NULL
@@ -271,28 +268,11 @@ export class SqliteAdmin implements AdminStore {
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
     const redeliver = this.db.transaction((): RedeliverResult => {
       const run = this.s.redeliverRun.get(runId);
-      if (!run) return 'not_found';
-      if (run.reply === null || run.deliver !== 1) return 'nothing_to_deliver';
-      // No outbox item ever: the reply was only a heartbeat acknowledgement, never sent.
-      const last = this.s.lastDelivery.get(runId);
-      if (!last) return 'nothing_to_deliver';
-      if (last.status === 'pending') return 'delivery_pending';
-      const channel = last.resolved_channel ?? last.channel;
-      const to = last.resolved_channel !== null ? last.resolved_to : last.recipient;
-      this.s.insertDelivery.run(
-        `dlv_${uuidv7(now)}`,
-        runId,
-        run.main_session_key,
-        channel,
-        to,
-        run.reply,
-        last.resolved_channel,
-        last.resolved_to,
-        now,
-        now,
-        now,
-      );
-      this.s.runDeliveryPending.run(channel, to, runId);
+      const last = mayRedeliver(run) ? this.s.lastDelivery.get(runId) : undefined;
+      const plan = planRedelivery(runId, run, last, now);
+      if (plan.result !== 'enqueued') return plan.result;
+      this.s.insertDelivery.run(plan.delivery);
+      this.s.runDeliveryPending.run(plan.channel, plan.to, runId);
       return 'enqueued';
     });
     return redeliver.immediate();

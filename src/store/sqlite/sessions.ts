@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
+import { HEARTBEAT_COLUMNS, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -52,9 +53,7 @@ export class SqliteSessions implements SessionStore {
         `UPDATE events SET status = 'consumed', consumed_at = ? WHERE id = ? AND session_key = ? AND status = 'pending'`,
       ),
       insertHeartbeat: db.prepare(
-        `INSERT INTO heartbeats (id, session_key, started_at, finished_at, status, event_count, reply, error,
-                                 delivery_status, delivery_channel, delivery_to, delivery_reason)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       heartbeats: db.prepare<[string, number], HeartbeatRow>(
         `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = ? ORDER BY seq DESC LIMIT ${BOUND_LIMIT}) ORDER BY seq`,
@@ -102,38 +101,12 @@ export class SqliteSessions implements SessionStore {
   async recordHeartbeat(r: HeartbeatRecord): Promise<void> {
     this.db
       .transaction(() => {
-        const d = r.delivery;
-        this.s.insertHeartbeat.run(
-          r.id,
-          r.sessionKey,
-          r.startedAt,
-          r.finishedAt,
-          r.status,
-          r.eventIds.length,
-          r.reply,
-          r.error,
-          d.status,
-          d.channel,
-          d.to,
-          d.reason,
-        );
-        if (r.status !== 'succeeded') return;
-        this.consumeEvents(r.sessionKey, r.eventIds, r.finishedAt);
-        for (const entry of r.transcript) this.appendTranscript(r.sessionKey, entry, null, r.finishedAt);
-        if (d.status === 'pending' && r.reply !== null) {
-          this.enqueueDelivery(
-            {
-              kind: 'heartbeat',
-              refId: r.id,
-              mainSessionKey: r.sessionKey,
-              channel: 'last',
-              to: null,
-              text: r.reply,
-              traceParent: r.traceParent ?? null,
-            },
-            r.finishedAt,
-          );
-        }
+        this.s.insertHeartbeat.run(heartbeatValues(r));
+        const writes = planHeartbeat(r);
+        if (!writes) return;
+        this.consumeEvents(r.sessionKey, writes.consumed, r.finishedAt);
+        for (const entry of writes.transcript) this.appendTranscript(r.sessionKey, entry, null, r.finishedAt);
+        if (writes.delivery) this.enqueueDelivery(writes.delivery, r.finishedAt);
       })
       .immediate();
   }
