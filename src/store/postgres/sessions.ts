@@ -10,7 +10,6 @@ import type {
   DeliveryRoute,
   HeartbeatRecord,
   HeartbeatView,
-  NewEvent,
   PendingEvent,
   SessionStore,
   TranscriptEntry,
@@ -33,27 +32,6 @@ export async function appendTranscriptInTx(
       ORDER BY n`,
     [sessionKey, entries.map((e) => e.role), entries.map((e) => e.content), runId, ts],
   );
-}
-
-/** Inserts events, in order, in one statement; its values are `eventColumns`. */
-export const INSERT_EVENTS = `
-  INSERT INTO events (id, session_key, ts, text, source, wake_mode, token_id, trace_parent)
-  SELECT id, session_key, ts, text, source, wake_mode, token_id, trace_parent
-    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-         WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, token_id, trace_parent, n)
-   ORDER BY n`;
-
-export function eventColumns(events: readonly NewEvent[]): unknown[][] {
-  return [
-    events.map((e) => e.id),
-    events.map((e) => e.sessionKey),
-    events.map((e) => e.ts),
-    events.map((e) => e.text),
-    events.map((e) => e.source),
-    events.map((e) => e.wakeMode),
-    events.map((e) => e.tokenId ?? null),
-    events.map((e) => e.traceParent ?? null),
-  ];
 }
 
 export async function consumeEventsInTx(
