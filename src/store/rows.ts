@@ -2,6 +2,7 @@
  * Rows as both engines store them (the same column names on SQLite and
  * PostgreSQL, times as epoch ms) and how they read back as the API's views.
  */
+import { uuidv7 } from '../util/ids.js';
 import type {
   Attachment,
   AttachmentInfo,
@@ -195,6 +196,28 @@ export interface NewOutboxItem {
   text: string;
   /** The span that made the reply (docs/tracing.md); null or absent for none. */
   traceParent?: string | null;
+}
+
+/** The columns of a new outbox row, in the order of `outboxValues`. */
+export const OUTBOX_COLUMNS = `id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at,
+  updated_at, trace_parent`;
+
+/** A reply's new outbox row, due at once. */
+export function outboxValues(item: NewOutboxItem, now: number): unknown[] {
+  const id = `dlv_${uuidv7(now)}`;
+  return [
+    id,
+    item.kind,
+    item.refId,
+    item.mainSessionKey,
+    item.channel,
+    item.to,
+    item.text,
+    now,
+    now,
+    now,
+    item.traceParent ?? null,
+  ];
 }
 
 export function toOutboxItem(row: OutboxRow): OutboxItem {

@@ -22,8 +22,6 @@
 
 import {
   type EarlierAnswer,
-  EVENT_COLUMNS,
-  eventValues,
   type NewestPending,
   type PendingAccept,
   planAccept,
@@ -35,11 +33,11 @@ import {
 import type { AcceptResult, IdempotencyClaim, NewEvent, NewRun, StoredAnswer } from '../types.js';
 import { insertCallbacksInTx } from './callbacks.js';
 import type { Pipeline } from './db.js';
+import { columnsOf, eventColumns, INSERT_EVENTS } from './tx-writer.js';
 import { WORK_CHANNEL } from './work-listener.js';
 
 export type { PendingAccept };
 
-const EVENT_WIDTH = EVENT_COLUMNS.split(',').length;
 const RUN_WIDTH = RUN_COLUMNS.split(',').length;
 
 /** Takes a key, or renews one whose record expired; returns a row only when it took it. */
@@ -97,23 +95,6 @@ const INSERT_RUNS_AND_HEADS = `
   INSERT INTO run_heads (session_key, seq, source)
   SELECT DISTINCT ON (session_key) session_key, seq, source FROM inserted ORDER BY session_key, seq
   ON CONFLICT (session_key) DO NOTHING`;
-
-/** Inserts events, in order, in one statement; its values are `eventColumns`. */
-const INSERT_EVENTS = `
-  INSERT INTO events (${EVENT_COLUMNS})
-  SELECT ${EVENT_COLUMNS}
-    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-         WITH ORDINALITY AS t(${EVENT_COLUMNS}, n)
-   ORDER BY n`;
-
-/** Rows' values as one array per column: the parameters of an `unnest` insert. */
-function columnsOf(rows: readonly unknown[][], width: number): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: width }, () => []);
-  for (const row of rows) for (let i = 0; i < width; i++) columns[i]?.push(row[i]);
-  return columns;
-}
-
-const eventColumns = (events: readonly NewEvent[]) => columnsOf(events.map(eventValues), EVENT_WIDTH);
 
 /** The runs' values as the unnest arrays of INSERT_RUNS, one array per column (`RUN_COLUMNS`). */
 function runColumns(runs: readonly NewRun[]): unknown[][] {

@@ -7,7 +7,6 @@
  * expires and another replica resumes after the last part recorded.
  */
 import type pg from 'pg';
-import { uuidv7 } from '../../util/ids.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
 import { planDeliveryEnd, retryRecord } from '../rules/delivery-end.js';
 import type {
@@ -20,30 +19,11 @@ import type {
   NewAlert,
   OutboxItem,
 } from '../types.js';
-import { enqueueAlertsInTx, summarizeAlerts } from './alerts.js';
-import { armCallbackInTx } from './callbacks.js';
+import { summarizeAlerts } from './alerts.js';
 import { inTransaction, read, type Tx } from './db.js';
-import { writeRouteInTx } from './routes.js';
+import { PgTxWriter } from './tx-writer.js';
 
 export type { NewOutboxItem };
-
-export async function enqueueDeliveryInTx(tx: Tx, item: NewOutboxItem, now: number): Promise<void> {
-  await tx.query(
-    `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at, updated_at, trace_parent)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8, $9)`,
-    [
-      `dlv_${uuidv7(now)}`,
-      item.kind,
-      item.refId,
-      item.mainSessionKey,
-      item.channel,
-      item.to,
-      item.text,
-      now,
-      item.traceParent ?? null,
-    ],
-  );
-}
 
 export interface PgOutboxOptions {
   owner: string;
@@ -124,14 +104,10 @@ export class PgOutbox implements DeliveryOutboxStore {
       );
       const end = planDeliveryEnd(item, record, alert);
       if (end.record) await updateRecord(tx, item, end.record);
-      if (end.route) await writeRouteInTx(tx, item.mainSessionKey, end.route, now);
-      if (end.settlesRun) await armCallbackInTx(tx, item.refId, now, item.traceParent);
-      if (!end.alert) return undefined;
-      const [outcome] = await enqueueAlertsInTx(
-        (text, values) => tx.query(text, values),
-        [{ alert: end.alert, now }],
-      );
-      return outcome;
+      const writer = new PgTxWriter(tx);
+      if (end.route) await writer.writeRoute(item.mainSessionKey, end.route, now);
+      if (end.settlesRun) await writer.armCallback(item.refId, now, item.traceParent);
+      return end.alert ? writer.enqueueAlert(end.alert, now) : undefined;
     });
   }
 

@@ -56,7 +56,8 @@ import { PgOutbox } from './outbox.js';
 import { redactUrl } from './redact-url.js';
 import { PgRetention } from './retention.js';
 import { PgRunQueue } from './run-queue.js';
-import { consumeEventsInTx, PgSessions } from './sessions.js';
+import { PgSessions } from './sessions.js';
+import { PgTxWriter } from './tx-writer.js';
 import { DELTA_CHANNEL, WORK_CHANNEL, WorkListener } from './work-listener.js';
 
 export interface PgStoreOptions extends PoolSettings {
@@ -194,7 +195,7 @@ export class PgStore implements Store {
 
   async consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number> {
     await this.ready;
-    return inTransaction(this.pool, (tx) => consumeEventsInTx(tx, sessionKey, eventIds, now));
+    return inTransaction(this.pool, (tx) => new PgTxWriter(tx).consumeEvents(sessionKey, eventIds, now));
   }
 
   async counts(): Promise<StoreCounts> {

@@ -1,7 +1,7 @@
 /**
  * Sessions on PostgreSQL: transcripts, pending system events, heartbeats and the
- * last delivery route of each main session. The `…InTx` helpers write inside a
- * caller's transaction, so a run's result, its turn and its summary commit together.
+ * last delivery route of each main session; what a heartbeat writes that other parts own goes
+ * through the transaction's writer (tx-writer.ts).
  */
 import type pg from 'pg';
 import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
@@ -14,40 +14,8 @@ import type {
   SessionStore,
   TranscriptEntry,
 } from '../types.js';
-import { inTransaction, read, readPrepared, type Tx } from './db.js';
-import { enqueueDeliveryInTx } from './outbox.js';
-import { writeRouteInTx } from './routes.js';
-
-export async function appendTranscriptInTx(
-  tx: Tx,
-  sessionKey: string,
-  entries: readonly TranscriptEntry[],
-  runId: string | null,
-  ts: number,
-): Promise<void> {
-  if (entries.length === 0) return;
-  await tx.query(
-    `INSERT INTO transcripts (session_key, role, content, run_id, ts)
-     SELECT $1, role, content, $4, $5 FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(role, content, n)
-      ORDER BY n`,
-    [sessionKey, entries.map((e) => e.role), entries.map((e) => e.content), runId, ts],
-  );
-}
-
-export async function consumeEventsInTx(
-  tx: Tx,
-  sessionKey: string,
-  eventIds: readonly string[],
-  now: number,
-): Promise<number> {
-  if (eventIds.length === 0) return 0;
-  const result = await tx.query(
-    `UPDATE events SET status = 'consumed', consumed_at = $1
-      WHERE id = ANY($2::text[]) AND session_key = $3 AND status = 'pending'`,
-    [now, eventIds, sessionKey],
-  );
-  return result.rowCount ?? 0;
-}
+import { inTransaction, read, readPrepared } from './db.js';
+import { PgTxWriter } from './tx-writer.js';
 
 const INSERT_HEARTBEAT = `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS})
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
@@ -89,9 +57,10 @@ export class PgSessions implements SessionStore {
       await tx.query(INSERT_HEARTBEAT, heartbeatValues(r));
       const writes = planHeartbeat(r);
       if (!writes) return;
-      await consumeEventsInTx(tx, r.sessionKey, writes.consumed, r.finishedAt);
-      await appendTranscriptInTx(tx, r.sessionKey, writes.transcript, null, r.finishedAt);
-      if (writes.delivery) await enqueueDeliveryInTx(tx, writes.delivery, r.finishedAt);
+      const writer = new PgTxWriter(tx);
+      await writer.consumeEvents(r.sessionKey, writes.consumed, r.finishedAt);
+      await writer.appendTranscript(writes.transcript);
+      if (writes.delivery) await writer.enqueueDelivery(writes.delivery, r.finishedAt);
     });
   }
 
@@ -138,6 +107,6 @@ export class PgSessions implements SessionStore {
   }
 
   async setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
-    await inTransaction(this.pool, (tx) => writeRouteInTx(tx, mainSessionKey, route, now));
+    await inTransaction(this.pool, (tx) => new PgTxWriter(tx).writeRoute(mainSessionKey, route, now));
   }
 }

@@ -12,7 +12,15 @@
  *   and its completion callback becomes due (a delivery settles it later).
  */
 import type { NewOutboxItem } from '../rows.js';
-import type { ClaimedRun, ClaimRequest, NewEvent, RunCompletion, TranscriptEntry } from '../types.js';
+import type {
+  AlertOutcome,
+  ClaimedRun,
+  ClaimRequest,
+  CompletionOutcome,
+  NewEvent,
+  RunCompletion,
+  TranscriptEntry,
+} from '../types.js';
 
 export interface TranscriptRow extends TranscriptEntry {
   sessionKey: string;
@@ -97,5 +105,22 @@ export function share(
   return batch.map(({ completion, claim }) => {
     const runs = left.get(completion.owner) ?? [];
     return runs.splice(0, Math.max(0, claim?.limit ?? 0));
+  });
+}
+
+/**
+ * What each completion of the batch answers: whether it held its lease (`recorded`), the runs
+ * its claim got (`share`), and what became of its alert (docs/alerts.md).
+ */
+export function outcomesOf(
+  batch: readonly CompletionItem[],
+  recorded: readonly boolean[],
+  alerts: readonly (AlertOutcome | undefined)[],
+  claimed: ReadonlyMap<string, ClaimedRun[]>,
+): CompletionOutcome[] {
+  const next = share(batch, claimed);
+  return batch.map((_, index) => {
+    const alert = alerts[index];
+    return { recorded: recorded[index] as boolean, next: next[index] ?? [], ...(alert ? { alert } : {}) };
   });
 }

@@ -8,7 +8,8 @@
  * puts its reply in the outbox when it has one to deliver.
  */
 import type { NewOutboxItem } from '../rows.js';
-import type { HeartbeatRecord, TranscriptEntry } from '../types.js';
+import type { HeartbeatRecord } from '../types.js';
+import type { TranscriptRow } from './completion.js';
 
 /** The columns of a heartbeat's row, in the order of `heartbeatValues`. */
 export const HEARTBEAT_COLUMNS = `id, session_key, started_at, finished_at, status, event_count, reply, error,
@@ -35,8 +36,8 @@ export function heartbeatValues(r: HeartbeatRecord): unknown[] {
 export interface HeartbeatWrites {
   /** The events of `r.sessionKey` it consumed, at `r.finishedAt`. */
   consumed: readonly string[];
-  /** Appended to `r.sessionKey`'s transcript at `r.finishedAt`, with no run. */
-  transcript: readonly TranscriptEntry[];
+  /** Its turn, appended to `r.sessionKey`'s transcript at `r.finishedAt`, with no run. */
+  transcript: TranscriptRow[];
   /** The reply to put in the outbox at `r.finishedAt`; null for none. */
   delivery: NewOutboxItem | null;
 }
@@ -46,7 +47,12 @@ export function planHeartbeat(r: HeartbeatRecord): HeartbeatWrites | null {
   if (r.status !== 'succeeded') return null;
   return {
     consumed: r.eventIds,
-    transcript: r.transcript,
+    transcript: r.transcript.map((entry) => ({
+      ...entry,
+      sessionKey: r.sessionKey,
+      runId: null,
+      ts: r.finishedAt,
+    })),
     delivery:
       r.delivery.status === 'pending' && r.reply !== null
         ? {

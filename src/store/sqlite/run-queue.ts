@@ -13,23 +13,19 @@ import {
   toAttachment,
   toClaimedRun,
 } from '../rows.js';
-import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
+import { type CompletionItem, claimsOf, outcomesOf, planCompletions } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
-  type AlertOutcome,
   type Attachment,
   type ClaimedRun,
   type ClaimRequest,
   type CompletionOutcome,
-  type NewAlert,
-  type NewEvent,
   type RunCompletion,
   type RunQueueStore,
   StoreUnavailableError,
-  type TranscriptEntry,
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
-import type { NewOutboxItem } from './outbox.js';
+import type { SqliteTxWriter } from './tx-writer.js';
 
 /** The columns of a `QueuedRow`, for a lease's RETURNING (which sees the row as the lease left it). */
 const QUEUED_COLUMNS = `id, agent_id, session_key, main_session_key, name, message, model,
@@ -44,21 +40,8 @@ export class SqliteRunQueue implements RunQueueStore {
 
   constructor(
     private readonly db: Database.Database,
-    /** Appends a transcript entry inside the caller's transaction. */
-    private readonly appendTranscript: (
-      sessionKey: string,
-      entry: TranscriptEntry,
-      runId: string | null,
-      ts: number,
-    ) => void,
-    /** Inserts a system event inside the caller's transaction. */
-    private readonly insertEvent: (event: NewEvent) => void,
-    /** Puts a reply in the delivery outbox, inside the caller's transaction. */
-    private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
-    /** The run's result is final (nothing to deliver): its completion callback becomes due. */
-    private readonly settleRun: (runId: string, now: number, traceParent: string | null) => void = () => {},
-    /** Enqueues a failed run's alert inside the caller's transaction (docs/alerts.md). */
-    private readonly enqueueAlert: (alert: NewAlert, now: number) => AlertOutcome = () => 'queued',
+    /** A completion's writes that other parts own (store/rules/tx-writer.ts). */
+    private readonly writer: SqliteTxWriter,
   ) {
     this.s = {
       attachments: db.prepare<[string], AttachmentRow>(
@@ -210,20 +193,17 @@ export class SqliteRunQueue implements RunQueueStore {
       this.s.dropHead.run(key);
       this.s.nextHead.run(key);
     }
-    for (const row of writes.transcript) this.appendTranscript(row.sessionKey, row, row.runId, row.ts);
-    for (const event of writes.events) this.insertEvent(event);
-    for (const { item, now } of writes.deliveries) this.enqueueDelivery(item, now);
-    for (const { runId, now, traceParent } of writes.callbacksDue) this.settleRun(runId, now, traceParent);
+    const w = this.writer;
+    w.appendTranscript(writes.transcript);
+    w.insertEvents(writes.events);
+    for (const { item, now } of writes.deliveries) w.enqueueDelivery(item, now);
+    for (const { runId, now, traceParent } of writes.callbacksDue) w.armCallback(runId, now, traceParent);
     const alerts = batch.map((c, index) =>
-      recorded[index] && c.alert ? this.enqueueAlert(c.alert, c.finishedAt) : undefined,
+      recorded[index] && c.alert ? w.enqueueAlert(c.alert, c.finishedAt) : undefined,
     );
     const claimed = new Map(
       claimsOf(items).map(({ owner, request }) => [owner, this.claimInTx(request, owner)]),
     );
-    const next = share(items, claimed);
-    return items.map((_, index) => {
-      const alert = alerts[index];
-      return { recorded: recorded[index] as boolean, next: next[index] ?? [], ...(alert ? { alert } : {}) };
-    });
+    return outcomesOf(items, recorded, alerts, claimed);
   }
 }

@@ -9,15 +9,14 @@ import type {
   DeliveryRoute,
   HeartbeatRecord,
   HeartbeatView,
-  NewEvent,
   PendingEvent,
   SessionStore,
   TranscriptEntry,
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
-import type { NewOutboxItem } from './outbox.js';
 import type { SqliteRoutes } from './routes.js';
 import { TranscriptCache, type TranscriptRow } from './transcript-cache.js';
+import type { SqliteTxWriter } from './tx-writer.js';
 
 export class SqliteSessions implements SessionStore {
   private readonly s;
@@ -25,22 +24,14 @@ export class SqliteSessions implements SessionStore {
 
   constructor(
     private readonly db: Database.Database,
-    /** Told whenever pending events of a session change outside the ingress. */
-    private readonly invalidate: (sessionKey: string) => void,
-    /** Puts a reply in the delivery outbox, inside the caller's transaction. */
-    private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
+    /** Writes inside this part's transactions that other parts own (store/rules/tx-writer.ts). */
+    private readonly writer: SqliteTxWriter,
     private readonly routes: SqliteRoutes,
   ) {
     this.s = {
-      appendTranscript: db.prepare(
-        'INSERT INTO transcripts (session_key, role, content, run_id, ts) VALUES (?, ?, ?, ?, ?)',
-      ),
       // Newest first straight off the index; reversed in JS (no sort step in SQLite).
       newestTurns: db.prepare<[string, number, number], TranscriptRow>(
         `SELECT seq, role, content FROM transcripts WHERE session_key = ? AND seq > ? ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`,
-      ),
-      insertEvent: db.prepare(
-        'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       pending: db.prepare<[string, number], PendingEventRow>(
         `SELECT id, ts, text, source, wake_mode, trace_parent FROM events
@@ -48,9 +39,6 @@ export class SqliteSessions implements SessionStore {
       ),
       awaiting: db.prepare<[], { session_key: string }>(
         `SELECT DISTINCT session_key FROM events WHERE status = 'pending' AND wake_mode = 'now'`,
-      ),
-      consume: db.prepare(
-        `UPDATE events SET status = 'consumed', consumed_at = ? WHERE id = ? AND session_key = ? AND status = 'pending'`,
       ),
       insertHeartbeat: db.prepare(
         `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -62,23 +50,6 @@ export class SqliteSessions implements SessionStore {
     this.transcripts = new TranscriptCache((sessionKey, afterSeq, limit) =>
       this.s.newestTurns.all(sessionKey, afterSeq, limit),
     );
-  }
-
-  /** For use inside a caller's transaction. */
-  appendTranscript(sessionKey: string, entry: TranscriptEntry, runId: string | null, ts: number): void {
-    this.s.appendTranscript.run(sessionKey, entry.role, entry.content, runId, ts);
-  }
-
-  /** For use inside a caller's transaction. */
-  insertEvent(event: NewEvent): void {
-    this.s.insertEvent.run(event.id, event.sessionKey, event.ts, event.text, event.source, event.wakeMode);
-    this.invalidate(event.sessionKey);
-  }
-
-  /** For use inside a caller's transaction; returns how many events changed. */
-  consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): number {
-    this.invalidate(sessionKey);
-    return eventIds.reduce((changed, id) => changed + this.s.consume.run(now, id, sessionKey).changes, 0);
   }
 
   async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
@@ -104,9 +75,9 @@ export class SqliteSessions implements SessionStore {
         this.s.insertHeartbeat.run(heartbeatValues(r));
         const writes = planHeartbeat(r);
         if (!writes) return;
-        this.consumeEvents(r.sessionKey, writes.consumed, r.finishedAt);
-        for (const entry of writes.transcript) this.appendTranscript(r.sessionKey, entry, null, r.finishedAt);
-        if (writes.delivery) this.enqueueDelivery(writes.delivery, r.finishedAt);
+        this.writer.consumeEvents(r.sessionKey, writes.consumed, r.finishedAt);
+        this.writer.appendTranscript(writes.transcript);
+        if (writes.delivery) this.writer.enqueueDelivery(writes.delivery, r.finishedAt);
       })
       .immediate();
   }

@@ -19,10 +19,11 @@ const record = (over: Partial<HeartbeatRecord> = {}): HeartbeatRecord => ({
 
 describe('planHeartbeat', () => {
   it('a succeeded heartbeat consumes its events, appends its turn and delivers its reply to the last route', () => {
-    const r = record();
-    expect(planHeartbeat(r)).toEqual({
+    expect(planHeartbeat(record())).toEqual({
       consumed: ['evt_1', 'evt_2'],
-      transcript: r.transcript,
+      transcript: [
+        { role: 'assistant', content: 'all good', sessionKey: 'agent:main:main', runId: null, ts: 2 },
+      ],
       delivery: {
         kind: 'heartbeat',
         refId: 'hb_1',
