@@ -31,15 +31,7 @@ import {
   toRunListView,
   toRunSummaryView,
 } from '../admin-rows.js';
-import {
-  ATTACHMENT_COLUMNS,
-  type AttachmentRow,
-  NEWEST,
-  RUN_STATUSES,
-  type StoredRunRow,
-  toAttachment,
-  toStoredRun,
-} from '../rows.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, NEWEST, RUN_STATUSES, toAttachment } from '../rows.js';
 import {
   mayRedeliver,
   planRedelivery,
@@ -47,6 +39,7 @@ import {
   REDELIVERY_COLUMNS,
   type RedeliverRunRow,
 } from '../rules/redeliver.js';
+import { type StoredRunRow, toStoredRun } from '../run-rows.js';
 import {
   type AdminStore,
   type Attachment,

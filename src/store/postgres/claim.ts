@@ -18,7 +18,7 @@
  */
 import type pg from 'pg';
 import { HEAD_SOURCES_CTE, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
-import { type QueuedRow, toClaimedRun } from '../rows.js';
+import { type QueuedRow, toClaimedRun } from '../run-rows.js';
 import type { ClaimedRun, ClaimRequest } from '../types.js';
 import type { Pipeline } from './db.js';
 

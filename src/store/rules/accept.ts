@@ -12,7 +12,8 @@
  * - A run to deliver starts with its delivery record pending, to the channel and recipient
  *   it asked for; a run not to deliver, with none.
  */
-import { attachmentsColumn, type Flag } from '../rows.js';
+import { attachmentsColumn } from '../rows.js';
+import type { Flag } from '../run-rows.js';
 import type {
   AcceptResult,
   Action,

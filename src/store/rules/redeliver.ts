@@ -7,7 +7,7 @@
  */
 import { uuidv7 } from '../../util/ids.js';
 import type { LastDeliveryRow } from '../admin-rows.js';
-import type { Flag } from '../rows.js';
+import { type Flag, isSet } from '../run-rows.js';
 import type { RedeliverResult } from '../types.js';
 
 /** The run's columns a redelivery reads. */
@@ -36,7 +36,7 @@ export type Redelivery =
 
 /** Whether the run has a reply it was asked to deliver: its last delivery is read only then. */
 export function mayRedeliver(run: RedeliverRunRow | undefined): run is RedeliverRunRow & { reply: string } {
-  return run !== undefined && run.reply !== null && (run.deliver === true || run.deliver === 1);
+  return run !== undefined && run.reply !== null && isSet(run.deliver);
 }
 
 /**

@@ -6,15 +6,10 @@
  */
 import type Database from 'better-sqlite3';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
-import {
-  ATTACHMENT_COLUMNS,
-  type AttachmentRow,
-  type QueuedRow,
-  toAttachment,
-  toClaimedRun,
-} from '../rows.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import { type CompletionItem, claimsOf, outcomesOf, planCompletions } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
+import { type QueuedRow, toClaimedRun } from '../run-rows.js';
 import {
   type Attachment,
   type ClaimedRun,
