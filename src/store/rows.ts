@@ -2,16 +2,33 @@
  * Rows as both drivers store them (the same column names on SQLite and
  * PostgreSQL, times as epoch ms) and how they read back as the API's views.
  */
+import { uuidv7 } from '../util/ids.js';
 import type {
   Attachment,
   AttachmentInfo,
   CallbackItem,
   CallbackStatus,
   DeliveryRecord,
+  EventView,
   HeartbeatView,
   OutboxItem,
+  PendingEvent,
+  RunStatus,
   RunView,
+  WakeMode,
 } from './types.js';
+
+/** Every run status, for checking a filter before it goes into SQL as a literal. */
+export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
+
+/** A seq bound above every row: a list with no `before` starts there. */
+export const NEWEST = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Finished callback, delivery and alert rows are kept this long past the idempotency window
+ * (24 h): a week in all, for inspection (docs/operating.md, Retention).
+ */
+export const FINISHED_ROW_EXTRA_MS = 6 * 24 * 3600_000;
 
 export interface DeliveryColumns {
   delivery_status: DeliveryRecord['status'];
@@ -174,6 +191,28 @@ export interface NewOutboxItem {
   traceParent?: string | null;
 }
 
+/** The columns of a new outbox row, in the order of `outboxValues`. */
+export const OUTBOX_COLUMNS = `id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at,
+  updated_at, trace_parent`;
+
+/** A reply's new outbox row, due at once. */
+export function outboxValues(item: NewOutboxItem, now: number): unknown[] {
+  const id = `dlv_${uuidv7(now)}`;
+  return [
+    id,
+    item.kind,
+    item.refId,
+    item.mainSessionKey,
+    item.channel,
+    item.to,
+    item.text,
+    now,
+    now,
+    now,
+    item.traceParent ?? null,
+  ];
+}
+
 export function toOutboxItem(row: OutboxRow): OutboxItem {
   return {
     id: row.id,
@@ -218,3 +257,41 @@ export function toCallbackItem(row: CallbackRow): CallbackItem {
     traceParent: row.trace_parent ?? null,
   };
 }
+
+/** An events row as `listEvents` reads it. */
+export interface EventRow {
+  id: string;
+  ts: number;
+  text: string;
+  source: string;
+  status: EventView['status'];
+  token_id: string | null;
+}
+
+export const toEventView = (row: EventRow): EventView => ({
+  id: row.id,
+  ts: iso(row.ts) as string,
+  text: row.text,
+  source: row.source,
+  status: row.status,
+  tokenId: row.token_id,
+});
+
+/** A pending events row as a heartbeat reads it. */
+export interface PendingEventRow {
+  id: string;
+  ts: number;
+  text: string;
+  source: string;
+  wake_mode: WakeMode;
+  trace_parent: string | null;
+}
+
+export const toPendingEvent = (row: PendingEventRow): PendingEvent => ({
+  id: row.id,
+  ts: row.ts,
+  text: row.text,
+  source: row.source,
+  wakeMode: row.wake_mode,
+  traceParent: row.trace_parent,
+});

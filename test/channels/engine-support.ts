@@ -10,8 +10,10 @@ import { renderNotice } from '../../src/channels/format/notice.js';
 import { writePlain } from '../../src/channels/format/plain.js';
 import type { ChannelAdapter, OutboundMessage, OutboundPart, SendResult } from '../../src/channels/types.js';
 import type { ChannelId } from '../../src/config/schema.js';
+import { SqliteAlerts } from '../../src/store/sqlite/alerts.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { type NewOutboxItem, SqliteOutbox } from '../../src/store/sqlite/outbox.js';
+import { SqliteTxWriter } from '../../src/store/sqlite/tx-writer.js';
 import type { DeliveryRoute } from '../../src/store/types.js';
 
 export const silentLog = pino({ level: 'silent' });
@@ -21,7 +23,10 @@ export function memoryOutbox() {
   const db = new Database(':memory:');
   for (const step of MIGRATIONS) db.exec(step);
   const routes = new Map<string, DeliveryRoute>();
-  const outbox = new SqliteOutbox(db, (sessionKey, route) => routes.set(sessionKey, route));
+  const alerts = new SqliteAlerts(db);
+  const routeWriter = { write: (sessionKey: string, route: DeliveryRoute) => routes.set(sessionKey, route) };
+  const writer = new SqliteTxWriter(db, routeWriter, { arm: () => {} }, alerts);
+  const outbox = new SqliteOutbox(db, writer, alerts);
   let now = 1_000;
   return {
     db,
@@ -32,7 +37,10 @@ export function memoryOutbox() {
     },
     /** Enqueues a reply (defaults: session S, enqueued now). */
     enqueue(item: Partial<NewOutboxItem> & { channel: string; text: string }, at = now++) {
-      outbox.enqueue({ kind: 'heartbeat', refId: `hb_${at}`, mainSessionKey: 'S', to: null, ...item }, at);
+      writer.enqueueDelivery(
+        { kind: 'heartbeat', refId: `hb_${at}`, mainSessionKey: 'S', to: null, ...item },
+        at,
+      );
     },
     /** Every outbox row, oldest first. */
     rows(): {

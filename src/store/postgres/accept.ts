@@ -20,28 +20,25 @@
  * commits, then reads and replays its answer (the same runId).
  */
 
-import { attachmentsColumn } from '../rows.js';
-import type {
-  AcceptResult,
-  Action,
-  Committed,
-  IdempotencyClaim,
-  NewEvent,
-  NewRun,
-  StoredAnswer,
-} from '../types.js';
+import {
+  type EarlierAnswer,
+  type NewestPending,
+  type PendingAccept,
+  planAccept,
+  RUN_COLUMNS,
+  repeatOf,
+  replayOrConflict,
+  runValues,
+} from '../rules/accept.js';
+import type { AcceptResult, IdempotencyClaim, NewEvent, NewRun, StoredAnswer } from '../types.js';
 import { insertCallbacksInTx } from './callbacks.js';
 import type { Pipeline } from './db.js';
-import { eventColumns, INSERT_EVENTS } from './sessions.js';
+import { columnsOf, eventColumns, INSERT_EVENTS } from './tx-writer.js';
 import { WORK_CHANNEL } from './work-listener.js';
 
-export interface PendingAccept {
-  actions: Action[];
-  render: (committed: Committed[]) => StoredAnswer;
-  idempotency: IdempotencyClaim | undefined;
-}
+export type { PendingAccept };
 
-type Newest = Map<string, { id: string; text: string }>;
+const RUN_WIDTH = RUN_COLUMNS.split(',').length;
 
 /** Takes a key, or renews one whose record expired; returns a row only when it took it. */
 const CLAIM_KEY = `
@@ -82,19 +79,13 @@ const SET_ANSWERS = `
    WHERE i.scope = u.scope AND i.key = u.key`;
 
 const INSERT_RUNS = `
-  INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
-                    timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, stream)
-  SELECT id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds, wake_mode,
-         deliver, channel, recipient, allow_unsafe, source, created_at, delivery_status, delivery_channel, delivery_to,
-         retry_of, token_id, trace_parent, attachments, stream
+  INSERT INTO runs (${RUN_COLUMNS})
+  SELECT ${RUN_COLUMNS}
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                        $8::text[], $9::float8[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::bool[],
                        $15::text[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[],
                        $22::text[], $23::text[], $24::bool[])
-         WITH ORDINALITY AS t(id, agent_id, session_key, main_session_key, name, message, model, thinking,
-                    timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-                    delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, stream, n)
+         WITH ORDINALITY AS t(${RUN_COLUMNS}, n)
    ORDER BY n
   RETURNING session_key, seq, source`;
 
@@ -105,34 +96,12 @@ const INSERT_RUNS_AND_HEADS = `
   SELECT DISTINCT ON (session_key) session_key, seq, source FROM inserted ORDER BY session_key, seq
   ON CONFLICT (session_key) DO NOTHING`;
 
+/** The runs' values as the unnest arrays of INSERT_RUNS, one array per column (`RUN_COLUMNS`). */
 function runColumns(runs: readonly NewRun[]): unknown[][] {
-  const pick = <T>(f: (run: NewRun) => T) => runs.map(f);
-  return [
-    pick((r) => r.id),
-    pick((r) => r.agentId),
-    pick((r) => r.sessionKey),
-    pick((r) => r.mainSessionKey),
-    pick((r) => r.name),
-    pick((r) => r.message),
-    pick((r) => r.model),
-    pick((r) => r.thinking),
-    pick((r) => r.timeoutSeconds),
-    pick((r) => r.wakeMode),
-    pick((r) => r.deliver),
-    pick((r) => r.channel),
-    pick((r) => r.to),
-    pick((r) => r.allowUnsafeExternalContent),
-    pick((r) => r.source),
-    pick((r) => r.createdAt),
-    pick((r) => (r.deliver ? 'pending' : 'none')),
-    pick((r) => (r.deliver ? r.channel : null)),
-    pick((r) => (r.deliver ? r.to : null)),
-    pick((r) => r.retryOf ?? null),
-    pick((r) => r.tokenId ?? null),
-    pick((r) => r.traceParent ?? null),
-    pick((r) => attachmentsColumn(r)),
-    pick((r) => r.stream === true),
-  ];
+  return columnsOf(
+    runs.map((run) => runValues(run, (value) => value)),
+    RUN_WIDTH,
+  );
 }
 
 /**
@@ -190,7 +159,7 @@ export async function acceptBatch(tx: Pipeline, batch: readonly PendingAccept[])
     newestRead = tx.send(NEWEST_PENDING, [wakeKeys]);
   }
   const results: (AcceptResult | undefined)[] = batch.map(() => undefined);
-  const newest: Newest = new Map();
+  const newest = new Map<string, NewestPending>();
   if (claims.length > 0 || newestRead) {
     await tx.flush();
     for (const row of (await newestRead)?.rows ?? []) newest.set(row.session_key, row);
@@ -203,28 +172,16 @@ export async function acceptBatch(tx: Pipeline, batch: readonly PendingAccept[])
   const answered: { claim: IdempotencyClaim; answer: StoredAnswer }[] = [];
   for (const [i, item] of batch.entries()) {
     if (results[i] !== undefined || repeats.has(i)) continue;
-    const committed = item.actions.map((action): Committed => {
-      if (action.kind === 'agent') {
-        runs.push(action.run);
-        return { kind: 'agent', runId: action.run.id };
-      }
-      const { event } = action;
-      const last = newest.get(event.sessionKey);
-      if (last && last.text === event.text) return { kind: 'wake', eventId: last.id, outcome: 'coalesced' };
-      events.push(event);
-      newest.set(event.sessionKey, { id: event.id, text: event.text });
-      return { kind: 'wake', eventId: event.id, outcome: 'queued' };
-    });
-    const answer = item.render(committed);
-    results[i] = { kind: 'committed', committed, answer };
-    if (item.idempotency) answered.push({ claim: item.idempotency, answer });
+    const plan = planAccept(item, newest);
+    events.push(...plan.events);
+    runs.push(...plan.runs);
+    results[i] = plan.result;
+    if (item.idempotency) answered.push({ claim: item.idempotency, answer: plan.result.answer });
   }
   for (const [index, of] of repeats) {
     if (results[index] !== undefined) continue; // its key was used before this batch
-    const first = results[of] as AcceptResult;
     const same = batch[index]?.idempotency?.bodyHash === batch[of]?.idempotency?.bodyHash;
-    results[index] =
-      same && first.kind !== 'conflict' ? { kind: 'replay', answer: first.answer } : { kind: 'conflict' };
+    results[index] = repeatOf(results[of] as AcceptResult, same);
   }
 
   // 4. The writes: a statement each, whatever the batch size, sent with the COMMIT.
@@ -264,19 +221,16 @@ async function replayEarlierUses(
   const refused: { index: number; claim: IdempotencyClaim }[] = [];
   for (const one of claims) if ((await one.taken).rowCount !== 1) refused.push(one);
   if (refused.length === 0) return;
-  const read = tx.send<{ scope: string; key: string; body_hash: string; status: number; body: string }>(
-    EARLIER_ANSWERS,
-    [refused.map((r) => r.claim.scope), refused.map((r) => r.claim.key)],
-  );
+  const read = tx.send<EarlierAnswer & { scope: string; key: string }>(EARLIER_ANSWERS, [
+    refused.map((r) => r.claim.scope),
+    refused.map((r) => r.claim.key),
+  ]);
   await tx.flush();
   const earlier = new Map((await read).rows.map((row) => [`${row.scope}\u0000${row.key}`, row]));
-  const answer = (index: number, row: { body_hash: string; status: number; body: string }) => {
-    results[index] =
-      row.body_hash === batch[index]?.idempotency?.bodyHash
-        ? { kind: 'replay', answer: { status: row.status, body: row.body } }
-        : { kind: 'conflict' };
+  const answer = (index: number, row: EarlierAnswer) => {
+    results[index] = replayOrConflict(row, batch[index]?.idempotency?.bodyHash ?? '');
   };
-  const rowOf = new Map<number, { body_hash: string; status: number; body: string }>();
+  const rowOf = new Map<number, EarlierAnswer>();
   for (const { index, claim } of refused) {
     const row = earlier.get(`${claim.scope}\u0000${claim.key}`);
     if (!row) throw new Error('idempotency record vanished during its claim');

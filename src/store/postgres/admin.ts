@@ -12,7 +12,6 @@
  * checked for a retry of it through runs_by_retry_of (docs/operating.md, "Bulk retry").
  */
 import type pg from 'pg';
-import { uuidv7 } from '../../util/ids.js';
 import {
   CALLBACK_LIST_COLUMNS,
   type CallbackListRow,
@@ -32,7 +31,15 @@ import {
   toRunListView,
   toRunSummaryView,
 } from '../admin-rows.js';
-import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, NEWEST, RUN_STATUSES, toAttachment } from '../rows.js';
+import {
+  mayRedeliver,
+  planRedelivery,
+  REDELIVER_RUN_COLUMNS,
+  REDELIVERY_COLUMNS,
+  type RedeliverRunRow,
+} from '../rules/redeliver.js';
+import { type StoredRunRow, toStoredRun } from '../run-rows.js';
 import {
   type AdminStore,
   type Attachment,
@@ -45,37 +52,11 @@ import {
   type RetryableRuns,
   type RetryableRunsOptions,
   type RunPage,
-  type RunStatus,
   type RunSummaryView,
   type StoredRun,
   StoreUnavailableError,
 } from '../types.js';
-import { type QueuedRow, toClaimedRun } from './claim.js';
 import { inTransaction, read } from './db.js';
-
-const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
-const NEWEST = Number.MAX_SAFE_INTEGER;
-
-type StoredRunRow = QueuedRow & {
-  status: RunStatus;
-  retry_of: string | null;
-  token_id: string | null;
-  callback_url: string | null;
-};
-
-function toStoredRun(row: StoredRunRow): StoredRun {
-  const {
-    startedAt: _startedAt,
-    attempts: _attempts,
-    attachmentInfo: attachments,
-    ...run
-  } = toClaimedRun(row);
-  return {
-    run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
-    status: row.status,
-    attachments,
-  };
-}
 
 export class PgAdmin implements AdminStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -173,45 +154,31 @@ export class PgAdmin implements AdminStore {
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
     return inTransaction(this.pool, async (tx) => {
       // The run's row lock orders two redeliveries of one run, from any replicas.
-      const { rows } = await tx.query<{ reply: string | null; deliver: boolean; main_session_key: string }>(
-        'SELECT reply, deliver, main_session_key FROM runs WHERE id = $1 FOR UPDATE',
+      const { rows } = await tx.query<RedeliverRunRow>(
+        `SELECT ${REDELIVER_RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`,
         [runId],
       );
       const run = rows[0];
-      if (!run) return 'not_found';
-      if (run.reply === null || !run.deliver) return 'nothing_to_deliver';
-      const last = (
-        await tx.query<LastDeliveryRow>(
-          `SELECT channel, recipient, resolved_channel, resolved_to, status FROM deliveries
-            WHERE ref_id = $1 AND kind = 'run' ORDER BY seq DESC LIMIT 1`,
-          [runId],
-        )
-      ).rows[0];
-      // No outbox item ever: the reply was only a heartbeat acknowledgement, never sent.
-      if (!last) return 'nothing_to_deliver';
-      if (last.status === 'pending') return 'delivery_pending';
-      const channel = last.resolved_channel ?? last.channel;
-      const to = last.resolved_channel !== null ? last.resolved_to : last.recipient;
+      const last = mayRedeliver(run)
+        ? (
+            await tx.query<LastDeliveryRow>(
+              `SELECT channel, recipient, resolved_channel, resolved_to, status FROM deliveries
+                WHERE ref_id = $1 AND kind = 'run' ORDER BY seq DESC LIMIT 1`,
+              [runId],
+            )
+          ).rows[0]
+        : undefined;
+      const plan = planRedelivery(runId, run, last, now);
+      if (plan.result !== 'enqueued') return plan.result;
       await tx.query(
-        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, resolved_channel,
-                                 resolved_to, next_attempt_at, created_at, updated_at)
-         VALUES ($1, 'run', $2, $3, $4, $5, $6, $7, $8, $9, $9, $9)`,
-        [
-          `dlv_${uuidv7(now)}`,
-          runId,
-          run.main_session_key,
-          channel,
-          to,
-          run.reply,
-          last.resolved_channel,
-          last.resolved_to,
-          now,
-        ],
+        `INSERT INTO deliveries (${REDELIVERY_COLUMNS})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        plan.delivery,
       );
       await tx.query(
         `UPDATE runs SET delivery_status = 'pending', delivery_channel = $1, delivery_to = $2, delivery_reason = NULL
           WHERE id = $3`,
-        [channel, to, runId],
+        [plan.channel, plan.to, runId],
       );
       return 'enqueued';
     });

@@ -18,61 +18,9 @@
  */
 import type pg from 'pg';
 import { HEAD_SOURCES_CTE, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
-import { attachmentInfoOf } from '../rows.js';
-import type { ClaimedRun, ClaimRequest, WakeMode } from '../types.js';
+import { type QueuedRow, toClaimedRun } from '../run-rows.js';
+import type { ClaimedRun, ClaimRequest } from '../types.js';
 import type { Pipeline } from './db.js';
-
-export interface QueuedRow {
-  id: string;
-  agent_id: string;
-  session_key: string;
-  main_session_key: string;
-  name: string | null;
-  message: string;
-  model: string | null;
-  thinking: string | null;
-  timeout_seconds: number;
-  wake_mode: WakeMode;
-  deliver: boolean;
-  channel: string;
-  recipient: string | null;
-  allow_unsafe: boolean;
-  source: string;
-  created_at: number;
-  started_at: number;
-  attempts: number;
-  seq: number;
-  trace_parent: string | null;
-  /** runs.attachments (store/rows.ts). */
-  attachments: string | null;
-  /** runs.stream; absent where a query does not read it. */
-  stream?: boolean;
-}
-
-export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
-  id: row.id,
-  agentId: row.agent_id,
-  sessionKey: row.session_key,
-  mainSessionKey: row.main_session_key,
-  name: row.name,
-  message: row.message,
-  model: row.model,
-  thinking: row.thinking,
-  timeoutSeconds: row.timeout_seconds,
-  wakeMode: row.wake_mode,
-  deliver: row.deliver,
-  channel: row.channel,
-  to: row.recipient,
-  allowUnsafeExternalContent: row.allow_unsafe,
-  source: row.source,
-  createdAt: row.created_at,
-  startedAt: row.started_at,
-  attempts: row.attempts,
-  traceParent: row.trace_parent,
-  attachmentInfo: attachmentInfoOf(row.attachments),
-  // Only when set, so a run that does not stream looks as it always did.
-  ...(row.stream === true ? { stream: true } : {}),
-});
 
 /** Lock-key namespace of the per-source claim locks (capped sources only). */
 const CAPPED_SOURCE_LOCK = 'agentgate:claim:';
@@ -170,7 +118,7 @@ export async function sendLease(tx: Pipeline, owner: string, reads: ClaimReads):
   const picked = pickFairly(candidates, running, caps, limit, (head) => head.seq);
   if (picked.length === 0) return { taken: 0, runs: Promise.resolve([]) };
   const seqs = picked.map((head) => head.seq);
-  const leased = tx.send<QueuedRow>(LEASE, [owner, now, now + leaseMs, seqs]);
+  const leased = tx.send<QueuedRow & { seq: number }>(LEASE, [owner, now, now + leaseMs, seqs]);
   // In the order the slots were given out.
   const order = new Map(seqs.map((seq, index) => [seq, index]));
   const runs = leased.then((result) =>

@@ -7,8 +7,8 @@
  * expires and another replica resumes after the last part recorded.
  */
 import type pg from 'pg';
-import { uuidv7 } from '../../util/ids.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
+import { planDeliveryEnd, retryRecord } from '../rules/delivery-end.js';
 import type {
   AlertCounts,
   AlertOutcome,
@@ -19,30 +19,11 @@ import type {
   NewAlert,
   OutboxItem,
 } from '../types.js';
-import { enqueueAlertsInTx, summarizeAlerts } from './alerts.js';
-import { armCallbackInTx } from './callbacks.js';
+import { summarizeAlerts } from './alerts.js';
 import { inTransaction, read, type Tx } from './db.js';
-import { writeRouteInTx } from './routes.js';
+import { PgTxWriter } from './tx-writer.js';
 
 export type { NewOutboxItem };
-
-export async function enqueueDeliveryInTx(tx: Tx, item: NewOutboxItem, now: number): Promise<void> {
-  await tx.query(
-    `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at, updated_at, trace_parent)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8, $9)`,
-    [
-      `dlv_${uuidv7(now)}`,
-      item.kind,
-      item.refId,
-      item.mainSessionKey,
-      item.channel,
-      item.to,
-      item.text,
-      now,
-      item.traceParent ?? null,
-    ],
-  );
-}
 
 export interface PgOutboxOptions {
   owner: string;
@@ -104,13 +85,8 @@ export class PgOutbox implements DeliveryOutboxStore {
           WHERE id = $6`,
         [attempts, nextAttemptAt, error, now, this.options.leaseMs, item.id],
       );
-      if (item.kind === 'alert') return;
-      await updateRecord(tx, item, {
-        status: 'pending',
-        channel: item.resolved?.channel ?? item.channel,
-        to: item.resolved?.to ?? item.to,
-        reason: `attempt ${attempts} failed (${error}); retrying`,
-      });
+      const record = retryRecord(item, attempts, error);
+      if (record) await updateRecord(tx, item, record);
     });
   }
 
@@ -126,17 +102,12 @@ export class PgOutbox implements DeliveryOutboxStore {
           WHERE id = $4`,
         [record.status, record.reason, now, item.id],
       );
-      // An alert message updates no record and no route, and its failure raises no alert.
-      if (item.kind === 'alert') return undefined;
-      await updateRecord(tx, item, record);
-      if (record.status === 'delivered' && record.channel && record.to) {
-        await writeRouteInTx(tx, item.mainSessionKey, { channel: record.channel, to: record.to }, now);
-      }
-      // The run's delivery settled: its result is final, and its callback becomes due.
-      if (item.kind === 'run') await armCallbackInTx(tx, item.refId, now, item.traceParent);
-      if (!alert || record.status !== 'failed') return undefined;
-      const [outcome] = await enqueueAlertsInTx((text, values) => tx.query(text, values), [{ alert, now }]);
-      return outcome;
+      const end = planDeliveryEnd(item, record, alert);
+      if (end.record) await updateRecord(tx, item, end.record);
+      const writer = new PgTxWriter(tx);
+      if (end.route) await writer.writeRoute(item.mainSessionKey, end.route, now);
+      if (end.settlesRun) await writer.armCallback(item.refId, now, item.traceParent);
+      return end.alert ? writer.enqueueAlert(end.alert, now) : undefined;
     });
   }
 

@@ -25,7 +25,14 @@ import {
   signalSessions,
 } from '../commit-signals.js';
 import { type CommittedSignal, LocalCommits, withRemote } from '../committed.js';
-import { iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
+import {
+  type EventRow,
+  FINISHED_ROW_EXTRA_MS,
+  RUN_VIEW_COLUMNS,
+  type RunRow,
+  toEventView,
+  toRunView,
+} from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
@@ -58,7 +65,8 @@ import { redactUrl } from './redact-url.js';
 import { PgReplicas } from './replicas.js';
 import { PgRetention } from './retention.js';
 import { PgRunQueue } from './run-queue.js';
-import { consumeEventsInTx, PgSessions } from './sessions.js';
+import { PgSessions } from './sessions.js';
+import { PgTxWriter } from './tx-writer.js';
 import { WORK_CHANNEL, WorkListener } from './work-listener.js';
 
 export interface PgStoreOptions extends PoolSettings {
@@ -69,9 +77,6 @@ export interface PgStoreOptions extends PoolSettings {
 
 /** The database at `store.url` could not be reached or migrated at start. */
 export class StoreStartError extends Error {}
-
-/** Finished outbox rows live this long past the idempotency window (24 h): a week in all. */
-const FINISHED_DELIVERY_EXTRA_MS = 6 * 24 * 3600_000;
 
 export class PgStore implements Store {
   readonly pool: pg.Pool;
@@ -201,31 +206,17 @@ export class PgStore implements Store {
       if (!found) return undefined;
       afterSeq = found.seq;
     }
-    const rows = await read<{
-      id: string;
-      ts: number;
-      text: string;
-      source: string;
-      status: EventView['status'];
-      token_id: string | null;
-    }>(
+    const rows = await read<EventRow>(
       this.pool,
       'SELECT id, ts, text, source, status, token_id FROM events WHERE session_key = $1 AND seq > $2 ORDER BY seq LIMIT $3',
       [sessionKey, afterSeq, options.limit],
     );
-    return rows.map((row) => ({
-      id: row.id,
-      ts: iso(row.ts) as string,
-      text: row.text,
-      source: row.source,
-      status: row.status,
-      tokenId: row.token_id,
-    }));
+    return rows.map(toEventView);
   }
 
   async consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number> {
     await this.ready;
-    return inTransaction(this.pool, (tx) => consumeEventsInTx(tx, sessionKey, eventIds, now));
+    return inTransaction(this.pool, (tx) => new PgTxWriter(tx).consumeEvents(sessionKey, eventIds, now));
   }
 
   async counts(): Promise<StoreCounts> {
@@ -253,9 +244,9 @@ export class PgStore implements Store {
       // Finished outbox rows are internal (the run or heartbeat keeps its delivery record):
       // kept a week for inspection, then dropped so the table does not only grow.
       await tx.query(`DELETE FROM deliveries WHERE status <> 'pending' AND updated_at <= $1`, [
-        olderThan - FINISHED_DELIVERY_EXTRA_MS,
+        olderThan - FINISHED_ROW_EXTRA_MS,
       ]);
-      await pruneCallbacksInTx(tx, olderThan - FINISHED_DELIVERY_EXTRA_MS);
+      await pruneCallbacksInTx(tx, olderThan - FINISHED_ROW_EXTRA_MS);
       return result.rowCount ?? 0;
     });
   }

@@ -25,7 +25,7 @@
 import type pg from 'pg';
 import { noCaps, type RunCaps } from '../fair-share.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
-import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
+import { type CompletionItem, claimsOf, outcomesOf, planCompletions } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AlertOutcome,
@@ -161,15 +161,7 @@ export class PgRunQueue implements RunQueueStore {
     // Committed: every lease's answer is in.
     const claimed = new Map<string, ClaimedRun[]>();
     for (const [owner, runs] of record.leased) claimed.set(owner, await runs);
-    const next = share(items, claimed);
-    return items.map((_, index) => {
-      const alert = record.alerts[index];
-      return {
-        recorded: record.recorded[index] as boolean,
-        next: next[index] ?? [],
-        ...(alert ? { alert } : {}),
-      };
-    });
+    return outcomesOf(items, record.recorded, record.alerts, claimed);
   }
 }
 

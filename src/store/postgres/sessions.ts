@@ -1,75 +1,24 @@
 /**
  * Sessions on PostgreSQL: transcripts, pending system events, heartbeats and the
- * last delivery route of each main session. The `…InTx` helpers write inside a
- * caller's transaction, so a run's result, its turn and its summary commit together.
+ * last delivery route of each main session; what a heartbeat writes that other parts own goes
+ * through the transaction's writer (tx-writer.ts).
  */
 import type pg from 'pg';
-import { type HeartbeatRow, toHeartbeatView } from '../rows.js';
+import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
+import { HEARTBEAT_COLUMNS, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
   HeartbeatView,
-  NewEvent,
   PendingEvent,
   SessionStore,
   TranscriptEntry,
-  WakeMode,
 } from '../types.js';
-import { inTransaction, read, readPrepared, type Tx } from './db.js';
-import { enqueueDeliveryInTx } from './outbox.js';
-import { writeRouteInTx } from './routes.js';
+import { inTransaction, read, readPrepared } from './db.js';
+import { PgTxWriter } from './tx-writer.js';
 
-export async function appendTranscriptInTx(
-  tx: Tx,
-  sessionKey: string,
-  entries: readonly TranscriptEntry[],
-  runId: string | null,
-  ts: number,
-): Promise<void> {
-  if (entries.length === 0) return;
-  await tx.query(
-    `INSERT INTO transcripts (session_key, role, content, run_id, ts)
-     SELECT $1, role, content, $4, $5 FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(role, content, n)
-      ORDER BY n`,
-    [sessionKey, entries.map((e) => e.role), entries.map((e) => e.content), runId, ts],
-  );
-}
-
-/** Inserts events, in order, in one statement; its values are `eventColumns`. */
-export const INSERT_EVENTS = `
-  INSERT INTO events (id, session_key, ts, text, source, wake_mode, token_id, trace_parent)
-  SELECT id, session_key, ts, text, source, wake_mode, token_id, trace_parent
-    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-         WITH ORDINALITY AS t(id, session_key, ts, text, source, wake_mode, token_id, trace_parent, n)
-   ORDER BY n`;
-
-export function eventColumns(events: readonly NewEvent[]): unknown[][] {
-  return [
-    events.map((e) => e.id),
-    events.map((e) => e.sessionKey),
-    events.map((e) => e.ts),
-    events.map((e) => e.text),
-    events.map((e) => e.source),
-    events.map((e) => e.wakeMode),
-    events.map((e) => e.tokenId ?? null),
-    events.map((e) => e.traceParent ?? null),
-  ];
-}
-
-export async function consumeEventsInTx(
-  tx: Tx,
-  sessionKey: string,
-  eventIds: readonly string[],
-  now: number,
-): Promise<number> {
-  if (eventIds.length === 0) return 0;
-  const result = await tx.query(
-    `UPDATE events SET status = 'consumed', consumed_at = $1
-      WHERE id = ANY($2::text[]) AND session_key = $3 AND status = 'pending'`,
-    [now, eventIds, sessionKey],
-  );
-  return result.rowCount ?? 0;
-}
+const INSERT_HEARTBEAT = `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS})
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
 
 export class PgSessions implements SessionStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -85,27 +34,13 @@ export class PgSessions implements SessionStore {
   }
 
   async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
-    const rows = await readPrepared<{
-      id: string;
-      ts: number;
-      text: string;
-      source: string;
-      wake_mode: WakeMode;
-      trace_parent: string | null;
-    }>(
+    const rows = await readPrepared<PendingEventRow>(
       this.pool,
       `SELECT id, ts, text, source, wake_mode, trace_parent FROM events
         WHERE session_key = $1 AND status = 'pending' ORDER BY seq LIMIT $2`,
       [sessionKey, limit],
     );
-    return rows.map((row) => ({
-      id: row.id,
-      ts: row.ts,
-      text: row.text,
-      source: row.source,
-      wakeMode: row.wake_mode,
-      traceParent: row.trace_parent,
-    }));
+    return rows.map(toPendingEvent);
   }
 
   async sessionsAwaitingHeartbeat(): Promise<string[]> {
@@ -119,44 +54,13 @@ export class PgSessions implements SessionStore {
 
   async recordHeartbeat(r: HeartbeatRecord): Promise<void> {
     await inTransaction(this.pool, async (tx) => {
-      const d = r.delivery;
-      await tx.query(
-        `INSERT INTO heartbeats (id, session_key, started_at, finished_at, status, event_count, reply, error,
-                                 delivery_status, delivery_channel, delivery_to, delivery_reason)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [
-          r.id,
-          r.sessionKey,
-          r.startedAt,
-          r.finishedAt,
-          r.status,
-          r.eventIds.length,
-          r.reply,
-          r.error,
-          d.status,
-          d.channel,
-          d.to,
-          d.reason,
-        ],
-      );
-      if (r.status !== 'succeeded') return;
-      await consumeEventsInTx(tx, r.sessionKey, r.eventIds, r.finishedAt);
-      await appendTranscriptInTx(tx, r.sessionKey, r.transcript, null, r.finishedAt);
-      if (d.status === 'pending' && r.reply !== null) {
-        await enqueueDeliveryInTx(
-          tx,
-          {
-            kind: 'heartbeat',
-            refId: r.id,
-            mainSessionKey: r.sessionKey,
-            channel: 'last',
-            to: null,
-            text: r.reply,
-            traceParent: r.traceParent ?? null,
-          },
-          r.finishedAt,
-        );
-      }
+      await tx.query(INSERT_HEARTBEAT, heartbeatValues(r));
+      const writes = planHeartbeat(r);
+      if (!writes) return;
+      const writer = new PgTxWriter(tx);
+      await writer.consumeEvents(r.sessionKey, writes.consumed, r.finishedAt);
+      await writer.appendTranscript(writes.transcript);
+      if (writes.delivery) await writer.enqueueDelivery(writes.delivery, r.finishedAt);
     });
   }
 
@@ -203,6 +107,6 @@ export class PgSessions implements SessionStore {
   }
 
   async setRoute(mainSessionKey: string, route: DeliveryRoute, now: number): Promise<void> {
-    await inTransaction(this.pool, (tx) => writeRouteInTx(tx, mainSessionKey, route, now));
+    await inTransaction(this.pool, (tx) => new PgTxWriter(tx).writeRoute(mainSessionKey, route, now));
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Alerts in the store, the same on every engine (docs/alerts.md): an alert is a row of the
+ * Alerts in the store, the same on every driver (docs/alerts.md): an alert is a row of the
  * delivery outbox, kind `alert`, written in the transaction that records its failure. Its
  * status says what became of it:
  *
@@ -10,7 +10,7 @@
  *   `summary`) and never counts toward the cap.
  *
  * The cap counts the alert messages of the last hour through the partial index of exactly
- * `COUNTED_ALERTS` (each engine's migration makes it), so the count reads only those rows.
+ * `COUNTED_ALERTS` (each driver's migration makes it), so the count reads only those rows.
  */
 import type { AlertCounts, AlertEvent } from '../types.js';
 

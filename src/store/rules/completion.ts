@@ -1,7 +1,7 @@
 /**
  * What a run's completion records besides its own row, the same on every
- * engine (docs/architecture.md, "The store's rules, written once"): the
- * engines record which completions still held their lease (the fenced update),
+ * driver (docs/architecture.md, "The store's rules, written once"): the
+ * drivers record which completions still held their lease (the fenced update),
  * and write what this plans for those, in the same transaction.
  *
  * - its session key's head moves on: the key's next unfinished run may start
@@ -12,7 +12,15 @@
  *   and its completion callback becomes due (a delivery settles it later).
  */
 import type { NewOutboxItem } from '../rows.js';
-import type { ClaimedRun, ClaimRequest, NewEvent, RunCompletion, TranscriptEntry } from '../types.js';
+import type {
+  AlertOutcome,
+  ClaimedRun,
+  ClaimRequest,
+  CompletionOutcome,
+  NewEvent,
+  RunCompletion,
+  TranscriptEntry,
+} from '../types.js';
 
 export interface TranscriptRow extends TranscriptEntry {
   sessionKey: string;
@@ -67,7 +75,7 @@ export function planCompletions(recorded: readonly RunCompletion[]): CompletionW
   return writes;
 }
 
-/** A completion as the engines' group commit takes it, with the claim it asks for (if any). */
+/** A completion as the drivers' group commit takes it, with the claim it asks for (if any). */
 export interface CompletionItem {
   completion: RunCompletion;
   claim?: ClaimRequest;
@@ -97,5 +105,22 @@ export function share(
   return batch.map(({ completion, claim }) => {
     const runs = left.get(completion.owner) ?? [];
     return runs.splice(0, Math.max(0, claim?.limit ?? 0));
+  });
+}
+
+/**
+ * What each completion of the batch answers: whether it held its lease (`recorded`), the runs
+ * its claim got (`share`), and what became of its alert (docs/alerts.md).
+ */
+export function outcomesOf(
+  batch: readonly CompletionItem[],
+  recorded: readonly boolean[],
+  alerts: readonly (AlertOutcome | undefined)[],
+  claimed: ReadonlyMap<string, ClaimedRun[]>,
+): CompletionOutcome[] {
+  const next = share(batch, claimed);
+  return batch.map((_, index) => {
+    const alert = alerts[index];
+    return { recorded: recorded[index] as boolean, next: next[index] ?? [], ...(alert ? { alert } : {}) };
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Group commit, the same on every engine: work submitted during one event-loop
+ * Group commit, the same on every driver: work submitted during one event-loop
  * turn is committed in one transaction, one batch at a time (a batch waiting
  * for its commit lets the next one grow). A transaction's fixed cost — the
  * commit's WAL write on SQLite, the round trips on PostgreSQL — is then paid
@@ -17,7 +17,7 @@ interface Pending<I, R> {
 }
 
 export interface GroupCommitOptions {
-  /** What a failed item is rejected with (the engine's StoreUnavailableError). */
+  /** What a failed item is rejected with (the driver's StoreUnavailableError). */
   wrapError: (error: unknown) => unknown;
   /** Told of every failed transaction, before the replay (caches drop what they hold). */
   onFailure?: (error: unknown) => void;

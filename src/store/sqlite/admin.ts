@@ -14,7 +14,6 @@
  * checked for a retry of it through runs_by_retry_of (docs/operating.md, "Bulk retry").
  */
 import type Database from 'better-sqlite3';
-import { uuidv7 } from '../../util/ids.js';
 import {
   CALLBACK_LIST_COLUMNS,
   type CallbackListRow,
@@ -34,7 +33,15 @@ import {
   toRunListView,
   toRunSummaryView,
 } from '../admin-rows.js';
-import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, NEWEST, RUN_STATUSES, toAttachment } from '../rows.js';
+import {
+  mayRedeliver,
+  planRedelivery,
+  REDELIVER_RUN_COLUMNS,
+  REDELIVERY_COLUMNS,
+  type RedeliverRunRow,
+} from '../rules/redeliver.js';
+import { type StoredRunRow, toStoredRun } from '../run-rows.js';
 import {
   type AdminStore,
   type Attachment,
@@ -54,17 +61,6 @@ import {
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import { lowDiskRoom } from './disk-room.js';
-import { type QueuedRow, toClaimedRun } from './run-queue.js';
-
-const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
-const NEWEST = Number.MAX_SAFE_INTEGER;
-
-interface RedeliverRunRow {
-  status: RunStatus;
-  reply: string | null;
-  deliver: number;
-  main_session_key: string;
-}
 
 /**
  * The WHERE term of a status filter, in the form that lets SQLite use the
@@ -99,13 +95,6 @@ export function runListSql(
   return `SELECT ${columns} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`;
 }
 
-type StoredRunRow = QueuedRow & {
-  status: RunStatus;
-  retry_of: string | null;
-  token_id: string | null;
-  callback_url: string | null;
-};
-
 /**
  * The WHERE of a bulk retry's runs (runs `r`): parameters `since`, `until`, then the source when
  * `bySource`. The status goes in as runs_retryable's own `IN` term and its literal, as for the list.
@@ -130,20 +119,6 @@ export function retryableSql(status: RetryableRunsOptions['status'], bySource: b
 /** How many runs a bulk retry matches: the WHERE's parameters. */
 export function retryableCountSql(status: RetryableRunsOptions['status'], bySource: boolean): string {
   return `SELECT count(*) AS n FROM runs r WHERE ${retryableWhere(status, bySource)}`;
-}
-
-function toStoredRun(row: StoredRunRow): StoredRun {
-  const {
-    startedAt: _startedAt,
-    attempts: _attempts,
-    attachmentInfo: attachments,
-    ...run
-  } = toClaimedRun(row, row.created_at);
-  return {
-    run: { ...run, callbackUrl: row.callback_url, retryOf: row.retry_of, tokenId: row.token_id },
-    status: row.status,
-    attachments,
-  };
 }
 
 const NOT_ALERTS = `kind <> 'alert'`;
@@ -186,16 +161,14 @@ export class SqliteAdmin implements AdminStore {
         `SELECT r.*, c.url AS callback_url FROM runs r LEFT JOIN callbacks c ON c.run_id = r.id WHERE r.id = ?`,
       ),
       redeliverRun: db.prepare<[string], RedeliverRunRow>(
-        'SELECT status, reply, deliver, main_session_key FROM runs WHERE id = ?',
+        `SELECT ${REDELIVER_RUN_COLUMNS} FROM runs WHERE id = ?`,
       ),
       lastDelivery: db.prepare<[string], LastDeliveryRow>(
         `SELECT channel, recipient, resolved_channel, resolved_to, status FROM deliveries
           WHERE ref_id = ? AND kind = 'run' ORDER BY seq DESC LIMIT 1`,
       ),
       insertDelivery: db.prepare(
-        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, resolved_channel,
-                                 resolved_to, next_attempt_at, created_at, updated_at)
-         VALUES (?, 'run', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO deliveries (${REDELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       runDeliveryPending: db.prepare(
         `UPDATE runs SET delivery_status = 'pending', delivery_channel = ?, delivery_to = ?, delivery_reason = NULL
@@ -288,28 +261,11 @@ export class SqliteAdmin implements AdminStore {
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
     const redeliver = this.db.transaction((): RedeliverResult => {
       const run = this.s.redeliverRun.get(runId);
-      if (!run) return 'not_found';
-      if (run.reply === null || run.deliver !== 1) return 'nothing_to_deliver';
-      // No outbox item ever: the reply was only a heartbeat acknowledgement, never sent.
-      const last = this.s.lastDelivery.get(runId);
-      if (!last) return 'nothing_to_deliver';
-      if (last.status === 'pending') return 'delivery_pending';
-      const channel = last.resolved_channel ?? last.channel;
-      const to = last.resolved_channel !== null ? last.resolved_to : last.recipient;
-      this.s.insertDelivery.run(
-        `dlv_${uuidv7(now)}`,
-        runId,
-        run.main_session_key,
-        channel,
-        to,
-        run.reply,
-        last.resolved_channel,
-        last.resolved_to,
-        now,
-        now,
-        now,
-      );
-      this.s.runDeliveryPending.run(channel, to, runId);
+      const last = mayRedeliver(run) ? this.s.lastDelivery.get(runId) : undefined;
+      const plan = planRedelivery(runId, run, last, now);
+      if (plan.result !== 'enqueued') return plan.result;
+      this.s.insertDelivery.run(plan.delivery);
+      this.s.runDeliveryPending.run(plan.channel, plan.to, runId);
       return 'enqueued';
     });
     return redeliver.immediate();

@@ -5,8 +5,8 @@
  * resumes after the last part that was sent instead of sending it again.
  */
 import type Database from 'better-sqlite3';
-import { uuidv7 } from '../../util/ids.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
+import { planDeliveryEnd, retryRecord } from '../rules/delivery-end.js';
 import type {
   AlertCounts,
   AlertOutcome,
@@ -17,8 +17,9 @@ import type {
   NewAlert,
   OutboxItem,
 } from '../types.js';
-import { SqliteAlerts } from './alerts.js';
+import type { SqliteAlerts } from './alerts.js';
 import { BOUND_LIMIT } from './bound-limit.js';
+import type { SqliteTxWriter } from './tx-writer.js';
 
 export type { NewOutboxItem };
 
@@ -27,17 +28,12 @@ export class SqliteOutbox implements DeliveryOutboxStore {
 
   constructor(
     private readonly db: Database.Database,
-    private readonly setRoute: (mainSessionKey: string, route: DeliveryRoute, now: number) => void,
-    /** A run's delivery settled: its result is final, and its completion callback becomes due. */
-    private readonly settleRun: (runId: string, now: number, traceParent: string | null) => void = () => {},
-    /** Enqueues a failed delivery's alert, and makes the hour's summary (docs/alerts.md). */
-    private readonly alerts: SqliteAlerts = new SqliteAlerts(db),
+    /** Writes inside this part's transactions that other parts own (store/rules/tx-writer.ts). */
+    private readonly writer: SqliteTxWriter,
+    /** Makes the hour's alert summary (docs/alerts.md). */
+    private readonly alerts: SqliteAlerts,
   ) {
     this.s = {
-      insert: db.prepare(
-        `INSERT INTO deliveries (id, kind, ref_id, main_session_key, channel, recipient, text, next_attempt_at, created_at, updated_at, trace_parent)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
       // Pending rows only, through the partial index deliveries_due: the head of each
       // fixed route (its lowest seq) and every row whose route is not fixed yet.
       heads: db.prepare<[number], OutboxRow>(
@@ -66,23 +62,6 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     };
   }
 
-  /** For use inside the caller's transaction. */
-  enqueue(item: NewOutboxItem, now: number): void {
-    this.s.insert.run(
-      `dlv_${uuidv7(now)}`,
-      item.kind,
-      item.refId,
-      item.mainSessionKey,
-      item.channel,
-      item.to,
-      item.text,
-      now,
-      now,
-      now,
-      item.traceParent ?? null,
-    );
-  }
-
   async deliveryHeads(limit: number): Promise<OutboxItem[]> {
     return this.s.heads.all(limit).map(toOutboxItem);
   }
@@ -99,14 +78,8 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     this.db
       .transaction(() => {
         this.s.retry.run(attempts, nextAttemptAt, error, now, item.id);
-        if (item.kind === 'alert') return;
-        const record: DeliveryRecord = {
-          status: 'pending',
-          channel: item.resolved?.channel ?? item.channel,
-          to: item.resolved?.to ?? item.to,
-          reason: `attempt ${attempts} failed (${error}); retrying`,
-        };
-        this.updateRecord(item, record);
+        const record = retryRecord(item, attempts, error);
+        if (record) this.updateRecord(item, record);
       })
       .immediate();
   }
@@ -120,14 +93,11 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     return this.db
       .transaction(() => {
         this.s.finish.run(record.status, record.reason, now, item.id);
-        // An alert message updates no record and no route, and its failure raises no alert.
-        if (item.kind === 'alert') return undefined;
-        this.updateRecord(item, record);
-        if (record.status === 'delivered' && record.channel && record.to) {
-          this.setRoute(item.mainSessionKey, { channel: record.channel, to: record.to }, now);
-        }
-        if (item.kind === 'run') this.settleRun(item.refId, now, item.traceParent);
-        return alert && record.status === 'failed' ? this.alerts.enqueue(alert, now) : undefined;
+        const end = planDeliveryEnd(item, record, alert);
+        if (end.record) this.updateRecord(item, end.record);
+        if (end.route) this.writer.writeRoute(item.mainSessionKey, end.route, now);
+        if (end.settlesRun) this.writer.armCallback(item.refId, now, item.traceParent);
+        return end.alert ? this.writer.enqueueAlert(end.alert, now) : undefined;
       })
       .immediate();
   }

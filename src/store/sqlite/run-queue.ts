@@ -6,84 +6,26 @@
  */
 import type Database from 'better-sqlite3';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
-import { ATTACHMENT_COLUMNS, type AttachmentRow, attachmentInfoOf, toAttachment } from '../rows.js';
-import { type CompletionItem, claimsOf, planCompletions, share } from '../rules/completion.js';
+import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
+import { type CompletionItem, claimsOf, outcomesOf, planCompletions } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
+import { type QueuedRow, toClaimedRun } from '../run-rows.js';
 import {
-  type AlertOutcome,
   type Attachment,
   type ClaimedRun,
   type ClaimRequest,
   type CompletionOutcome,
-  type NewAlert,
-  type NewEvent,
   type RunCompletion,
   type RunQueueStore,
   StoreUnavailableError,
-  type TranscriptEntry,
-  type WakeMode,
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
-import type { NewOutboxItem } from './outbox.js';
+import type { SqliteTxWriter } from './tx-writer.js';
 
-export interface QueuedRow {
-  id: string;
-  agent_id: string;
-  session_key: string;
-  main_session_key: string;
-  name: string | null;
-  message: string;
-  model: string | null;
-  thinking: string | null;
-  timeout_seconds: number;
-  wake_mode: WakeMode;
-  deliver: number;
-  channel: string;
-  recipient: string | null;
-  allow_unsafe: number;
-  source: string;
-  created_at: number;
-  started_at: number | null;
-  attempts: number;
-  trace_parent: string | null;
-  /** runs.attachments (store/rows.ts). */
-  attachments: string | null;
-  /** runs.stream; absent where a query does not read it. */
-  stream?: number;
-}
-
-/**
- * A QueuedRow as a lease's RETURNING reads it: RETURNING sees the row after the
- * update, so `attempts` is given back as it was before (toClaimedRun counts this claim).
- */
-const QUEUED_COLUMNS_BEFORE_LEASE = `id, agent_id, session_key, main_session_key, name, message, model,
+/** The columns of a `QueuedRow`, for a lease's RETURNING (which sees the row as the lease left it). */
+const QUEUED_COLUMNS = `id, agent_id, session_key, main_session_key, name, message, model,
   thinking, timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-  started_at, attempts - 1 AS attempts, trace_parent, attachments, stream`;
-
-export const toClaimedRun = (row: QueuedRow, now: number): ClaimedRun => ({
-  id: row.id,
-  agentId: row.agent_id,
-  sessionKey: row.session_key,
-  mainSessionKey: row.main_session_key,
-  name: row.name,
-  message: row.message,
-  model: row.model,
-  thinking: row.thinking,
-  timeoutSeconds: row.timeout_seconds,
-  wakeMode: row.wake_mode,
-  deliver: row.deliver === 1,
-  channel: row.channel,
-  to: row.recipient,
-  allowUnsafeExternalContent: row.allow_unsafe === 1,
-  source: row.source,
-  createdAt: row.created_at,
-  startedAt: row.started_at ?? now,
-  attempts: row.attempts + 1,
-  traceParent: row.trace_parent,
-  attachmentInfo: attachmentInfoOf(row.attachments),
-  // Only when set, so a run that does not stream looks as it always did.
-  ...(row.stream === 1 ? { stream: true } : {}),
-});
+  started_at, attempts, trace_parent, attachments, stream`;
 
 export class SqliteRunQueue implements RunQueueStore {
   private readonly s;
@@ -93,21 +35,8 @@ export class SqliteRunQueue implements RunQueueStore {
 
   constructor(
     private readonly db: Database.Database,
-    /** Appends a transcript entry inside the caller's transaction. */
-    private readonly appendTranscript: (
-      sessionKey: string,
-      entry: TranscriptEntry,
-      runId: string | null,
-      ts: number,
-    ) => void,
-    /** Inserts a system event inside the caller's transaction. */
-    private readonly insertEvent: (event: NewEvent) => void,
-    /** Puts a reply in the delivery outbox, inside the caller's transaction. */
-    private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
-    /** The run's result is final (nothing to deliver): its completion callback becomes due. */
-    private readonly settleRun: (runId: string, now: number, traceParent: string | null) => void = () => {},
-    /** Enqueues a failed run's alert inside the caller's transaction (docs/alerts.md). */
-    private readonly enqueueAlert: (alert: NewAlert, now: number) => AlertOutcome = () => 'queued',
+    /** A completion's writes that other parts own (store/rules/tx-writer.ts). */
+    private readonly writer: SqliteTxWriter,
   ) {
     this.s = {
       attachments: db.prepare<[string], AttachmentRow>(
@@ -139,7 +68,7 @@ export class SqliteRunQueue implements RunQueueStore {
       lease: db.prepare<[string, number, number, number], QueuedRow>(
         `UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ?,
                          started_at = COALESCE(started_at, ?), attempts = attempts + 1
-          WHERE seq = ? RETURNING ${QUEUED_COLUMNS_BEFORE_LEASE}`,
+          WHERE seq = ? RETURNING ${QUEUED_COLUMNS}`,
       ),
       renew: db.prepare(
         `UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`,
@@ -190,7 +119,7 @@ export class SqliteRunQueue implements RunQueueStore {
       return { source, heads: room > 0 ? this.s.runnable.all(source, now, room) : [] };
     });
     return pickFairly(candidates, running, caps, limit, (seq) => seq).map((seq) => {
-      return toClaimedRun(this.s.lease.get(owner, now + leaseMs, now, seq) as QueuedRow, now);
+      return toClaimedRun(this.s.lease.get(owner, now + leaseMs, now, seq) as QueuedRow);
     });
   }
 
@@ -259,20 +188,17 @@ export class SqliteRunQueue implements RunQueueStore {
       this.s.dropHead.run(key);
       this.s.nextHead.run(key);
     }
-    for (const row of writes.transcript) this.appendTranscript(row.sessionKey, row, row.runId, row.ts);
-    for (const event of writes.events) this.insertEvent(event);
-    for (const { item, now } of writes.deliveries) this.enqueueDelivery(item, now);
-    for (const { runId, now, traceParent } of writes.callbacksDue) this.settleRun(runId, now, traceParent);
+    const w = this.writer;
+    w.appendTranscript(writes.transcript);
+    w.insertEvents(writes.events);
+    for (const { item, now } of writes.deliveries) w.enqueueDelivery(item, now);
+    for (const { runId, now, traceParent } of writes.callbacksDue) w.armCallback(runId, now, traceParent);
     const alerts = batch.map((c, index) =>
-      recorded[index] && c.alert ? this.enqueueAlert(c.alert, c.finishedAt) : undefined,
+      recorded[index] && c.alert ? w.enqueueAlert(c.alert, c.finishedAt) : undefined,
     );
     const claimed = new Map(
       claimsOf(items).map(({ owner, request }) => [owner, this.claimInTx(request, owner)]),
     );
-    const next = share(items, claimed);
-    return items.map((_, index) => {
-      const alert = alerts[index];
-      return { recorded: recorded[index] as boolean, next: next[index] ?? [], ...(alert ? { alert } : {}) };
-    });
+    return outcomesOf(items, recorded, alerts, claimed);
   }
 }

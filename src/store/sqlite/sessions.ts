@@ -3,21 +3,20 @@
  * last delivery route of each main session.
  */
 import type Database from 'better-sqlite3';
-import { type HeartbeatRow, toHeartbeatView } from '../rows.js';
+import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
+import { HEARTBEAT_COLUMNS, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
   HeartbeatView,
-  NewEvent,
   PendingEvent,
   SessionStore,
   TranscriptEntry,
-  WakeMode,
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
-import type { NewOutboxItem } from './outbox.js';
 import type { SqliteRoutes } from './routes.js';
 import { TranscriptCache, type TranscriptRow } from './transcript-cache.js';
+import type { SqliteTxWriter } from './tx-writer.js';
 
 export class SqliteSessions implements SessionStore {
   private readonly s;
@@ -25,47 +24,24 @@ export class SqliteSessions implements SessionStore {
 
   constructor(
     private readonly db: Database.Database,
-    /** Told whenever pending events of a session change outside the ingress. */
-    private readonly invalidate: (sessionKey: string) => void,
-    /** Puts a reply in the delivery outbox, inside the caller's transaction. */
-    private readonly enqueueDelivery: (item: NewOutboxItem, now: number) => void,
+    /** Writes inside this part's transactions that other parts own (store/rules/tx-writer.ts). */
+    private readonly writer: SqliteTxWriter,
     private readonly routes: SqliteRoutes,
   ) {
     this.s = {
-      appendTranscript: db.prepare(
-        'INSERT INTO transcripts (session_key, role, content, run_id, ts) VALUES (?, ?, ?, ?, ?)',
-      ),
       // Newest first straight off the index; reversed in JS (no sort step in SQLite).
       newestTurns: db.prepare<[string, number, number], TranscriptRow>(
         `SELECT seq, role, content FROM transcripts WHERE session_key = ? AND seq > ? ORDER BY seq DESC LIMIT ${BOUND_LIMIT}`,
       ),
-      insertEvent: db.prepare(
-        'INSERT INTO events (id, session_key, ts, text, source, wake_mode) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-      pending: db.prepare<
-        [string, number],
-        {
-          id: string;
-          ts: number;
-          text: string;
-          source: string;
-          wake_mode: WakeMode;
-          trace_parent: string | null;
-        }
-      >(
+      pending: db.prepare<[string, number], PendingEventRow>(
         `SELECT id, ts, text, source, wake_mode, trace_parent FROM events
           WHERE session_key = ? AND status = 'pending' ORDER BY seq LIMIT ${BOUND_LIMIT}`,
       ),
       awaiting: db.prepare<[], { session_key: string }>(
         `SELECT DISTINCT session_key FROM events WHERE status = 'pending' AND wake_mode = 'now'`,
       ),
-      consume: db.prepare(
-        `UPDATE events SET status = 'consumed', consumed_at = ? WHERE id = ? AND session_key = ? AND status = 'pending'`,
-      ),
       insertHeartbeat: db.prepare(
-        `INSERT INTO heartbeats (id, session_key, started_at, finished_at, status, event_count, reply, error,
-                                 delivery_status, delivery_channel, delivery_to, delivery_reason)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       heartbeats: db.prepare<[string, number], HeartbeatRow>(
         `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = ? ORDER BY seq DESC LIMIT ${BOUND_LIMIT}) ORDER BY seq`,
@@ -74,23 +50,6 @@ export class SqliteSessions implements SessionStore {
     this.transcripts = new TranscriptCache((sessionKey, afterSeq, limit) =>
       this.s.newestTurns.all(sessionKey, afterSeq, limit),
     );
-  }
-
-  /** For use inside a caller's transaction. */
-  appendTranscript(sessionKey: string, entry: TranscriptEntry, runId: string | null, ts: number): void {
-    this.s.appendTranscript.run(sessionKey, entry.role, entry.content, runId, ts);
-  }
-
-  /** For use inside a caller's transaction. */
-  insertEvent(event: NewEvent): void {
-    this.s.insertEvent.run(event.id, event.sessionKey, event.ts, event.text, event.source, event.wakeMode);
-    this.invalidate(event.sessionKey);
-  }
-
-  /** For use inside a caller's transaction; returns how many events changed. */
-  consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): number {
-    this.invalidate(sessionKey);
-    return eventIds.reduce((changed, id) => changed + this.s.consume.run(now, id, sessionKey).changes, 0);
   }
 
   async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
@@ -103,14 +62,7 @@ export class SqliteSessions implements SessionStore {
   }
 
   async pendingEvents(sessionKey: string, limit: number): Promise<PendingEvent[]> {
-    return this.s.pending.all(sessionKey, limit).map((row) => ({
-      id: row.id,
-      ts: row.ts,
-      text: row.text,
-      source: row.source,
-      wakeMode: row.wake_mode,
-      traceParent: row.trace_parent,
-    }));
+    return this.s.pending.all(sessionKey, limit).map(toPendingEvent);
   }
 
   async sessionsAwaitingHeartbeat(): Promise<string[]> {
@@ -120,38 +72,12 @@ export class SqliteSessions implements SessionStore {
   async recordHeartbeat(r: HeartbeatRecord): Promise<void> {
     this.db
       .transaction(() => {
-        const d = r.delivery;
-        this.s.insertHeartbeat.run(
-          r.id,
-          r.sessionKey,
-          r.startedAt,
-          r.finishedAt,
-          r.status,
-          r.eventIds.length,
-          r.reply,
-          r.error,
-          d.status,
-          d.channel,
-          d.to,
-          d.reason,
-        );
-        if (r.status !== 'succeeded') return;
-        this.consumeEvents(r.sessionKey, r.eventIds, r.finishedAt);
-        for (const entry of r.transcript) this.appendTranscript(r.sessionKey, entry, null, r.finishedAt);
-        if (d.status === 'pending' && r.reply !== null) {
-          this.enqueueDelivery(
-            {
-              kind: 'heartbeat',
-              refId: r.id,
-              mainSessionKey: r.sessionKey,
-              channel: 'last',
-              to: null,
-              text: r.reply,
-              traceParent: r.traceParent ?? null,
-            },
-            r.finishedAt,
-          );
-        }
+        this.s.insertHeartbeat.run(heartbeatValues(r));
+        const writes = planHeartbeat(r);
+        if (!writes) return;
+        this.writer.consumeEvents(r.sessionKey, writes.consumed, r.finishedAt);
+        this.writer.appendTranscript(writes.transcript);
+        if (writes.delivery) this.writer.enqueueDelivery(writes.delivery, r.finishedAt);
       })
       .immediate();
   }

@@ -36,7 +36,25 @@ import {
   signalSessions,
 } from '../commit-signals.js';
 import { type CommittedSignal, LocalCommits } from '../committed.js';
-import { attachmentsColumn, iso, RUN_VIEW_COLUMNS, type RunRow, toRunView } from '../rows.js';
+import {
+  type EventRow,
+  FINISHED_ROW_EXTRA_MS,
+  RUN_VIEW_COLUMNS,
+  type RunRow,
+  toEventView,
+  toRunView,
+} from '../rows.js';
+import {
+  EVENT_COLUMNS,
+  eventValues,
+  type NewestPending,
+  type PendingAccept,
+  type PendingWakes,
+  planAccept,
+  RUN_COLUMNS,
+  replayOrConflict,
+  runValues,
+} from '../rules/accept.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AcceptResult,
@@ -45,6 +63,7 @@ import {
   type EventView,
   type IdempotencyClaim,
   type ListEventsOptions,
+  type NewRun,
   type PruneBatch,
   type PruneKind,
   type RunView,
@@ -58,13 +77,14 @@ import { SqliteAlerts } from './alerts.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import { SqliteCallbacks } from './callbacks.js';
 import { MIGRATIONS } from './migrations.js';
-import { type NewOutboxItem, SqliteOutbox } from './outbox.js';
+import { SqliteOutbox } from './outbox.js';
 import { createPrivateFile, makePrivateDir } from './private-files.js';
 import { SOLE_REPLICA } from './replicas.js';
 import { SqliteRetention } from './retention.js';
 import { SqliteRoutes } from './routes.js';
 import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
+import { SqliteTxWriter } from './tx-writer.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 import { WriterLock } from './writer-lock.js';
 
@@ -76,30 +96,15 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
-interface PendingAccept {
-  actions: Action[];
-  render: (committed: Committed[]) => StoredAnswer;
-  idempotency: IdempotencyClaim | undefined;
-}
-
-interface EventRow {
-  seq: number;
-  id: string;
-  ts: number;
-  text: string;
-  source: string;
-  status: EventView['status'];
-  token_id: string | null;
-}
-
 /** WAL size (pages, 8 MiB) at which the checkpointer thread gets the WAL started over; see the header comment. */
 const RESTART_PAGES = 2048;
 /** A WAL file that grew past this while waiting to start over is cut back to it when it does. */
 const WAL_FILE_LIMIT_BYTES = 32 * 1024 * 1024;
 /** WAL size (pages, ~80 MiB) at which the gateway's own commit checkpoints: only if the thread cannot. */
 const SAFETY_NET_PAGES = 20_000;
-/** Finished callback rows live this long past the idempotency window (24 h): a week in all. */
-const FINISHED_CALLBACK_EXTRA_MS = 6 * 24 * 3600_000;
+
+/** A boolean as SQLite's flag columns hold it. */
+const sqliteFlag = (value: boolean) => (value ? 1 : 0);
 
 export class SqliteStore implements Store {
   private readonly writerLock: WriterLock;
@@ -114,7 +119,15 @@ export class SqliteStore implements Store {
    * the writer lock); it is dropped whenever a transaction fails, so it never
    * holds an uncommitted event.
    */
-  private readonly newestPending = new Map<string, { id: string; text: string } | undefined>();
+  private readonly newestPending = new Map<string, NewestPending | undefined>();
+  /** The newest pending events as the accept's rule asks for them: from the cache, else read. */
+  private readonly pendingWakes: PendingWakes = {
+    get: (sessionKey) =>
+      this.newestPending.has(sessionKey)
+        ? this.newestPending.get(sessionKey)
+        : this.statements.newestPendingEvent.get(sessionKey),
+    set: (sessionKey, newest) => this.newestPending.set(sessionKey, newest),
+  };
   readonly sessions: SqliteSessions;
   readonly runs: SqliteRunQueue;
   readonly outbox: SqliteOutbox;
@@ -123,6 +136,7 @@ export class SqliteStore implements Store {
   /** One process per file: it is the only replica (replicas.ts). */
   readonly replicas = SOLE_REPLICA;
   private readonly retention: SqliteRetention;
+  private readonly writer: SqliteTxWriter;
   private readonly alerts: SqliteAlerts;
   private readonly commits = new LocalCommits();
   /** One process per file: the signal is this process's commits only. */
@@ -174,14 +188,9 @@ export class SqliteStore implements Store {
       newestPendingEvent: db.prepare<[string], { id: string; text: string }>(
         `SELECT id, text FROM events WHERE session_key = ? AND status = 'pending' ORDER BY seq DESC LIMIT 1`,
       ),
-      insertEvent: db.prepare(
-        'INSERT INTO events (id, session_key, ts, text, source, wake_mode, token_id, trace_parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
+      insertEvent: db.prepare(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
       insertRun: db.prepare(
-        `INSERT INTO runs (id, agent_id, session_key, main_session_key, name, message, model, thinking,
-           timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-           delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, stream)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertAttachment: db.prepare(
         'INSERT INTO run_attachments (run_id, idx, name, media_type, bytes, data) VALUES (?, ?, ?, ?, ?, ?)',
@@ -212,37 +221,18 @@ export class SqliteStore implements Store {
     this.alerts = alerts;
     const callbacks = new SqliteCallbacks(db, alerts);
     this.callbacks = signalCallbacks(callbacks, this.commits);
-    const settleRun = (runId: string, now: number, traceParent: string | null) =>
-      callbacks.arm(runId, now, traceParent);
-    const outbox = new SqliteOutbox(
-      db,
-      (sessionKey, route, now) => routes.write(sessionKey, route, now),
-      settleRun,
-      alerts,
+    // The writes each part makes inside another's transaction (store/rules/tx-writer.ts).
+    const writer = new SqliteTxWriter(db, routes, callbacks, alerts, (sessionKey) =>
+      this.newestPending.delete(sessionKey),
     );
-    const enqueueDelivery = (item: NewOutboxItem, now: number) => outbox.enqueue(item, now);
-    const sessions = new SqliteSessions(
-      db,
-      (sessionKey) => this.newestPending.delete(sessionKey),
-      enqueueDelivery,
-      routes,
-    );
-    this.outbox = signalOutbox(outbox, this.commits);
+    this.writer = writer;
+    this.outbox = signalOutbox(new SqliteOutbox(db, writer, alerts), this.commits);
+    const sessions = new SqliteSessions(db, writer, routes);
     this.sessions = signalSessions(sessions, this.commits);
     this.retention = new SqliteRetention(db, () => sessions.forgetCachedTranscripts());
-    this.runs = signalRuns(
-      new SqliteRunQueue(
-        db,
-        (sessionKey, entry, runId, ts) => sessions.appendTranscript(sessionKey, entry, runId, ts),
-        (event) => sessions.insertEvent(event),
-        enqueueDelivery,
-        settleRun,
-        (alert, now) => alerts.enqueue(alert, now),
-      ),
-      this.commits,
-    );
+    this.runs = signalRuns(new SqliteRunQueue(db, writer), this.commits);
     const commitBatch = db.transaction((batch: readonly PendingAccept[]) =>
-      batch.map((item) => this.acceptInTransaction(item.actions, item.render, item.idempotency)),
+      batch.map((item) => this.acceptInTransaction(item)),
     );
     // IMMEDIATE takes the write lock up front, so a lock held by another
     // process is waited out (busy_timeout) instead of failing at once.
@@ -263,95 +253,37 @@ export class SqliteStore implements Store {
     }
   }
 
-  private acceptInTransaction(
-    actions: Action[],
-    render: (committed: Committed[]) => StoredAnswer,
-    idempotency: IdempotencyClaim | undefined,
-  ): AcceptResult {
+  private acceptInTransaction(item: PendingAccept): AcceptResult {
     const s = this.statements;
+    const { idempotency } = item;
     if (idempotency) {
-      const earlier = s.findIdempotency.get(
-        idempotency.scope,
-        idempotency.key,
-        idempotency.now - idempotency.ttlMs,
-      );
-      if (earlier) {
-        return earlier.body_hash === idempotency.bodyHash
-          ? { kind: 'replay', answer: { status: earlier.status, body: earlier.body } }
-          : { kind: 'conflict' };
-      }
+      const since = idempotency.now - idempotency.ttlMs;
+      const earlier = s.findIdempotency.get(idempotency.scope, idempotency.key, since);
+      if (earlier) return replayOrConflict(earlier, idempotency.bodyHash);
     }
-    const committed: Committed[] = actions.map((action) => {
-      if (action.kind === 'wake') {
-        const { event } = action;
-        const newest = this.newestPending.has(event.sessionKey)
-          ? this.newestPending.get(event.sessionKey)
-          : s.newestPendingEvent.get(event.sessionKey);
-        if (newest && newest.text === event.text) {
-          return { kind: 'wake', eventId: newest.id, outcome: 'coalesced' };
-        }
-        s.insertEvent.run(
-          event.id,
-          event.sessionKey,
-          event.ts,
-          event.text,
-          event.source,
-          event.wakeMode,
-          event.tokenId ?? null,
-          event.traceParent ?? null,
-        );
-        this.newestPending.set(event.sessionKey, { id: event.id, text: event.text });
-        return { kind: 'wake', eventId: event.id, outcome: 'queued' };
-      }
-      const { run } = action;
-      const inserted = s.insertRun.run(
-        run.id,
-        run.agentId,
-        run.sessionKey,
-        run.mainSessionKey,
-        run.name,
-        run.message,
-        run.model,
-        run.thinking,
-        run.timeoutSeconds,
-        run.wakeMode,
-        run.deliver ? 1 : 0,
-        run.channel,
-        run.to,
-        run.allowUnsafeExternalContent ? 1 : 0,
-        run.source,
-        run.createdAt,
-        run.deliver ? 'pending' : 'none',
-        run.deliver ? run.channel : null,
-        run.deliver ? run.to : null,
-        run.retryOf ?? null,
-        run.tokenId ?? null,
-        run.traceParent ?? null,
-        attachmentsColumn(run),
-        run.stream ? 1 : 0,
-      );
-      // The Buffer decoded at the ingress is bound as it is: no copy of the bytes on the way in.
-      for (const [idx, file] of (run.attachments ?? []).entries()) {
-        s.insertAttachment.run(run.id, idx, file.name, file.mediaType, file.bytes, file.data);
-      }
-      if (run.attachmentsFrom) s.copyAttachments.run(run.id, run.attachmentsFrom.runId);
-      s.addRunHead.run(run.sessionKey, inserted.lastInsertRowid, run.source);
-      if (run.callbackUrl)
-        this.callbacks.insert(`msg_${uuidv7(run.createdAt)}`, run.id, run.callbackUrl, run.createdAt);
-      return { kind: 'agent', runId: run.id };
-    });
-    const answer = render(committed);
+    const plan = planAccept(item, this.pendingWakes);
+    for (const event of plan.events) s.insertEvent.run(eventValues(event));
+    for (const run of plan.runs) this.insertRun(run);
+    const { answer } = plan.result;
     if (idempotency) {
-      s.saveIdempotency.run(
-        idempotency.scope,
-        idempotency.key,
-        idempotency.bodyHash,
-        answer.status,
-        answer.body,
-        idempotency.now,
-      );
+      const { scope, key, bodyHash, now } = idempotency;
+      s.saveIdempotency.run(scope, key, bodyHash, answer.status, answer.body, now);
     }
-    return { kind: 'committed', committed, answer };
+    return plan.result;
+  }
+
+  /** A run, its files, its key's head when the key has none, and its callback (if any). */
+  private insertRun(run: NewRun): void {
+    const s = this.statements;
+    const inserted = s.insertRun.run(runValues(run, sqliteFlag));
+    // The Buffer decoded at the ingress is bound as it is: no copy of the bytes on the way in.
+    for (const [idx, file] of (run.attachments ?? []).entries()) {
+      s.insertAttachment.run(run.id, idx, file.name, file.mediaType, file.bytes, file.data);
+    }
+    if (run.attachmentsFrom) s.copyAttachments.run(run.id, run.attachmentsFrom.runId);
+    s.addRunHead.run(run.sessionKey, inserted.lastInsertRowid, run.source);
+    if (run.callbackUrl)
+      this.callbacks.insert(`msg_${uuidv7(run.createdAt)}`, run.id, run.callbackUrl, run.createdAt);
   }
 
   accept(
@@ -384,19 +316,12 @@ export class SqliteStore implements Store {
       if (!found) return undefined;
       afterSeq = found.seq;
     }
-    return this.statements.listEvents.all(sessionKey, afterSeq, options.limit).map((row) => ({
-      id: row.id,
-      ts: iso(row.ts) as string,
-      text: row.text,
-      source: row.source,
-      status: row.status,
-      tokenId: row.token_id,
-    }));
+    return this.statements.listEvents.all(sessionKey, afterSeq, options.limit).map(toEventView);
   }
 
   async consumeEvents(sessionKey: string, eventIds: readonly string[], now: number): Promise<number> {
     try {
-      return this.db.transaction(() => this.sessions.consumeEvents(sessionKey, eventIds, now)).immediate();
+      return this.db.transaction(() => this.writer.consumeEvents(sessionKey, eventIds, now)).immediate();
     } catch (error) {
       throw new StoreUnavailableError(error);
     }
@@ -414,9 +339,9 @@ export class SqliteStore implements Store {
 
   async pruneIdempotency(olderThan: number): Promise<number> {
     // Finished callbacks are kept a week for inspection, like PostgreSQL's finished outbox rows.
-    this.callbacks.prune(olderThan - FINISHED_CALLBACK_EXTRA_MS);
+    this.callbacks.prune(olderThan - FINISHED_ROW_EXTRA_MS);
     // Finished alert messages likewise (docs/alerts.md): no run's retention deletes them.
-    this.alerts.prune(olderThan - FINISHED_CALLBACK_EXTRA_MS);
+    this.alerts.prune(olderThan - FINISHED_ROW_EXTRA_MS);
     return this.statements.pruneIdempotency.run(olderThan).changes;
   }
 
