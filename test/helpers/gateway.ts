@@ -102,12 +102,26 @@ export interface StartOptions {
   streamSafetyPollMs?: number;
 }
 
+/**
+ * The SQLite store of a test gateway commits with `synchronous: "normal"`
+ * (docs/configuration.md): a commit then waits for no WAL sync (~5 ms on the CI
+ * disk each), and a test that does not cut the power sees the same store. A
+ * config that names its own store setting or PostgreSQL keeps it; the tests of
+ * durability itself (test/e2e/durability*, test/faults/) write their config
+ * with `writeConfig`, which keeps the product's default.
+ */
+export function withTestStore(override: Record<string, unknown>): Record<string, unknown> {
+  const store = (override.store ?? {}) as Record<string, unknown>;
+  if (store.driver === 'postgres' || 'synchronous' in store) return override;
+  return { ...override, store: { driver: 'sqlite', ...store, synchronous: 'normal' } };
+}
+
 export async function startTestGateway(
   override: Record<string, unknown> = {},
   options: StartOptions = {},
 ): Promise<TestGateway> {
   const dir = options.dir ?? tempDir();
-  const path = writeConfig(dir, override);
+  const path = writeConfig(dir, withTestStore(override));
   const loaded = loadConfigFile(path, options.env ?? process.env);
   if (!loaded.ok) throw new Error(`test config invalid:\n${loaded.problems.join('\n')}`);
   const gateway = await startGateway(loaded.config, createLogger('silent'), {
