@@ -41,9 +41,13 @@ export class Gateway {
     return this;
   }
 
-  async restart(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  /** Stops the process with `signal` and starts another; answers how long the old one took to exit. */
+  async restart(signal: NodeJS.Signals = 'SIGKILL'): Promise<{ exitedAfterMs: number }> {
+    const stopping = Date.now();
     await this.cli?.kill(signal);
+    const exitedAfterMs = Date.now() - stopping;
     this.cli = await startCli(['--config', this.configPath, '--port', '0']);
+    return { exitedAfterMs };
   }
 
   async stop(): Promise<void> {
