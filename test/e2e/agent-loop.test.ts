@@ -201,9 +201,9 @@ describe('webhook → run → summary → Telegram', () => {
       wakeMode: 'next-heartbeat',
     });
     await waitFor(async () => (calls > 0 ? true : undefined), 'the provider call');
-    const stopping = Date.now();
-    await gw.restart('SIGTERM');
-    expect(Date.now() - stopping).toBeLessThan(12_000);
+    // The stop alone: the next start's time is the machine's (over 10 s seen under load).
+    const { exitedAfterMs } = await gw.restart('SIGTERM');
+    expect(exitedAfterMs).toBeLessThan(12_000);
     const run = await gw.settled(accepted.body.runId);
     expect(run).toMatchObject({ status: 'succeeded', reply: 'finished on the next start' });
     expect(calls).toBe(2);

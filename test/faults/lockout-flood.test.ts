@@ -43,7 +43,7 @@ describe.each([
     if (skip) return;
     let config: Record<string, unknown> = TRUSTED;
     if (engine === 'postgres') {
-      database = await createTestDatabase();
+      database = await createTestDatabase({ durable: true });
       config = { ...TRUSTED, store: { driver: 'postgres', url: database.url } };
     }
     gateways = Array.from({ length: replicas }, () => new GatewayProcess(undefined, config));

@@ -98,7 +98,8 @@ export function rig(baseUrl: string, override: Record<string, unknown> = {}): Ri
   });
   const loaded = loadConfigFile(path, process.env);
   if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
-  const store = new SqliteStore({ path: join(dir, `${randomUUID()}.db`) });
+  // No WAL sync per commit: what a turn does is tested here, not durability (gateway.ts, withTestStore).
+  const store = new SqliteStore({ path: join(dir, `${randomUUID()}.db`), synchronous: 'normal' });
   return {
     dir,
     config: loaded.config,

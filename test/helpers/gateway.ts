@@ -1,6 +1,8 @@
 /**
  * Starts a real gateway in this process, on a random loopback port, with its own
- * temporary config directory and SQLite store. Requests go over real HTTP.
+ * temporary config directory and SQLite store. Requests go over real HTTP, or,
+ * for a suite about the app's answers only (`inject: true`), through Fastify's
+ * `inject()`: the same app, store and services, no socket (docs/development.md).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,7 +62,16 @@ export interface TestGateway {
   hook(name: string, body: unknown, headers?: Record<string, string>): Promise<Answer>;
   /** GET an admin API path with the gateway token. */
   admin(path: string, headers?: Record<string, string>): Promise<Answer>;
+  /** Any request, with only the headers given; through `inject()` on an `inject` gateway. */
+  request(path: string, request?: TestRequest): Promise<Answer>;
   stop(): Promise<void>;
+}
+
+export interface TestRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  /** A string is sent as is (labelled text/plain, as fetch does); a Buffer without a Content-Type. */
+  body?: string | Buffer;
 }
 
 export interface Answer {
@@ -100,6 +111,28 @@ export interface StartOptions {
   streamKeepAliveMs?: number;
   /** The safety poll shared by waiting streams (instead of 5 s). */
   streamSafetyPollMs?: number;
+  /**
+   * `hook`, `admin` and `request` answer through Fastify's `inject()`, without a
+   * socket: for suites about what the app answers. What only a connection shows
+   * (a 413 the client really receives, body deadlines, the lockout by client
+   * address, streams, a stop with requests in flight, parser errors) stays on
+   * real HTTP — `url` still listens.
+   */
+  inject?: boolean;
+}
+
+/**
+ * The SQLite store of a test gateway commits with `synchronous: "normal"`
+ * (docs/configuration.md): a commit then waits for no WAL sync (~5 ms on the CI
+ * disk each), and a test that does not cut the power sees the same store. A
+ * config that names its own store setting or PostgreSQL keeps it; the tests of
+ * durability itself (test/e2e/durability*, test/faults/) write their config
+ * with `writeConfig`, which keeps the product's default.
+ */
+export function withTestStore(override: Record<string, unknown>): Record<string, unknown> {
+  const store = (override.store ?? {}) as Record<string, unknown>;
+  if (store.driver === 'postgres' || 'synchronous' in store) return override;
+  return { ...override, store: { driver: 'sqlite', ...store, synchronous: 'normal' } };
 }
 
 export async function startTestGateway(
@@ -107,7 +140,7 @@ export async function startTestGateway(
   options: StartOptions = {},
 ): Promise<TestGateway> {
   const dir = options.dir ?? tempDir();
-  const path = writeConfig(dir, override);
+  const path = writeConfig(dir, withTestStore(override));
   const loaded = loadConfigFile(path, options.env ?? process.env);
   if (!loaded.ok) throw new Error(`test config invalid:\n${loaded.problems.join('\n')}`);
   const gateway = await startGateway(loaded.config, createLogger('silent'), {
@@ -122,28 +155,62 @@ export async function startTestGateway(
   });
   const hooksPath = loaded.config.hooks.path;
   const url = gateway.url;
+  const request = options.inject ? injector(gateway) : fetcher(url);
   return {
     url,
     dir,
     config: loaded.config,
     gateway,
-    async hook(name, body, headers = {}) {
-      const response = await fetch(`${url}${hooksPath}/${name}`, {
+    hook(name, body, headers = {}) {
+      return request(`${hooksPath}/${name}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${HOOK_TOKEN}`, 'content-type': 'application/json', ...headers },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
-      return readAnswer(response);
     },
-    async admin(path, headers = {}) {
-      const response = await fetch(`${url}${path}`, {
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers },
-      });
-      return readAnswer(response);
+    admin(path, headers = {}) {
+      return request(path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers } });
     },
+    request,
     async stop() {
       await gateway.stop();
       if (!options.dir) rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+type Requester = (path: string, request?: TestRequest) => Promise<Answer>;
+
+function fetcher(url: string): Requester {
+  return async (path, { method = 'GET', headers = {}, body } = {}) =>
+    readAnswer(await fetch(`${url}${path}`, { method, headers, body: body as RequestInit['body'] }));
+}
+
+/** Requests answered by `app.inject()`, with the headers fetch would add that matter to the app. */
+function injector(gateway: RunningGateway): Requester {
+  return async (path, { method = 'GET', headers = {}, body } = {}) => {
+    const labelled = Object.keys(headers).some((name) => name.toLowerCase() === 'content-type');
+    const answer = await gateway.app.inject({
+      method: method as 'GET',
+      url: path,
+      headers:
+        typeof body === 'string' && !labelled
+          ? { 'content-type': 'text/plain;charset=UTF-8', ...headers }
+          : headers,
+      payload: body,
+    });
+    const answerHeaders = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      for (const one of Array.isArray(value) ? value : [value]) {
+        if (one !== undefined) answerHeaders.append(name, String(one));
+      }
+    }
+    let parsed: unknown;
+    try {
+      parsed = answer.payload ? JSON.parse(answer.payload) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: answer.statusCode, headers: answerHeaders, body: parsed, text: answer.payload };
   };
 }

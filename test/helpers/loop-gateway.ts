@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import type { FakeOpenAi } from '../fakes/openai.js';
 import { type RunningCli, startCli } from './cli.js';
-import { ADMIN_TOKEN, HOOK_TOKEN, tempDir, writeConfig } from './gateway.js';
+import { ADMIN_TOKEN, HOOK_TOKEN, tempDir, withTestStore, writeConfig } from './gateway.js';
 import { waitFor } from './wait.js';
 
 export const MAIN = 'agent:main:main';
@@ -26,21 +26,28 @@ export class Gateway {
   ) {}
 
   async start(): Promise<this> {
-    this.configPath = writeConfig(this.dir, {
-      hooks: { allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['hook:'] },
-      models: { providers: { fake: { api: 'openai-chat', baseUrl: this.llm.baseUrl, apiKey: 'sk-test' } } },
-      agents: {
-        defaults: { model: 'fake/gpt-test', heartbeat: { every: '0' }, ...(this.extra.defaults as object) },
-      },
-      channels: this.channels,
-    });
+    this.configPath = writeConfig(
+      this.dir,
+      withTestStore({
+        hooks: { allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['hook:'] },
+        models: { providers: { fake: { api: 'openai-chat', baseUrl: this.llm.baseUrl, apiKey: 'sk-test' } } },
+        agents: {
+          defaults: { model: 'fake/gpt-test', heartbeat: { every: '0' }, ...(this.extra.defaults as object) },
+        },
+        channels: this.channels,
+      }),
+    );
     this.cli = await startCli(['--config', this.configPath, '--port', '0']);
     return this;
   }
 
-  async restart(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  /** Stops the process with `signal` and starts another; answers how long the old one took to exit. */
+  async restart(signal: NodeJS.Signals = 'SIGKILL'): Promise<{ exitedAfterMs: number }> {
+    const stopping = Date.now();
     await this.cli?.kill(signal);
+    const exitedAfterMs = Date.now() - stopping;
     this.cli = await startCli(['--config', this.configPath, '--port', '0']);
+    return { exitedAfterMs };
   }
 
   async stop(): Promise<void> {

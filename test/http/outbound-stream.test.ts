@@ -22,7 +22,14 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const client = createOutboundClient({ label: 'model', secrets: [KEY] });
+/** The limits of the tests of those limits. */
 const limits = { firstByteMs: 300, idleMs: 300 };
+/**
+ * Where a limit is not what is tested it is far off: on a loaded machine the first
+ * answer of a loopback server can take longer than 0.3 s.
+ */
+const FAR_MS = 10_000;
+const roomy = { firstByteMs: FAR_MS, idleMs: FAR_MS };
 
 async function collect(text: AsyncIterable<string>): Promise<string[]> {
   const out: string[] = [];
@@ -36,11 +43,15 @@ describe('outbound stream', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (let i = 0; i < 6; i++) {
         res.write(`piece${i}\n`);
-        await waitUnlessClosed(res, 100);
+        await waitUnlessClosed(res, 250);
       }
       res.end();
     };
-    const stream = await client.stream({ url: server.url, json: { a: 1 } }, limits);
+    // 1.5 s in all, a piece every 0.25 s: past the idle limit, with room for a slow timer.
+    const stream = await client.stream(
+      { url: server.url, json: { a: 1 } },
+      { firstByteMs: FAR_MS, idleMs: 1000 },
+    );
     expect(stream.status).toBe(200);
     const pieces = await collect(stream.text);
     expect(pieces.length).toBeGreaterThan(1);
@@ -57,7 +68,7 @@ describe('outbound stream', () => {
       }
       res.end();
     };
-    const stream = await client.stream({ url: server.url, json: {} }, limits);
+    const stream = await client.stream({ url: server.url, json: {} }, roomy);
     expect((await collect(stream.text)).join('')).toBe('é€😀');
   });
 
@@ -81,7 +92,7 @@ describe('outbound stream', () => {
       await waitUnlessClosed(res, 2000);
       res.end();
     };
-    const stream = await client.stream({ url: server.url, json: {} }, limits);
+    const stream = await client.stream({ url: server.url, json: {} }, { firstByteMs: FAR_MS, idleMs: 300 });
     const seen: string[] = [];
     const error = await (async () => {
       for await (const piece of stream.text) seen.push(piece);
@@ -97,7 +108,7 @@ describe('outbound stream', () => {
       res.write('first');
       setTimeout(() => res.socket?.destroy(), 20);
     };
-    const stream = await client.stream({ url: server.url, json: {} }, limits);
+    const stream = await client.stream({ url: server.url, json: {} }, roomy);
     const error = await collect(stream.text).catch((e) => e);
     expect(error).toMatchObject({ failure: 'network', kind: 'temporary', duringAnswer: true });
   });
@@ -107,7 +118,7 @@ describe('outbound stream', () => {
     const error = await client
       .stream(
         { url: server.url, json: {} },
-        limits,
+        roomy,
         undefined,
         (a) => (a.json?.error as { message?: string } | undefined)?.message,
       )
@@ -115,7 +126,7 @@ describe('outbound stream', () => {
     expect(error).toMatchObject({ failure: 'status', kind: 'permanent', status: 401 });
     expect(error.message).toBe('model: 401 bad key [redacted]');
     answer = (res) => sendJson(res, 429, { error: 'slow down' }, { 'retry-after': '3' });
-    const limited = await client.stream({ url: server.url, json: {} }, limits).catch((e) => e);
+    const limited = await client.stream({ url: server.url, json: {} }, roomy).catch((e) => e);
     expect(limited).toMatchObject({ failure: 'status', kind: 'temporary', status: 429, retryAfterMs: 3000 });
   });
 
@@ -128,7 +139,7 @@ describe('outbound stream', () => {
     };
     const controller = new AbortController();
     const reason = new Error('run timed out');
-    const stream = await client.stream({ url: server.url, json: {} }, limits, controller.signal);
+    const stream = await client.stream({ url: server.url, json: {} }, roomy, controller.signal);
     const reading = collect(stream.text).catch((e) => e);
     setTimeout(() => controller.abort(reason), 50);
     expect(await reading).toBe(reason);

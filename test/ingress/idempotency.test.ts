@@ -15,7 +15,7 @@ const freshKey = (label: string) => `${label}-${Date.now()}-${++counter}`;
 describe('idempotency', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway({ hooks: { defaultSessionKey: 'hook:idem' } });
+    gw = await startTestGateway({ hooks: { defaultSessionKey: 'hook:idem' } }, { inject: true });
   });
   afterAll(() => gw.stop());
 
@@ -183,7 +183,7 @@ describe('idempotency across a restart', () => {
 
   it('replays the first answer after the gateway restarts on the same store', async () => {
     const key = freshKey('restart');
-    let gw = await startTestGateway({}, { dir });
+    let gw = await startTestGateway({}, { inject: true, dir });
     let first: Awaited<ReturnType<TestGateway['hook']>>;
     try {
       first = await gw.hook('agent', { message: 'survives restart' }, { 'idempotency-key': key });
@@ -191,7 +191,7 @@ describe('idempotency across a restart', () => {
     } finally {
       await gw.stop();
     }
-    gw = await startTestGateway({}, { dir });
+    gw = await startTestGateway({}, { inject: true, dir });
     try {
       const again = await gw.hook('agent', { message: 'survives restart' }, { 'idempotency-key': key });
       expect(again.status).toBe(202);

@@ -11,7 +11,7 @@ const HOOK_UUID = /^hook:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 function gatewayFor(override: Record<string, unknown>) {
   const holder: { gw: TestGateway } = {} as { gw: TestGateway };
   beforeAll(async () => {
-    holder.gw = await startTestGateway(override);
+    holder.gw = await startTestGateway(override, { inject: true });
   });
   afterAll(() => holder.gw.stop());
   return holder;

@@ -30,18 +30,21 @@ const CASES: [channel: string, bad: string, good: string][] = [
 describe('recipient checks at the door', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway({
-      channels: {
-        whatsapp: { phoneNumberId: '1', accessToken: 'a' },
-        telegram: { botToken: '1:t' },
-        discord: { botToken: 'd' },
-        slack: { botToken: 's' },
-        mattermost: { baseUrl: 'http://127.0.0.1:1', token: 'm' },
-        signal: { rpcUrl: 'http://127.0.0.1:1/api/v1/rpc', account: '+15550000000' },
-        imessage: { serverUrl: 'http://127.0.0.1:1', password: 'p' },
-        msteams: { appId: 'a', appPassword: 'p', serviceUrl: 'http://127.0.0.1:1' },
+    gw = await startTestGateway(
+      {
+        channels: {
+          whatsapp: { phoneNumberId: '1', accessToken: 'a' },
+          telegram: { botToken: '1:t' },
+          discord: { botToken: 'd' },
+          slack: { botToken: 's' },
+          mattermost: { baseUrl: 'http://127.0.0.1:1', token: 'm' },
+          signal: { rpcUrl: 'http://127.0.0.1:1/api/v1/rpc', account: '+15550000000' },
+          imessage: { serverUrl: 'http://127.0.0.1:1', password: 'p' },
+          msteams: { appId: 'a', appPassword: 'p', serviceUrl: 'http://127.0.0.1:1' },
+        },
       },
-    });
+      { inject: true },
+    );
   });
   afterAll(() => gw.stop());
 
@@ -55,7 +58,7 @@ describe('recipient checks at the door', () => {
   });
 
   it('checks the form before the channel is known to be configured, and not with deliver false or channel last', async () => {
-    const other = await startTestGateway();
+    const other = await startTestGateway({}, { inject: true });
     try {
       expect(
         (await other.hook('agent', { message: 'x', channel: 'telegram', to: 'bad chat' })).body.code,

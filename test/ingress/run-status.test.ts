@@ -19,7 +19,7 @@ describe('GET {hooks_path}/runs/{runId}', () => {
   let gw: TestGateway;
   let runId: string;
   beforeAll(async () => {
-    gw = await startTestGateway({ gateway: { trustedProxies: ['127.0.0.1'] } });
+    gw = await startTestGateway({ gateway: { trustedProxies: ['127.0.0.1'] } }, { inject: true });
     const accepted = await gw.hook('agent', { message: 'follow me', deliver: false });
     expect(accepted.status).toBe(202);
     runId = accepted.body.runId;

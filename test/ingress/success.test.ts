@@ -12,7 +12,7 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 describe('wake answers', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway();
+    gw = await startTestGateway({}, { inject: true });
   });
   afterAll(() => gw.stop());
 
@@ -122,7 +122,7 @@ describe('session events listing (admin API)', () => {
   let gw: TestGateway;
   const ids: string[] = [];
   beforeAll(async () => {
-    gw = await startTestGateway();
+    gw = await startTestGateway({}, { inject: true });
     for (let i = 1; i <= 5; i++) {
       const answer = await gw.hook('wake', { text: `event ${i}` });
       expect(answer.status).toBe(200);
@@ -188,7 +188,7 @@ describe('session events listing (admin API)', () => {
 describe('agent answers and stored runs', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway({ channels: { telegram: { botToken: '123:abc' } } });
+    gw = await startTestGateway({ channels: { telegram: { botToken: '123:abc' } } }, { inject: true });
   });
   afterAll(() => gw.stop());
 

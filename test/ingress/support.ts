@@ -6,7 +6,7 @@
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { expect } from 'vitest';
-import { type Answer, HOOK_TOKEN, readAnswer, type TestGateway } from '../helpers/gateway.js';
+import { type Answer, HOOK_TOKEN, type TestGateway, type TestRequest } from '../helpers/gateway.js';
 
 export const MAIN_SESSION = 'agent:main:main';
 export const BEARER = { authorization: `Bearer ${HOOK_TOKEN}` };
@@ -29,21 +29,14 @@ export function expectInvalidPayload(answer: Answer, field: string): void {
   expect(answer.body.error).toContain(field);
 }
 
-export interface SendOptions {
-  method?: string;
-  headers?: Record<string, string>;
-  /** A string is sent as is (fetch labels it text/plain); a Buffer is sent without a Content-Type. */
-  body?: string | Buffer;
-}
+export type SendOptions = TestRequest;
 
-/** A request to any path of the gateway; no token is added unless `headers` carries one. */
-export async function send(gw: TestGateway, path: string, options: SendOptions = {}): Promise<Answer> {
-  const response = await fetch(`${gw.url}${path}`, {
-    method: options.method ?? 'POST',
-    headers: options.headers ?? {},
-    body: options.body === undefined ? undefined : (options.body as RequestInit['body']),
-  });
-  return readAnswer(response);
+/**
+ * A request to any path of the gateway; no token is added unless `headers` carries one.
+ * Over real HTTP, or through `inject()` on a gateway started with `inject`.
+ */
+export function send(gw: TestGateway, path: string, options: SendOptions = {}): Promise<Answer> {
+  return gw.request(path, { ...options, method: options.method ?? 'POST' });
 }
 
 /** POST to a hook with an explicit header set (no token unless given). */

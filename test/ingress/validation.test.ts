@@ -13,9 +13,12 @@ describe('request validation', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     // Session keys allowed from requests here, so that only validation decides.
-    gw = await startTestGateway({
-      hooks: { allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['hook:'] },
-    });
+    gw = await startTestGateway(
+      {
+        hooks: { allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['hook:'] },
+      },
+      { inject: true },
+    );
   });
   afterAll(() => gw.stop());
 

@@ -14,7 +14,7 @@ const SESSION = 'hook:admin-params';
 describe('admin API parameters', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway();
+    gw = await startTestGateway({}, { inject: true });
   });
   afterAll(() => gw.stop());
 

@@ -49,7 +49,7 @@ async function start(workers = false, telegram = TELEGRAM): Promise<TestGateway>
       },
       channels: { telegram },
     },
-    { workers },
+    { inject: true, workers },
   );
   return gw;
 }

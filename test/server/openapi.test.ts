@@ -13,7 +13,10 @@ describe('GET /api/openapi.json', () => {
   // biome-ignore lint/suspicious/noExplicitAny: the document is JSON, asserted field by field
   let doc: any;
   beforeAll(async () => {
-    gw = await startTestGateway({ hooks: { mappings: [{ id: 'github', match: { path: 'github' } }] } });
+    gw = await startTestGateway(
+      { hooks: { mappings: [{ id: 'github', match: { path: 'github' } }] } },
+      { inject: true },
+    );
     const answer = await gw.admin('/api/openapi.json');
     expect(answer.status, answer.text).toBe(200);
     doc = JSON.parse(answer.text);
@@ -139,7 +142,7 @@ describe('GET /api/openapi.json', () => {
 
 describe('GET /api/openapi.json under another hooks.path', () => {
   it('names the hook endpoints under that path', async () => {
-    const gw = await startTestGateway({ hooks: { path: '/in' } });
+    const gw = await startTestGateway({ hooks: { path: '/in' } }, { inject: true });
     try {
       const doc = (await gw.admin('/api/openapi.json')).body;
       expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/in/wake', '/in/agent', '/in/{name}']));

@@ -1,0 +1,41 @@
+/**
+ * Vitest's file order: the files known to take longest first, then Vitest's own
+ * order (its cache of the last run's durations, else the larger files first). On
+ * a fresh clone there is no cache, and a long file started last would run alone
+ * while the other workers idle.
+ */
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** The slowest files of a run on the 2-core machine (seconds, indicative), longest first. */
+const SLOWEST: Record<string, number> = {
+  'test/e2e/platforms.test.ts': 90,
+  'test/e2e/agent-loop.test.ts': 63,
+  'test/e2e/cli-config.test.ts': 33,
+  'test/store/conformance.test.ts': 20,
+  'test/server/admin-runs.test.ts': 16,
+  'test/gmail/google.test.ts': 15,
+  'test/mappings/transform-runaway.test.ts': 14,
+  'test/observability/export-failures.test.ts': 14,
+  'test/e2e/cli-operator.test.ts': 13,
+  'test/mappings/transform-isolation.test.ts': 13,
+  'test/mappings/transforms.test.ts': 13,
+  'test/e2e/delivery.test.ts': 12,
+  'test/e2e/one-writer.test.ts': 12,
+  'test/store/pg-lockout.test.ts': 12,
+  'test/ingress/streamed-answers.test.ts': 11,
+  'test/ingress/wait-for-completion.test.ts': 10,
+};
+
+export class SlowFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const known = (spec: TestSpecification) =>
+      SLOWEST[relative(spec.project.config.root, spec.moduleId)] ?? 0;
+    // A stable sort: the files not listed keep Vitest's order behind the listed ones.
+    return sorted
+      .map((spec, index) => ({ spec, index, seconds: known(spec) }))
+      .sort((a, b) => b.seconds - a.seconds || a.index - b.index)
+      .map(({ spec }) => spec);
+  }
+}
