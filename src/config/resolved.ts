@@ -61,6 +61,8 @@ export interface ResolvedConfig {
   channels: ChannelsConfig;
   /** Alerts (docs/alerts.md); undefined when off. */
   alerts?: AlertsConfig;
+  /** MCP servers and approval (docs/tools.md). */
+  tools: RawConfig['tools'];
 }
 
 export function mainSessionKeyOf(agentId: string): string {

@@ -9,6 +9,7 @@ import { type AnyPlatform, CHANNEL_IDS, PLATFORMS } from '../channels/platforms/
 import { RETENTION_DEFAULTS } from '../store/driver.js';
 import { storeConfigSchema } from '../store/drivers/registry.js';
 import { ALERT_EVENTS } from '../store/types.js';
+import { agentToolsSchema, mappingToolsSchema, TOOLS_DEFAULTS, toolsSchema } from '../tools/config.js';
 
 /** The platforms' ids, in the registry's order (`channel: "last"`'s fallback order). */
 export { CHANNEL_IDS, type ChannelId } from '../channels/platforms/index.js';
@@ -97,6 +98,8 @@ const mappingSchema = z.strictObject({
   rateLimit: rateLimitSchema.optional(),
   /** At most this many of its runs execute at once (docs/callers.md, "Per-hook limits"). */
   maxConcurrentRuns: maxConcurrentRunsSchema.optional(),
+  /** Narrows the agent's tools for this mapping's runs (docs/tools.md); never widens them. */
+  tools: mappingToolsSchema.optional(),
 });
 
 const gmailSchema = z.strictObject({
@@ -230,6 +233,8 @@ const agentSchema = z.strictObject({
   workspace: nonEmpty.optional(),
   model: nonEmpty.optional(),
   heartbeat: heartbeatSchema.optional(),
+  /** The tools its runs may call (docs/tools.md); absent: no tools, one model call per turn. */
+  tools: agentToolsSchema.optional(),
 });
 
 const agentsSchema = z.strictObject({
@@ -297,6 +302,8 @@ export const configSchema = z.strictObject({
   }),
   channels: channelsSchema.default({}),
   alerts: alertsSchema.optional(),
+  /** MCP servers and approval (docs/tools.md). */
+  tools: toolsSchema.default({ servers: {}, approvalTimeout: TOOLS_DEFAULTS.approvalTimeout }),
 });
 
 /** The configuration as written by the user, after defaults. */

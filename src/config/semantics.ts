@@ -71,6 +71,7 @@ export function checkConfig(
     modelPolicy,
     channels: raw.channels,
     alerts: raw.alerts,
+    tools: raw.tools,
   };
   return { config, problems: found.problems, warnings: found.warnings };
 }
