@@ -15,7 +15,7 @@
  * the parts of a reply and the replies to a chat arrive in order, and a chat's
  * rate limit (429 with Retry-After) pauses that chat only.
  */
-import { CHANNEL_IDS, type ChannelId, type ChannelsConfig } from '../config/schema.js';
+import type { ChannelId, ChannelsConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { InFlight } from '../loops/in-flight.js';
 import { ScanLoop } from '../loops/scan-loop.js';
@@ -33,7 +33,12 @@ import type {
   SessionStore,
 } from '../store/types.js';
 import { type TimerClock as Clock, systemClock } from '../util/clock.js';
-import { type ChannelAdapter, DeliveryError, type OutboundPart } from './types.js';
+import { correlation, type DeliveryAlerts, REF_ATTRIBUTE, reportFinished } from './delivery/report.js';
+import { dependsOnLastRoute, laneOf, type Resolution, resolveRoute, routeOf } from './delivery/route.js';
+import { type PartsSent, sendRemainingParts } from './delivery/send-parts.js';
+import { type ChannelAdapter, DeliveryError } from './types.js';
+
+export type { DeliveryAlerts } from './delivery/report.js';
 
 export interface DeliveryEngineOptions {
   /** Attempts before a transient failure becomes final. */
@@ -65,17 +70,6 @@ export interface DeliveryEngineOptions {
   /** Alerts (docs/alerts.md): a reply that fails raises one; an alert message is counted, never alerted on. */
   alerts?: DeliveryAlerts;
 }
-
-/** What the engine asks of alerts (alerts/alerts.ts). */
-export interface DeliveryAlerts {
-  /** The alert of a reply whose delivery ended failed; undefined when alerts are off for it. */
-  forDelivery(item: OutboxItem, channel: string | null, reason: string | null): Promise<NewAlert | undefined>;
-  recorded(alert: NewAlert, outcome: AlertOutcome | undefined): void;
-  /** An alert message's own delivery ended. */
-  delivered(status: 'sent' | 'failed', item: OutboxItem, reason: string | null): void;
-}
-
-type Resolution = { route: DeliveryRoute; adapter: ChannelAdapter } | { record: DeliveryRecord };
 
 /** What the engine keeps about a delivery in flight: where it goes, for the scan's limits. */
 interface Delivering {
@@ -254,53 +248,42 @@ export class DeliveryEngine {
     signal: AbortSignal,
     span: WorkSpan | undefined,
   ): Promise<void> {
-    let parts: OutboundPart[] = [];
-    let sent = item.partsSent;
-    try {
-      // The same reply always renders to the same parts, so a resumed delivery skips those sent.
-      // Inside the try: a reply that cannot be rendered fails like a send, never stalls the outbox.
-      // An alert is an operator notice, not a Markdown reply: plain, literal, without link previews
-      // (docs/alerts.md, "How it is sent").
-      parts = item.kind === 'alert' ? adapter.renderNotice(item.text) : adapter.render(item.text);
-      while (sent < parts.length) {
-        await adapter.send({ ...(parts[sent] as OutboundPart), to: route.to }, signal);
-        sent++;
-        if (sent < parts.length) await this.store.outbox.markPartsSent(item.id, sent, this.clock.now());
-      }
-    } catch (error) {
-      const now = this.clock.now();
-      if (sent > item.partsSent) await this.store.outbox.markPartsSent(item.id, sent, now);
-      // Stopping: not the platform's failure; the item stays due and resumes on the next start.
-      if (signal.aborted) return;
-      const failure = error instanceof DeliveryError ? error : new DeliveryError(String(error), false);
-      span?.fail(failure.message, failure.permanent ? 'permanent' : 'temporary');
-      const progress = sent > 0 ? ` (${sent} of ${parts.length} parts were sent)` : '';
-      const attempts = item.attempts + 1;
-      if (failure.permanent || attempts >= this.maxAttempts) {
-        const reason = `${failure.message}${progress}${failure.permanent ? '' : ` (gave up after ${attempts} attempts)`}`;
-        await this.finish(item, { status: 'failed', ...routeOf(route), reason }, now, attempts);
-        return;
-      }
-      const next = now + this.retryDelay(attempts, failure.retryAfterMs);
-      this.log.info(
-        {
-          ...correlation(item),
-          channel: route.channel,
-          attempts,
-          reason: failure.message,
-          retryAt: Math.round(next),
-        },
-        'delivery attempt failed; retrying',
-      );
-      await this.store.outbox.retryDelivery(item, attempts, next, `${failure.message}${progress}`, now);
+    const progress = await sendRemainingParts(item, route, adapter, signal, (sent) =>
+      this.store.outbox.markPartsSent(item.id, sent, this.clock.now()),
+    );
+    if (!('error' in progress)) {
+      const delivered = { status: 'delivered' as const, ...routeOf(route), reason: null };
+      await this.finish(item, delivered, this.clock.now(), item.attempts + 1);
       return;
     }
-    await this.finish(
-      item,
-      { status: 'delivered', ...routeOf(route), reason: null },
-      this.clock.now(),
-      item.attempts + 1,
-    );
+    const now = this.clock.now();
+    if (progress.sent > item.partsSent) await this.store.outbox.markPartsSent(item.id, progress.sent, now);
+    // Stopping: not the platform's failure; the item stays due and resumes on the next start.
+    if (signal.aborted) return;
+    await this.attemptFailed(item, route, progress, now, span);
+  }
+
+  /** A failed attempt: the delivery's end when permanent or out of attempts, else its retry. */
+  private async attemptFailed(
+    item: OutboxItem,
+    route: DeliveryRoute,
+    { error, sent, parts }: PartsSent,
+    now: number,
+    span: WorkSpan | undefined,
+  ): Promise<void> {
+    const failure = error instanceof DeliveryError ? error : new DeliveryError(String(error), false);
+    span?.fail(failure.message, failure.permanent ? 'permanent' : 'temporary');
+    const progress = sent > 0 ? ` (${sent} of ${parts} parts were sent)` : '';
+    const attempts = item.attempts + 1;
+    if (failure.permanent || attempts >= this.maxAttempts) {
+      const reason = `${failure.message}${progress}${failure.permanent ? '' : ` (gave up after ${attempts} attempts)`}`;
+      await this.finish(item, { status: 'failed', ...routeOf(route), reason }, now, attempts);
+      return;
+    }
+    const next = now + this.retryDelay(attempts, failure.retryAfterMs);
+    const fields = { ...correlation(item), channel: route.channel, attempts, reason: failure.message };
+    this.log.info({ ...fields, retryAt: Math.round(next) }, 'delivery attempt failed; retrying');
+    await this.store.outbox.retryDelivery(item, attempts, next, `${failure.message}${progress}`, now);
   }
 
   /** Ends a delivery in the store, then counts and logs how it ended (a skip is neither counted nor a warning). */
@@ -321,53 +304,12 @@ export class DeliveryEngine {
       this.alerts?.recorded(alert, outcome);
       if (outcome === 'queued') this.notify();
     }
-    const fields = { ...correlation(item), channel: record.channel, attempts, reason: record.reason };
-    if (item.kind === 'alert') {
-      // Counted as an alert (agentgate_alerts_total), not as a reply.
-      if (record.status !== 'skipped')
-        this.alerts?.delivered(record.status === 'delivered' ? 'sent' : 'failed', item, record.reason);
-    } else if (record.status === 'delivered') {
-      this.metrics?.deliveryFinished(record.channel as string, 'delivered');
-      this.log.info(fields, 'reply delivered');
-    } else if (record.status === 'failed') {
-      this.metrics?.deliveryFinished(record.channel ?? 'unknown', 'failed');
-      this.log.warn(fields, 'delivery failed');
-    } else {
-      this.log.info(fields, 'delivery skipped');
-    }
+    reportFinished({ log: this.log, metrics: this.metrics, alerts: this.alerts }, item, record, attempts);
   }
 
   private async resolve(item: OutboxItem): Promise<Resolution> {
-    let route = item.resolved;
-    if (!route) {
-      const last = await this.store.sessions.getRoute(item.mainSessionKey);
-      let channel: string | undefined = item.channel;
-      let to = item.to;
-      if (channel === 'last') {
-        channel = last?.channel ?? CHANNEL_IDS.find((id) => this.channels[id] !== undefined);
-        if (last && channel === last.channel) to ??= last.to;
-      } else if (last?.channel === channel) {
-        to ??= last.to;
-      }
-      if (channel === undefined) return { record: skipped(null, to, 'no channel is configured') };
-      if (!to) {
-        return {
-          record: skipped(
-            channel,
-            null,
-            `no recipient for ${channel}: pass "to", or deliver once with one to set the last route`,
-          ),
-        };
-      }
-      route = { channel, to };
-    }
-    const adapter = this.adapters.get(route.channel as ChannelId);
-    if (!adapter) {
-      return {
-        record: { status: 'failed', ...routeOf(route), reason: `${route.channel} is not configured` },
-      };
-    }
-    return { route, adapter };
+    const last = item.resolved ? undefined : await this.store.sessions.getRoute(item.mainSessionKey);
+    return resolveRoute(item, last, this.channels, this.adapters);
   }
 
   private retryDelay(attempt: number, retryAfterMs: number | undefined): number {
@@ -376,30 +318,3 @@ export class DeliveryEngine {
     return exponential / 2 + this.random() * (exponential / 2);
   }
 }
-
-/** The id that ties a delivery's log lines to its run (or heartbeat) and to the hook request that made it. */
-const correlation = (item: OutboxItem) =>
-  item.kind === 'run'
-    ? { runId: item.refId, deliveryId: item.id }
-    : item.kind === 'alert'
-      ? { alertAbout: item.refId, deliveryId: item.id }
-      : { heartbeatId: item.refId, deliveryId: item.id };
-
-/** The span attribute naming what a delivery is for: its run, its heartbeat, or the failure an alert reports. */
-const REF_ATTRIBUTE: Record<OutboxItem['kind'], string> = {
-  run: 'agentgate.run_id',
-  heartbeat: 'agentgate.heartbeat_id',
-  alert: 'agentgate.alert_for',
-};
-
-/** Where the route comes from the session's last route: `channel: "last"`, or no `to`. */
-const dependsOnLastRoute = (item: OutboxItem) => item.channel === 'last' || item.to === null;
-/** One recipient on one platform: its replies go one at a time, in order. */
-const laneOf = (route: DeliveryRoute) => `${route.channel}\u0000${route.to}`;
-const routeOf = (route: DeliveryRoute) => ({ channel: route.channel, to: route.to });
-const skipped = (channel: string | null, to: string | null, reason: string): DeliveryRecord => ({
-  status: 'skipped',
-  channel,
-  to,
-  reason,
-});
