@@ -168,29 +168,12 @@ export class CallbackEngine {
     signal: AbortSignal,
     span: WorkSpan | undefined,
   ): Promise<void> {
-    const attempts = item.attempts + 1;
-    let body = item.body;
-    if (body === null) {
-      const run = await this.store.getRun(item.runId);
-      if (!run) {
-        await this.finish(item, attempts - 1, '{}', 'failed', 'the run no longer exists');
-        return;
-      }
-      body = callbackBody(run);
-    }
+    const body = await this.bodyOf(item);
+    if (body === undefined) return;
     const secret = this.options.secret();
     const key = secret === undefined ? undefined : signingKey(secret);
     if (!key?.ok) {
-      // Not the receiver's failure: wait for the operator to set the secret, without counting.
-      const reason = 'hooks.callbacks.secret is missing or invalid';
-      this.log.error({ runId: item.runId }, `callback not sent: ${reason}`);
-      await this.store.callbacks.retryCallback(item, this.owner, {
-        attempts: item.attempts,
-        body,
-        error: reason,
-        now: this.clock.now(),
-        nextAttemptAt: this.clock.now() + retryDelayMs(4, undefined, this.random),
-      });
+      await this.waitForSecret(item, body);
       return;
     }
     const now = this.clock.now();
@@ -212,51 +195,82 @@ export class CallbackEngine {
     if (signal.aborted) return;
     const verdict = judge(result);
     if (span) traceOutcome(span, result, verdict);
+    await this.settle(item, body, result, verdict);
+  }
+
+  /** The callback's body: kept from an earlier attempt, else built from the run (undefined: the run is gone, finished). */
+  private async bodyOf(item: CallbackItem): Promise<string | undefined> {
+    if (item.body !== null) return item.body;
+    const run = await this.store.getRun(item.runId);
+    if (run) return callbackBody(run);
+    await this.finish(item, item.attempts, '{}', 'failed', 'the run no longer exists');
+    return undefined;
+  }
+
+  /** Not the receiver's failure: waits for the operator to set the secret, without counting an attempt. */
+  private async waitForSecret(item: CallbackItem, body: string): Promise<void> {
+    const reason = 'hooks.callbacks.secret is missing or invalid';
+    this.log.error({ runId: item.runId }, `callback not sent: ${reason}`);
+    await this.store.callbacks.retryCallback(item, this.owner, {
+      attempts: item.attempts,
+      body,
+      error: reason,
+      now: this.clock.now(),
+      nextAttemptAt: this.clock.now() + retryDelayMs(4, undefined, this.random),
+    });
+  }
+
+  /** Records what the attempt's answer means: the callback's end, or its next try. */
+  private async settle(
+    item: CallbackItem,
+    body: string,
+    result: Awaited<ReturnType<typeof sendCallback>>,
+    verdict: ReturnType<typeof judge>,
+  ): Promise<void> {
+    const attempts = item.attempts + 1;
     const at = this.clock.now();
     if (result.kind === 'refused') {
       // No HTTP attempt was made: `attempts` counts only those.
-      await this.finish(
-        item,
-        item.attempts,
-        body,
-        'failed',
-        verdict.kind === 'permanent' ? verdict.reason : null,
-      );
+      const reason = verdict.kind === 'permanent' ? verdict.reason : null;
+      await this.finish(item, item.attempts, body, 'failed', reason);
     } else if (verdict.kind === 'delivered') {
       await this.finish(item, attempts, body, 'delivered', null);
     } else if (verdict.kind === 'permanent') {
       await this.finish(item, attempts, body, 'failed', verdict.reason);
     } else if (givesUp(attempts, item.armedAt, at)) {
-      await this.finish(
-        item,
-        attempts,
-        body,
-        'failed',
-        `${verdict.reason} (gave up after ${attempts} attempts)`,
-      );
+      const reason = `${verdict.reason} (gave up after ${attempts} attempts)`;
+      await this.finish(item, attempts, body, 'failed', reason);
     } else {
-      const nextAttemptAt = at + retryDelayMs(attempts, verdict.retryAfterMs, this.random);
-      const kept = await this.store.callbacks.retryCallback(item, this.owner, {
-        attempts,
-        body,
-        error: verdict.reason,
-        now: at,
-        nextAttemptAt,
-      });
-      if (kept) {
-        this.loop.wakeBy(nextAttemptAt);
-        this.log.info(
-          {
-            runId: item.runId,
-            host: hostOf(item.url),
-            attempts,
-            reason: verdict.reason,
-            retryInMs: nextAttemptAt - at,
-          },
-          'callback attempt failed; retrying',
-        );
-      }
+      await this.retry(item, body, attempts, verdict.reason, verdict.retryAfterMs, at);
     }
+  }
+
+  private async retry(
+    item: CallbackItem,
+    body: string,
+    attempts: number,
+    reason: string,
+    retryAfterMs: number | undefined,
+    at: number,
+  ): Promise<void> {
+    const nextAttemptAt = at + retryDelayMs(attempts, retryAfterMs, this.random);
+    const kept = await this.store.callbacks.retryCallback(item, this.owner, {
+      attempts,
+      body,
+      error: reason,
+      now: at,
+      nextAttemptAt,
+    });
+    if (!kept) return;
+    this.loop.wakeBy(nextAttemptAt);
+    const fields = {
+      runId: item.runId,
+      host: hostOf(item.url),
+      attempts,
+      reason,
+      retryInMs: nextAttemptAt - at,
+    };
+    this.log.info(fields, 'callback attempt failed; retrying');
   }
 
   private async finish(
