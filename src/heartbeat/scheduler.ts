@@ -60,6 +60,15 @@ interface SessionState {
   again: boolean;
 }
 
+/** One heartbeat, as its turn and its record see it. */
+interface Beat {
+  id: string;
+  sessionKey: string;
+  startedAt: number;
+  events: PendingEvent[];
+  span: WorkSpan | undefined;
+}
+
 export class HeartbeatScheduler {
   private readonly sessions = new Map<string, SessionState>();
   private readonly periodic: (() => void)[] = [];
@@ -176,8 +185,7 @@ export class HeartbeatScheduler {
     standing: string | undefined,
     span: WorkSpan | undefined,
   ): Promise<void> {
-    const { store, models, log } = this.deps;
-    const sessionKey = agent.mainSessionKey;
+    const beat: Beat = { id, sessionKey: agent.mainSessionKey, startedAt, events, span };
     const prompt = heartbeatPrompt(events, standing, new Date(startedAt));
     const timeoutSeconds = this.deps.config.agents.defaults.timeoutSeconds;
     const timeout = new AbortController();
@@ -185,48 +193,59 @@ export class HeartbeatScheduler {
     const signal = AbortSignal.any([stopSignal, timeout.signal]);
     let reply: string;
     try {
-      reply = await runTurn(
-        {
-          store,
-          models,
-          retry: this.deps.providerRetry,
-          onRetry: (failure, delayMs, call) =>
-            log.warn(
-              { session: sessionKey, error: failure.message, delayMs, call },
-              'provider call failed; retrying',
-            ),
-          span,
-        },
-        { agent, model: null, sessionKey, userTurn: prompt, signal },
-      );
+      reply = await this.callModel(agent, beat, prompt, signal);
     } catch (error) {
       if (stopSignal.aborted) return; // stopping: the events stay pending for the next start
       const message = signal.aborted ? `timed out after ${timeoutSeconds} s` : (error as Error).message;
-      log.warn(
-        { heartbeatId: id, session: sessionKey, error: message, ...eventFields(events) },
-        'heartbeat turn failed; events stay pending',
-      );
-      span?.fail(message, signal.aborted ? 'timeout' : 'failed');
-      await store.sessions.recordHeartbeat({
-        id,
-        sessionKey,
-        startedAt,
-        finishedAt: this.clock.now(),
-        status: 'failed',
-        eventIds: events.map((e) => e.id),
-        reply: null,
-        error: message,
-        transcript: [],
-        delivery: { status: 'skipped', channel: null, to: null, reason: 'the heartbeat failed' },
-      });
-      this.deps.metrics?.heartbeatFinished('failed');
+      await this.recordFailed(beat, message, signal.aborted);
       return;
     } finally {
       cancelTimeout();
     }
+    await this.recordSucceeded(beat, prompt, reply);
+  }
 
-    const acknowledgement = isHeartbeatAck(reply);
-    const delivery: DeliveryRecord = acknowledgement
+  private callModel(agent: ResolvedAgent, beat: Beat, prompt: string, signal: AbortSignal): Promise<string> {
+    const { store, models, log } = this.deps;
+    const { sessionKey } = beat;
+    const onRetry = (failure: Error, delayMs: number, call: number) =>
+      log.warn(
+        { session: sessionKey, error: failure.message, delayMs, call },
+        'provider call failed; retrying',
+      );
+    return runTurn(
+      { store, models, retry: this.deps.providerRetry, onRetry, span: beat.span },
+      { agent, model: null, sessionKey, userTurn: prompt, signal },
+    );
+  }
+
+  /** A failed turn: its events stay pending for the next heartbeat. */
+  private async recordFailed(beat: Beat, message: string, timedOut: boolean): Promise<void> {
+    const { id, sessionKey, events } = beat;
+    this.deps.log.warn(
+      { heartbeatId: id, session: sessionKey, error: message, ...eventFields(events) },
+      'heartbeat turn failed; events stay pending',
+    );
+    beat.span?.fail(message, timedOut ? 'timeout' : 'failed');
+    await this.deps.store.sessions.recordHeartbeat({
+      id,
+      sessionKey,
+      startedAt: beat.startedAt,
+      finishedAt: this.clock.now(),
+      status: 'failed',
+      eventIds: events.map((e) => e.id),
+      reply: null,
+      error: message,
+      transcript: [],
+      delivery: { status: 'skipped', channel: null, to: null, reason: 'the heartbeat failed' },
+    });
+    this.deps.metrics?.heartbeatFinished('failed');
+  }
+
+  /** A reply that is only an acknowledgement is not delivered; any other goes to the last route. */
+  private async recordSucceeded(beat: Beat, prompt: string, reply: string): Promise<void> {
+    const { id, sessionKey, events } = beat;
+    const delivery: DeliveryRecord = isHeartbeatAck(reply)
       ? {
           status: 'skipped',
           channel: null,
@@ -234,10 +253,10 @@ export class HeartbeatScheduler {
           reason: 'the reply was only a heartbeat acknowledgement',
         }
       : { status: 'pending', channel: 'last', to: null, reason: null };
-    await store.sessions.recordHeartbeat({
+    await this.deps.store.sessions.recordHeartbeat({
       id,
       sessionKey,
-      startedAt,
+      startedAt: beat.startedAt,
       finishedAt: this.clock.now(),
       status: 'succeeded',
       eventIds: events.map((e) => e.id),
@@ -248,10 +267,10 @@ export class HeartbeatScheduler {
         { role: 'assistant', content: reply },
       ],
       delivery,
-      traceParent: span?.traceparent ?? null,
+      traceParent: beat.span?.traceparent ?? null,
     });
     this.deps.metrics?.heartbeatFinished('succeeded');
-    log.info(
+    this.deps.log.info(
       { heartbeatId: id, session: sessionKey, delivery: delivery.status, ...eventFields(events) },
       'heartbeat finished',
     );
