@@ -7,7 +7,7 @@
  * platform's native formatting, a malformed `to` refused at the door, and the
  * `last` route and a heartbeat reply keeping the full form.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeDiscord } from '../fakes/discord.js';
 import { startFakeBlueBubbles } from '../fakes/imessage.js';
 import { startFakeMattermost } from '../fakes/mattermost.js';
@@ -30,6 +30,8 @@ interface PlatformFake {
   formReceived(): string[];
   rateLimitNext(): void;
   dropNext(): void;
+  /** Forgets what was received and any failure still queued (the fake's `reset`). */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -78,6 +80,7 @@ const PLATFORMS: Platform[] = [
         formReceived: () => wa.messagesFor('15551234567').map((m) => m.body),
         rateLimitNext: () => wa.failNext(1, 'rate_limit', { retryAfter: 1 }),
         dropNext: () => wa.failNext(1, 'network'),
+        reset: () => wa.reset(),
         close: () => wa.close(),
       };
     },
@@ -104,6 +107,7 @@ const PLATFORMS: Platform[] = [
             .map((m) => String(m.params.text)),
         rateLimitNext: () => tg.failNext(1, 'rate_limit', { retryAfter: 1 }),
         dropNext: () => tg.failNext(1, 'network'),
+        reset: () => tg.reset(),
         close: () => tg.close(),
       };
     },
@@ -128,6 +132,7 @@ const PLATFORMS: Platform[] = [
         formReceived: () => dc.dmMessagesFor('80351110224678912').map((m) => m.content),
         rateLimitNext: () => dc.failNext(1, 'rate_limit', { retryAfter: 1 }),
         dropNext: () => dc.failNext(1, 'network'),
+        reset: () => dc.reset(),
         close: () => dc.close(),
       };
     },
@@ -151,6 +156,7 @@ const PLATFORMS: Platform[] = [
             .map((m) => m.text),
         rateLimitNext: () => sl.failNext(1, 'rate_limit', { retryAfter: 1 }),
         dropNext: () => sl.failNext(1, 'network'),
+        reset: () => sl.reset(),
         close: () => sl.close(),
       };
     },
@@ -171,6 +177,7 @@ const PLATFORMS: Platform[] = [
         formReceived: () => mm.directPostsFor(MM_USER).map((p) => p.message),
         rateLimitNext: () => mm.failNext(1, 'rate_limit', { retryAfter: 1 }),
         dropNext: () => mm.failNext(1, 'network'),
+        reset: () => mm.reset(),
         close: () => mm.close(),
       };
     },
@@ -196,6 +203,7 @@ const PLATFORMS: Platform[] = [
           sig.messagesFor(`group:${SIGNAL_GROUP}`).map((m) => `${m.message} [${m.textStyle.join(' ')}]`),
         rateLimitNext: () => sig.failNext(1, 'rate_limit', { retryAfter: 1 }),
         dropNext: () => sig.failNext(1, 'network'),
+        reset: () => sig.reset(),
         close: () => sig.close(),
       };
     },
@@ -217,6 +225,7 @@ const PLATFORMS: Platform[] = [
         formReceived: () => bb.messagesFor(IMESSAGE_CHAT).map((m) => m.text),
         rateLimitNext: () => bb.failNext(1, 'rate_limit', { retryAfter: 1 }),
         dropNext: () => bb.failNext(1, 'network'),
+        reset: () => bb.reset(),
         close: () => bb.close(),
       };
     },
@@ -246,6 +255,7 @@ const PLATFORMS: Platform[] = [
         formReceived: () => teams.messagesFor('19:abc@thread.v2').map((a) => a.text),
         rateLimitNext: () => teams.failNext(1, 'rate_limit', { retryAfter: 1 }),
         dropNext: () => teams.failNext(1, 'network'),
+        reset: () => teams.reset(),
         close: () => teams.close(),
       };
     },
@@ -258,6 +268,9 @@ const longReply = (limit: number) =>
     .map((n) => `Section ${n}. ${'Status is green. '.repeat(Math.floor((limit * 0.6) / 17))}`)
     .join('\n\n');
 
+// One gateway and one fake per platform for all its cases: they differ only in what they send,
+// and each begins with the fake's records and queued failures cleared. Each case that follows
+// the `last` route first sends to the recipient it expects that route to keep.
 describe.each(PLATFORMS)('$id', (platform) => {
   let llm: FakeOpenAi;
   let fake: PlatformFake;
@@ -265,23 +278,21 @@ describe.each(PLATFORMS)('$id', (platform) => {
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-  });
-  afterAll(() => llm.close());
-  afterEach(async () => {
-    await gw?.stop();
-    await fake?.close();
-  });
-
-  async function start(): Promise<void> {
     fake = await platform.start();
     gw = await new Gateway(llm, { [platform.id]: fake.config }).start();
-  }
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await fake?.close();
+    await llm?.close();
+  });
+  beforeEach(() => fake.reset());
+
   const send = (body: Record<string, unknown>) =>
     gw.hook('agent', { message: 'status?', wakeMode: 'next-heartbeat', ...body });
 
   it('delivers, splits a long reply within the limit, then follows the last route', async () => {
     llm.setReply(() => longReply(platform.limit));
-    await start();
     const run = await gw.settled((await send({ channel: platform.id, to: platform.to })).body.runId);
     expect(run.delivery).toMatchObject({ status: 'delivered', channel: platform.id, to: platform.to });
     const texts = fake.received();
@@ -296,7 +307,6 @@ describe.each(PLATFORMS)('$id', (platform) => {
 
   it('reaches another recipient form in native formatting; the last route and a heartbeat keep the form', async () => {
     llm.setReply(() => FORMATTED_REPLY);
-    await start();
     const bad = await send({ channel: platform.id, to: platform.malformed });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ ok: false, code: 'invalid_payload', field: 'to' });
@@ -321,7 +331,6 @@ describe.each(PLATFORMS)('$id', (platform) => {
 
   it('waits out a rate limit, then delivers once', async () => {
     llm.setReply(() => 'after the rate limit');
-    await start();
     fake.rateLimitNext();
     const run = await gw.settled((await send({ channel: platform.id, to: platform.to })).body.runId);
     expect(run.delivery.status).toBe('delivered');
@@ -330,7 +339,6 @@ describe.each(PLATFORMS)('$id', (platform) => {
 
   it('fails a permanent error at once, with the reason on the run', async () => {
     llm.setReply(() => 'to nobody');
-    await start();
     const run = await gw.settled((await send({ channel: platform.id, to: platform.unknown })).body.runId);
     expect(run.delivery.status).toBe('failed');
     expect(run.delivery.reason).toBeTruthy();
@@ -339,7 +347,6 @@ describe.each(PLATFORMS)('$id', (platform) => {
 
   it('resumes a pending delivery after a restart and sends it once', async () => {
     llm.setReply(() => 'survives restarts');
-    await start();
     fake.dropNext();
     const runId = (await send({ channel: platform.id, to: platform.to })).body.runId;
     await waitFor(async () => {

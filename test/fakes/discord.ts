@@ -95,6 +95,8 @@ export interface FakeDiscord {
   /** The next `count` authorised calls fail as `kind` (default `rate_limit`, `retryAfter` 0.5 s). */
   failNext(count: number, kind?: FakeDiscordFailure, options?: { retryAfter?: number }): void;
   addChannel(channel: string | FakeDiscordChannelSpec): void;
+  /** Forgets the messages and requests recorded so far and the failures still queued; what the fake knows (recipients, chats, tokens) stays, so one fake serves several tests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -264,6 +266,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       failures.push(count, kind, { retryAfter: failOptions.retryAfter });
     },
     addChannel,
+    reset() {
+      messages.length = 0;
+      requests.length = 0;
+      failures.clear();
+    },
     close: server.close,
   };
 }

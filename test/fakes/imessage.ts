@@ -81,6 +81,8 @@ export interface FakeBlueBubbles {
   addHandle(handle: string): void;
   /** Adds a chat by its full guid (e.g. a group `iMessage;+;chat123`). */
   addChat(chatGuid: string): void;
+  /** Forgets the messages and requests recorded so far and the failures still queued; what the fake knows (recipients, chats, tokens) stays, so one fake serves several tests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -234,6 +236,11 @@ export async function startFakeBlueBubbles(options: FakeBlueBubblesOptions): Pro
     },
     addHandle: (handle) => void chats.add(`iMessage;-;${handle}`),
     addChat: (chatGuid) => void chats.add(chatGuid),
+    reset() {
+      messages.length = 0;
+      requests.length = 0;
+      failures.clear();
+    },
     close: server.close,
   };
 }

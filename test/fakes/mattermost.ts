@@ -90,6 +90,8 @@ export interface FakeMattermost {
     options?: { retryAfter?: number; after?: number },
   ): void;
   addChannel(channelId: string): void;
+  /** Forgets the messages and requests recorded so far and the failures still queued; what the fake knows (recipients, chats, tokens) stays, so one fake serves several tests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -297,6 +299,11 @@ export async function startFakeMattermost(options: FakeMattermostOptions): Promi
       failures.push(count, kind, failOptions);
     },
     addChannel: (channelId) => void channels.add(channelId),
+    reset() {
+      posts.length = 0;
+      requests.length = 0;
+      failures.clear();
+    },
     close: server.close,
   };
 }

@@ -93,6 +93,8 @@ export interface FakeMsTeams {
     options?: { retryAfter?: number; after?: number; target?: 'activity' | 'token' },
   ): void;
   addConversation(id: string, options?: { blocked?: boolean }): void;
+  /** Forgets the messages and requests recorded so far and the failures still queued; what the fake knows (recipients, chats, tokens) stays, so one fake serves several tests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -296,6 +298,12 @@ export async function startFakeMsTeams(options: FakeMsTeamsOptions): Promise<Fak
       failures[failOptions.target ?? 'activity'].push(count, kind, failOptions);
     },
     addConversation,
+    reset() {
+      activities.length = 0;
+      requests.length = 0;
+      failures.activity.clear();
+      failures.token.clear();
+    },
     close: server.close,
   };
 }

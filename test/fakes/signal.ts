@@ -96,6 +96,8 @@ export interface FakeSignal {
   register(number: string): void;
   /** The ACI uuid the fake gave a registered number. */
   uuidOf(number: string): string | undefined;
+  /** Forgets the messages and requests recorded so far and the failures still queued; what the fake knows (recipients, chats, tokens) stays, so one fake serves several tests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -295,6 +297,11 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
     },
     register,
     uuidOf: (number: string) => registered.get(number),
+    reset() {
+      messages.length = 0;
+      requests.length = 0;
+      failures.clear();
+    },
     close: server.close,
   };
 }

@@ -106,6 +106,8 @@ export interface FakeSlack {
   /** The next `count` authorised calls fail as `kind` (default `rate_limit`, `retryAfter` 1 s). */
   failNext(count: number, kind?: FakeSlackFailure, options?: { retryAfter?: number }): void;
   addChannel(channel: string | FakeSlackChannelSpec): void;
+  /** Forgets the messages and requests recorded so far and the failures still queued; what the fake knows (recipients, chats, tokens) stays, so one fake serves several tests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -255,6 +257,11 @@ export async function startFakeSlack(options: FakeSlackOptions): Promise<FakeSla
       failures.push(count, kind, { retryAfter: failOptions.retryAfter });
     },
     addChannel,
+    reset() {
+      messages.length = 0;
+      requests.length = 0;
+      failures.clear();
+    },
     close: server.close,
   };
 }

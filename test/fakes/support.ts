@@ -169,6 +169,11 @@ export class FailureQueue<K extends string, R extends number | undefined = numbe
   next(): Failure<K, R> | undefined {
     return this.entries.shift() ?? undefined;
   }
+
+  /** Drops whatever is still queued. */
+  clear(): void {
+    this.entries.length = 0;
+  }
 }
 
 /**

@@ -122,6 +122,8 @@ export interface FakeTelegram {
   ): void;
   /** Adds a chat the bot can reach. */
   addChat(chat: FakeTelegramChat): void;
+  /** Forgets the messages and requests recorded so far and the failures still queued; what the fake knows (recipients, chats, tokens) stays, so one fake serves several tests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -277,6 +279,11 @@ export async function startFakeTelegram(options: FakeTelegramOptions): Promise<F
       failures.push(count, kind, failOptions);
     },
     addChat,
+    reset() {
+      messages.length = 0;
+      requests.length = 0;
+      failures.clear();
+    },
     close: server.close,
   };
 }

@@ -91,6 +91,8 @@ export interface FakeWhatsApp {
   /** The next `count` calls that reach the endpoint fail as `kind` (default `rate_limit`). */
   failNext(count: number, kind?: FakeWhatsAppFailure, options?: { retryAfter?: number }): void;
   addRecipient(number: string): void;
+  /** Forgets the messages and requests recorded so far and the failures still queued; what the fake knows (recipients, chats, tokens) stays, so one fake serves several tests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -259,6 +261,11 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
       failures.push(count, kind, { retryAfter: failOptions.retryAfter });
     },
     addRecipient: (number) => void recipients.add(digits(number)),
+    reset() {
+      messages.length = 0;
+      requests.length = 0;
+      failures.clear();
+    },
     close: server.close,
   };
 }

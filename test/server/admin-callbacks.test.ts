@@ -6,29 +6,30 @@
  * deterministically. Runs on SQLite and on PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunCompletion, Store } from '../../src/store/types.js';
 import { HOOK_TOKEN, readAnswer, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { sharedTestDatabase } from '../helpers/pg-database.js';
 import { expectError, expectInvalidPayload } from '../ingress/support.js';
-import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
+import { PG_ENABLED } from '../store/drivers.js';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const STORES = PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 let storeKind: (typeof STORES)[number] = 'sqlite';
-let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+// One database for the file, emptied before each test that starts a gateway on it.
+const database = sharedTestDatabase();
 let gw: TestGateway | undefined;
 afterEach(async () => {
   await gw?.stop();
   gw = undefined;
-  await database?.drop();
-  database = undefined;
 });
+afterAll(() => database.drop());
 
 async function start(): Promise<TestGateway> {
-  if (storeKind === 'postgres') database = await createTestDatabase();
+  const url = storeKind === 'postgres' ? await database.fresh() : undefined;
   gw = await startTestGateway(
     {
-      store: database ? { driver: 'postgres', url: database.url } : undefined,
+      store: url ? { driver: 'postgres', url } : undefined,
       hooks: {
         allowRequestSessionKey: true,
         callbacks: { secret: SECRET, allowedOrigins: ['https://ci.example.com'] },

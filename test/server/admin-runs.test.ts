@@ -7,7 +7,7 @@
  * runs the workers to see a retry actually execute. Every test runs on SQLite and
  * on PostgreSQL.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { NewRun, RunCompletion, Store } from '../../src/store/types.js';
 import { startFakeTelegram } from '../fakes/telegram.js';
 import {
@@ -18,29 +18,30 @@ import {
   startTestGateway,
   type TestGateway,
 } from '../helpers/gateway.js';
+import { sharedTestDatabase } from '../helpers/pg-database.js';
 import { waitFor } from '../helpers/wait.js';
 import { expectError, expectInvalidPayload } from '../ingress/support.js';
-import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
+import { PG_ENABLED } from '../store/drivers.js';
 
 const TELEGRAM = { botToken: '123456:TEST-token', apiBaseUrl: 'http://127.0.0.1:9' };
 
 const STORES = PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 let storeKind: (typeof STORES)[number] = 'sqlite';
-let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+// One database for the file, emptied before each test that starts a gateway on it.
+const database = sharedTestDatabase();
 let gw: TestGateway | undefined;
 afterEach(async () => {
   await gw?.stop();
   gw = undefined;
-  await database?.drop();
-  database = undefined;
 });
+afterAll(() => database.drop());
 
-/** A gateway on the store under test (PostgreSQL: a database of its own, dropped after the test). */
+/** A gateway on the store under test (PostgreSQL: the file's database, its tables emptied first). */
 async function start(workers = false, telegram = TELEGRAM): Promise<TestGateway> {
-  if (storeKind === 'postgres') database = await createTestDatabase();
+  const url = storeKind === 'postgres' ? await database.fresh() : undefined;
   gw = await startTestGateway(
     {
-      store: database ? { driver: 'postgres', url: database.url } : undefined,
+      store: url ? { driver: 'postgres', url } : undefined,
       hooks: {
         allowRequestSessionKey: true,
         mappings: [
