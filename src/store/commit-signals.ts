@@ -1,106 +1,100 @@
 /**
  * Which commits signal which kind of work (committed.ts), the same on every
- * driver: each store part's writing methods that can make work due are wrapped
- * so that, once the method's commit has returned, the kinds it made due are
- * emitted. The other methods pass through untouched.
+ * driver: the store gives each of its parts one `CommitSignals` at construction,
+ * and a part tells it what a transaction that can make work due wrote, right
+ * after that transaction committed; this says which kinds that made due and
+ * emits them. A transaction emits each kind once, whatever it holds: a group
+ * commit's accepts or completions wake a loop once (docs/architecture.md,
+ * "Background loops").
  */
-import type { LocalCommits } from './committed.js';
+import { LocalCommits } from './committed.js';
 import type {
   AcceptResult,
   Action,
-  AdminStore,
-  CallbackOutboxStore,
-  DeliveryOutboxStore,
+  AlertCounts,
+  AlertOutcome,
+  CompletionOutcome,
+  HeartbeatRecord,
+  OutboxItem,
+  RedeliverResult,
   RunCompletion,
-  RunQueueStore,
-  SessionStore,
 } from './types.js';
 
-type Method = (...args: never[]) => Promise<unknown>;
-type After<T> = {
-  [K in keyof T]?: T[K] extends (...args: infer A) => Promise<infer R>
-    ? (result: R, ...args: A) => void
-    : never;
-};
+export class CommitSignals {
+  constructor(private readonly commits: LocalCommits) {}
 
-/** `part` with each method named in `after` followed, once it resolved, by its signals. */
-function signalling<T extends object>(part: T, after: After<T>): T {
-  return new Proxy(part, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver);
-      const signal = (
-        after as Record<PropertyKey, ((result: unknown, ...args: unknown[]) => void) | undefined>
-      )[name];
-      if (!signal || typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        const result = await (value as Method).apply(target, args as never[]);
-        signal(result, ...args);
-        return result;
-      };
-    },
-  });
+  /** A group commit's accepts: their runs are queued, their wake-now events ask for their heartbeats. */
+  accepted(batch: readonly { actions: readonly Action[] }[], results: readonly AcceptResult[]): void {
+    let runs = false;
+    const wakes = new Set<string>();
+    for (const [index, { actions }] of batch.entries()) {
+      if (results[index]?.kind !== 'committed') continue;
+      for (const action of actions) {
+        if (action.kind === 'agent') runs = true;
+        else if (action.kind === 'wake' && action.event.wakeMode === 'now')
+          wakes.add(action.event.sessionKey);
+      }
+    }
+    if (runs) this.commits.emit('runs');
+    if (wakes.size > 0) this.commits.emit('events', [...wakes]);
+  }
+
+  /**
+   * A batch of runs' recorded ends (those that held their lease): their replies or
+   * alerts in the outbox, their callbacks, their summaries' wakes.
+   */
+  runsFinished(
+    batch: readonly { completion: RunCompletion }[],
+    outcomes: readonly Pick<CompletionOutcome, 'recorded' | 'alert'>[],
+  ): void {
+    let outbox = false;
+    let callbacks = false;
+    const wakes = new Set<string>();
+    for (const [index, { completion }] of batch.entries()) {
+      const outcome = outcomes[index];
+      if (!outcome?.recorded) continue;
+      if (completion.delivery.status === 'pending' || outcome.alert === 'queued') outbox = true;
+      // A run with nothing to deliver has its callback due now (one waiting for a delivery is not yet).
+      callbacks = true;
+      if (completion.summary.wakeMode === 'now') wakes.add(completion.summary.sessionKey);
+    }
+    if (outbox) this.commits.emit('outbox');
+    if (callbacks) this.commits.emit('callbacks');
+    if (wakes.size > 0) this.commits.emit('events', [...wakes]);
+  }
+
+  /** Runs put back in the queue (a release at a clean stop, orphans of a previous process). */
+  runsRequeued(count: number): void {
+    if (count > 0) this.commits.emit('runs');
+  }
+
+  /** A heartbeat's record: a reply to deliver is in the outbox. */
+  heartbeatRecorded(record: HeartbeatRecord): void {
+    if (record.status === 'succeeded' && record.delivery.status === 'pending') this.commits.emit('outbox');
+  }
+
+  /** A delivery's end, with what became of its alert. */
+  deliveryFinished(item: OutboxItem, alert: AlertOutcome | undefined): void {
+    // A run's callback waits for its delivery to settle (docs/callers.md, "Completion callbacks").
+    if (item.kind === 'run') this.commits.emit('callbacks');
+    if (alert === 'queued') this.commits.emit('outbox');
+  }
+
+  /** The hour's alert summary, when there was one to write. */
+  alertsSummarized(counts: AlertCounts | undefined): void {
+    if (counts !== undefined) this.commits.emit('outbox');
+  }
+
+  /** A callback's last attempt, with its alert's outcome when it raised one. */
+  callbackFinished(outcome: boolean | AlertOutcome): void {
+    if (outcome === 'queued') this.commits.emit('outbox');
+  }
+
+  /** A run's reply put back in the outbox. */
+  redelivered(result: RedeliverResult): void {
+    if (result === 'enqueued') this.commits.emit('outbox');
+  }
 }
 
-/** A run's recorded end: its reply or alert in the outbox, its callback, its summary's wake. */
-function runFinished(commits: LocalCommits, completion: RunCompletion, alert: string | undefined): void {
-  if (completion.delivery.status === 'pending' || alert === 'queued') commits.emit('outbox');
-  // A run with nothing to deliver has its callback due now (one waiting for a delivery is not yet).
-  commits.emit('callbacks');
-  if (completion.summary.wakeMode === 'now') commits.emit('events', [completion.summary.sessionKey]);
-}
-
-export function signalRuns<T extends RunQueueStore>(runs: T, commits: LocalCommits): T {
-  return signalling<RunQueueStore>(runs, {
-    releaseRun: (released) => released && commits.emit('runs'),
-    requeueOrphans: (requeued) => requeued.length > 0 && commits.emit('runs'),
-    // Its outcome does not say whether the alert was queued or suppressed: a look costs one scan.
-    completeRun: (recorded, completion) =>
-      recorded && runFinished(commits, completion, completion.alert ? 'queued' : undefined),
-    completeAndClaim: (outcome, completion) =>
-      outcome.recorded && runFinished(commits, completion, outcome.alert),
-  }) as T;
-}
-
-export function signalSessions<T extends SessionStore>(sessions: T, commits: LocalCommits): T {
-  return signalling<SessionStore>(sessions, {
-    recordHeartbeat: (_, record) =>
-      record.status === 'succeeded' && record.delivery.status === 'pending' && commits.emit('outbox'),
-  }) as T;
-}
-
-export function signalOutbox<T extends DeliveryOutboxStore>(outbox: T, commits: LocalCommits): T {
-  return signalling<DeliveryOutboxStore>(outbox, {
-    finishDelivery: (alert, item) => {
-      // A run's callback waits for its delivery to settle (docs/callers.md, "Completion callbacks").
-      if (item.kind === 'run') commits.emit('callbacks');
-      if (alert === 'queued') commits.emit('outbox');
-    },
-    summarizeAlerts: (counts) => counts !== undefined && commits.emit('outbox'),
-  }) as T;
-}
-
-export function signalCallbacks<T extends CallbackOutboxStore>(callbacks: T, commits: LocalCommits): T {
-  return signalling<CallbackOutboxStore>(callbacks, {
-    finishCallback: (outcome) => outcome === 'queued' && commits.emit('outbox'),
-  }) as T;
-}
-
-export function signalAdmin<T extends AdminStore>(admin: T, commits: LocalCommits): T {
-  return signalling<AdminStore>(admin, {
-    redeliverRun: (outcome) => outcome === 'enqueued' && commits.emit('outbox'),
-  }) as T;
-}
-
-/** After an accept: its runs are queued, its wake-now events ask for their heartbeats. */
-export function signalAccepted(
-  commits: LocalCommits,
-  actions: readonly Action[],
-  result: AcceptResult,
-): void {
-  if (result.kind !== 'committed') return;
-  if (actions.some((action) => action.kind === 'agent')) commits.emit('runs');
-  const wakes = actions.flatMap((action) =>
-    action.kind === 'wake' && action.event.wakeMode === 'now' ? [action.event.sessionKey] : [],
-  );
-  if (wakes.length > 0) commits.emit('events', wakes);
-}
+/** For a part used on its own, outside a store: no loop listens to it. */
+export const NO_SIGNALS = new CommitSignals(new LocalCommits());

@@ -2,9 +2,10 @@
  * Store conformance for the `committed(kind)` signal (src/store/committed.ts;
  * docs/architecture.md, "Background loops"), the same tests for every driver
  * (drivers.ts): each commit that makes work due signals its kind once it has
- * committed, a commit that makes nothing due signals nothing, and an
- * unsubscribed listener hears nothing more. PostgreSQL also carries `runs` from
- * one store to another on the same database (two replicas).
+ * committed, a commit that makes nothing due signals nothing, a group commit
+ * signals each kind once, and an unsubscribed listener hears nothing more.
+ * PostgreSQL also carries `runs` from one store to another on the same database
+ * (two replicas).
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { WorkKind } from '../../src/store/committed.js';
@@ -154,6 +155,21 @@ describe.each(DRIVERS)('Store conformance, the committed signal: $name', (driver
     heard.length = 0;
     expect(await store.admin.redeliverRun(run.id, T0 + 7000)).toBe('enqueued');
     expect(heard).toEqual(['outbox']);
+  });
+
+  it('a group commit signals each kind once, with the keys of all it holds', async () => {
+    const { heard } = record(store, ['outbox', 'callbacks', 'events']);
+    const mains = ['agent:a:main', 'agent:b:main', MAIN];
+    // Submitted in one turn: one group commit.
+    await Promise.all(mains.map((key) => store.accept([wake('now', key)], render)));
+    expect(heard).toEqual([`events:${mains.join(',')}`]);
+    const runs = [agent({ wakeMode: 'now' }), agent({ wakeMode: 'now' })];
+    await store.accept(runs, render);
+    await store.runs.claimRuns('worker', T0 + 1000, LEASE, 10);
+    heard.length = 0;
+    const recorded = await Promise.all(runs.map(({ run }) => store.runs.completeRun(completion(run))));
+    expect(recorded).toEqual([true, true]);
+    expect(heard).toEqual(['callbacks', `events:${MAIN}`]);
   });
 
   it('an unsubscribed listener hears nothing more', async () => {

@@ -31,6 +31,7 @@ import {
   toRunListView,
   toRunSummaryView,
 } from '../admin-rows.js';
+import type { CommitSignals } from '../commit-signals.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, NEWEST, RUN_STATUSES, toAttachment } from '../rows.js';
 import {
   mayRedeliver,
@@ -59,7 +60,11 @@ import {
 import { inTransaction, read } from './db.js';
 
 export class PgAdmin implements AdminStore {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
+    private readonly signals: CommitSignals,
+  ) {}
 
   async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
     return this.runPage(options, RUN_LIST_COLUMNS, (row: RunListRow) => toRunListView(row));
@@ -152,7 +157,7 @@ export class PgAdmin implements AdminStore {
   }
 
   async redeliverRun(runId: string, now: number): Promise<RedeliverResult> {
-    return inTransaction(this.pool, async (tx) => {
+    const result = await inTransaction(this.pool, async (tx): Promise<RedeliverResult> => {
       // The run's row lock orders two redeliveries of one run, from any replicas.
       const { rows } = await tx.query<RedeliverRunRow>(
         `SELECT ${REDELIVER_RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`,
@@ -182,6 +187,8 @@ export class PgAdmin implements AdminStore {
       );
       return 'enqueued';
     });
+    this.signals.redelivered(result);
+    return result;
   }
 
   async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {

@@ -11,6 +11,7 @@
  */
 import type pg from 'pg';
 import { uuidv7 } from '../../util/ids.js';
+import type { CommitSignals } from '../commit-signals.js';
 import { type CallbackRow, toCallbackItem } from '../rows.js';
 import type {
   AlertOutcome,
@@ -59,7 +60,11 @@ export async function armCallbackInTx(
 }
 
 export class PgCallbacks implements CallbackOutboxStore {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
+    private readonly signals: CommitSignals,
+  ) {}
 
   async claimCallbacks(owner: string, now: number, leaseMs: number, limit: number): Promise<CallbackItem[]> {
     if (limit <= 0) return [];
@@ -104,7 +109,7 @@ export class PgCallbacks implements CallbackOutboxStore {
     owner: string,
     a: CallbackAttempt & { status: 'delivered' | 'failed'; alert?: NewAlert },
   ): Promise<boolean | AlertOutcome> {
-    return inTransaction(this.pool, async (tx): Promise<boolean | AlertOutcome> => {
+    const outcome = await inTransaction(this.pool, async (tx): Promise<boolean | AlertOutcome> => {
       const changed = await tx.query(
         `UPDATE callbacks SET status = $1, attempts = $2, body = $3, last_error = $4, updated_at = $5,
                               next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
@@ -124,6 +129,8 @@ export class PgCallbacks implements CallbackOutboxStore {
       );
       return outcome ?? true;
     });
+    this.signals.callbackFinished(outcome);
+    return outcome;
   }
 }
 

@@ -7,6 +7,7 @@
  * expires and another replica resumes after the last part recorded.
  */
 import type pg from 'pg';
+import type { CommitSignals } from '../commit-signals.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
 import { planDeliveryEnd, retryRecord } from '../rules/delivery-end.js';
 import type {
@@ -35,6 +36,8 @@ export class PgOutbox implements DeliveryOutboxStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly options: PgOutboxOptions,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
+    private readonly signals: CommitSignals,
   ) {}
 
   async deliveryHeads(limit: number): Promise<OutboxItem[]> {
@@ -96,7 +99,7 @@ export class PgOutbox implements DeliveryOutboxStore {
     now: number,
     alert?: NewAlert,
   ): Promise<AlertOutcome | undefined> {
-    return inTransaction(this.pool, async (tx) => {
+    const alerted = await inTransaction(this.pool, async (tx) => {
       await tx.query(
         `UPDATE deliveries SET status = $1, last_error = $2, updated_at = $3, lease_owner = NULL, lease_until = NULL
           WHERE id = $4`,
@@ -109,10 +112,14 @@ export class PgOutbox implements DeliveryOutboxStore {
       if (end.settlesRun) await writer.armCallback(item.refId, now, item.traceParent);
       return end.alert ? writer.enqueueAlert(end.alert, now) : undefined;
     });
+    this.signals.deliveryFinished(item, alerted);
+    return alerted;
   }
 
-  summarizeAlerts(now: number, summary: AlertSummaryText): Promise<AlertCounts | undefined> {
-    return summarizeAlerts(this.pool, now, summary);
+  async summarizeAlerts(now: number, summary: AlertSummaryText): Promise<AlertCounts | undefined> {
+    const counts = await summarizeAlerts(this.pool, now, summary);
+    this.signals.alertsSummarized(counts);
+    return counts;
   }
 }
 

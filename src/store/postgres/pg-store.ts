@@ -16,14 +16,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import {
-  signalAccepted,
-  signalAdmin,
-  signalCallbacks,
-  signalOutbox,
-  signalRuns,
-  signalSessions,
-} from '../commit-signals.js';
+import { CommitSignals } from '../commit-signals.js';
 import { type CommittedSignal, LocalCommits, withRemote } from '../committed.js';
 import {
   type EventRow,
@@ -106,6 +99,8 @@ export class PgStore implements Store {
   readonly committed: CommittedSignal = withRemote(this.commits, (kind, listener) =>
     kind === 'runs' ? this.listener.subscribe(WORK_CHANNEL, () => listener()) : undefined,
   );
+  /** What the parts tell of their commits, and so the accepts' group commit (commit-signals.ts). */
+  private readonly signals = new CommitSignals(this.commits);
 
   constructor(options: PgStoreOptions) {
     this.pool = createPool(options);
@@ -114,7 +109,9 @@ export class PgStore implements Store {
     this.accepts = new GroupCommit(
       async (batch) => {
         await this.ready;
-        return inPipelinedTransaction(this.pool, (tx) => acceptBatch(tx, batch));
+        const results = await inPipelinedTransaction(this.pool, (tx) => acceptBatch(tx, batch));
+        this.signals.accepted(batch, results);
+        return results;
       },
       {
         wrapError: (error) =>
@@ -123,23 +120,23 @@ export class PgStore implements Store {
     );
     this.listener = new WorkListener(options.url);
     this.replicas = new PgReplicas(this.pool, this.listener, this.ready);
-    this.sessions = signalSessions(afterReady(this.ready, new PgSessions(this.pool)), this.commits);
-    this.runQueue = new PgRunQueue(this.pool);
-    this.runs = signalRuns(afterReady(this.ready, this.runQueue), this.commits);
-    this.callbacks = signalCallbacks(afterReady(this.ready, new PgCallbacks(this.pool)), this.commits);
-    this.admin = signalAdmin(afterReady(this.ready, new PgAdmin(this.pool)), this.commits);
+    const signals = this.signals;
+    this.sessions = afterReady(this.ready, new PgSessions(this.pool, signals));
+    this.runQueue = new PgRunQueue(this.pool, signals);
+    this.runs = afterReady(this.ready, this.runQueue);
+    this.callbacks = afterReady(this.ready, new PgCallbacks(this.pool, signals));
+    this.admin = afterReady(this.ready, new PgAdmin(this.pool, signals));
     this.retention = new PgRetention(this.pool);
-    this.outbox = signalOutbox(
-      afterReady(
-        this.ready,
-        new PgOutbox(this.pool, {
-          owner: `pg_${randomUUID()}`,
-          leaseMs: options.deliveryLeaseMs ?? 60_000,
-          clock: options.clock ?? Date.now,
-        }),
-      ),
-      this.commits,
+    const outbox = new PgOutbox(
+      this.pool,
+      {
+        owner: `pg_${randomUUID()}`,
+        leaseMs: options.deliveryLeaseMs ?? 60_000,
+        clock: options.clock ?? Date.now,
+      },
+      signals,
     );
+    this.outbox = afterReady(this.ready, outbox);
   }
 
   private async start(url: string): Promise<void> {
@@ -168,10 +165,7 @@ export class PgStore implements Store {
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('the store is closed')));
-    return this.accepts.submit({ actions, render, idempotency }).then((result) => {
-      signalAccepted(this.commits, actions, result);
-      return result;
-    });
+    return this.accepts.submit({ actions, render, idempotency });
   }
 
   async getRun(runId: string): Promise<RunView | undefined> {

@@ -23,6 +23,7 @@
  * (docs/postgres.md, Group commit).
  */
 import type pg from 'pg';
+import type { CommitSignals } from '../commit-signals.js';
 import { noCaps, type RunCaps } from '../fair-share.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import { type CompletionItem, claimsOf, outcomesOf, planCompletions } from '../rules/completion.js';
@@ -80,7 +81,11 @@ export class PgRunQueue implements RunQueueStore {
   /** Completions arriving in the same event-loop turn commit together. */
   private readonly completions: GroupCommit<CompletionItem, CompletionOutcome>;
 
-  constructor(private readonly pool: pg.Pool) {
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
+    private readonly signals: CommitSignals,
+  ) {
     this.completions = new GroupCommit((batch) => this.commitCompletions(batch), {
       wrapError: (error) =>
         error instanceof StoreUnavailableError ? error : new StoreUnavailableError(error),
@@ -121,8 +126,10 @@ export class PgRunQueue implements RunQueueStore {
         [runId, owner],
       ),
     );
-    if (result.rowCount === 1) await this.pool.query(NOTIFY_WORK).catch(() => {});
-    return result.rowCount === 1;
+    const released = result.rowCount === 1;
+    this.signals.runsRequeued(released ? 1 : 0);
+    if (released) await this.pool.query(NOTIFY_WORK).catch(() => {});
+    return released;
   }
 
   /**
@@ -161,7 +168,9 @@ export class PgRunQueue implements RunQueueStore {
     // Committed: every lease's answer is in.
     const claimed = new Map<string, ClaimedRun[]>();
     for (const [owner, runs] of record.leased) claimed.set(owner, await runs);
-    return outcomesOf(items, record.recorded, record.alerts, claimed);
+    const outcomes = outcomesOf(items, record.recorded, record.alerts, claimed);
+    this.signals.runsFinished(items, outcomes);
+    return outcomes;
   }
 }
 

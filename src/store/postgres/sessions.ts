@@ -4,6 +4,7 @@
  * through the transaction's writer (tx-writer.ts).
  */
 import type pg from 'pg';
+import type { CommitSignals } from '../commit-signals.js';
 import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
 import { HEARTBEAT_COLUMNS, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
 import type {
@@ -21,7 +22,11 @@ const INSERT_HEARTBEAT = `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS})
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
 
 export class PgSessions implements SessionStore {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
+    private readonly signals: CommitSignals,
+  ) {}
 
   async loadTranscript(sessionKey: string, limit: number): Promise<TranscriptEntry[]> {
     return readPrepared<TranscriptEntry>(
@@ -62,6 +67,7 @@ export class PgSessions implements SessionStore {
       await writer.appendTranscript(writes.transcript);
       if (writes.delivery) await writer.enqueueDelivery(writes.delivery, r.finishedAt);
     });
+    this.signals.heartbeatRecorded(r);
   }
 
   async listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {

@@ -33,6 +33,7 @@ import {
   toRunListView,
   toRunSummaryView,
 } from '../admin-rows.js';
+import type { CommitSignals } from '../commit-signals.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, NEWEST, RUN_STATUSES, toAttachment } from '../rows.js';
 import {
   mayRedeliver,
@@ -148,6 +149,8 @@ export class SqliteAdmin implements AdminStore {
 
   constructor(
     private readonly db: Database.Database,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
+    private readonly signals: CommitSignals,
     /** The database file, whose disk the readiness probe checks for room. */
     private readonly path = ':memory:',
   ) {
@@ -268,7 +271,9 @@ export class SqliteAdmin implements AdminStore {
       this.s.runDeliveryPending.run(plan.channel, plan.to, runId);
       return 'enqueued';
     });
-    return redeliver.immediate();
+    const result = redeliver.immediate();
+    this.signals.redelivered(result);
+    return result;
   }
 
   async listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]> {

@@ -9,6 +9,7 @@
  * for it to expire.
  */
 import type Database from 'better-sqlite3';
+import type { CommitSignals } from '../commit-signals.js';
 import { type CallbackRow, toCallbackItem } from '../rows.js';
 import type { AlertOutcome, CallbackAttempt, CallbackItem, CallbackOutboxStore, NewAlert } from '../types.js';
 import type { SqliteAlerts } from './alerts.js';
@@ -21,6 +22,8 @@ export class SqliteCallbacks implements CallbackOutboxStore {
     private readonly db: Database.Database,
     /** Enqueues a failed callback's alert (docs/alerts.md). */
     private readonly alerts: SqliteAlerts,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
+    private readonly signals: CommitSignals,
   ) {
     this.s = {
       insert: db.prepare(
@@ -98,7 +101,7 @@ export class SqliteCallbacks implements CallbackOutboxStore {
     owner: string,
     a: CallbackAttempt & { status: 'delivered' | 'failed'; alert?: NewAlert },
   ): Promise<boolean | AlertOutcome> {
-    return this.db
+    const outcome = this.db
       .transaction((): boolean | AlertOutcome => {
         const changed = this.s.finish.run(a.status, a.attempts, a.body, a.error, a.now, item.id, owner);
         if (changed.changes !== 1) return false;
@@ -106,6 +109,8 @@ export class SqliteCallbacks implements CallbackOutboxStore {
         return a.alert && a.status === 'failed' ? this.alerts.enqueue(a.alert, a.now) : true;
       })
       .immediate();
+    this.signals.callbackFinished(outcome);
+    return outcome;
   }
 
   /** Finished callbacks older than `olderThan` (their run keeps the outcome); returns how many. */

@@ -5,6 +5,7 @@
  * resumes after the last part that was sent instead of sending it again.
  */
 import type Database from 'better-sqlite3';
+import { type CommitSignals, NO_SIGNALS } from '../commit-signals.js';
 import { type NewOutboxItem, type OutboxRow, toOutboxItem } from '../rows.js';
 import { planDeliveryEnd, retryRecord } from '../rules/delivery-end.js';
 import type {
@@ -32,6 +33,8 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     private readonly writer: SqliteTxWriter,
     /** Makes the hour's alert summary (docs/alerts.md). */
     private readonly alerts: SqliteAlerts,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts); absent: the outbox on its own. */
+    private readonly signals: CommitSignals = NO_SIGNALS,
   ) {
     this.s = {
       // Pending rows only, through the partial index deliveries_due: the head of each
@@ -90,7 +93,7 @@ export class SqliteOutbox implements DeliveryOutboxStore {
     now: number,
     alert?: NewAlert,
   ): Promise<AlertOutcome | undefined> {
-    return this.db
+    const alerted = this.db
       .transaction(() => {
         this.s.finish.run(record.status, record.reason, now, item.id);
         const end = planDeliveryEnd(item, record, alert);
@@ -100,10 +103,14 @@ export class SqliteOutbox implements DeliveryOutboxStore {
         return end.alert ? this.writer.enqueueAlert(end.alert, now) : undefined;
       })
       .immediate();
+    this.signals.deliveryFinished(item, alerted);
+    return alerted;
   }
 
   async summarizeAlerts(now: number, summary: AlertSummaryText): Promise<AlertCounts | undefined> {
-    return this.alerts.summarize(now, summary);
+    const counts = this.alerts.summarize(now, summary);
+    this.signals.alertsSummarized(counts);
+    return counts;
   }
 
   private updateRecord(item: OutboxItem, r: DeliveryRecord): void {

@@ -5,6 +5,7 @@
  * group-committed (store/rules/group-commit.ts).
  */
 import type Database from 'better-sqlite3';
+import type { CommitSignals } from '../commit-signals.js';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import { type CompletionItem, claimsOf, outcomesOf, planCompletions } from '../rules/completion.js';
@@ -37,6 +38,8 @@ export class SqliteRunQueue implements RunQueueStore {
     private readonly db: Database.Database,
     /** A completion's writes that other parts own (store/rules/tx-writer.ts). */
     private readonly writer: SqliteTxWriter,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
+    private readonly signals: CommitSignals,
   ) {
     this.s = {
       attachments: db.prepare<[string], AttachmentRow>(
@@ -92,9 +95,16 @@ export class SqliteRunQueue implements RunQueueStore {
     };
     this.claim = db.transaction((request: ClaimRequest, owner: string) => this.claimInTx(request, owner));
     const completeBatch = db.transaction((batch: readonly CompletionItem[]) => this.completeBatch(batch));
-    this.completions = new GroupCommit((batch) => completeBatch.immediate(batch), {
-      wrapError: (error) => new StoreUnavailableError(error),
-    });
+    this.completions = new GroupCommit(
+      (batch) => {
+        const outcomes = completeBatch.immediate(batch);
+        signals.runsFinished(batch, outcomes);
+        return outcomes;
+      },
+      {
+        wrapError: (error) => new StoreUnavailableError(error),
+      },
+    );
   }
 
   async claimRuns(
@@ -133,7 +143,9 @@ export class SqliteRunQueue implements RunQueueStore {
   }
 
   async releaseRun(runId: string, owner: string): Promise<boolean> {
-    return this.s.release.run(runId, owner).changes === 1;
+    const released = this.s.release.run(runId, owner).changes === 1;
+    this.signals.runsRequeued(released ? 1 : 0);
+    return released;
   }
 
   async requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]> {
@@ -145,6 +157,7 @@ export class SqliteRunQueue implements RunQueueStore {
         for (const row of orphans) this.s.requeue.run(row.id);
       })
       .immediate();
+    this.signals.runsRequeued(orphans.length);
     return orphans.map((row) => row.id);
   }
 

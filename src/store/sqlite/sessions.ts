@@ -3,6 +3,7 @@
  * last delivery route of each main session.
  */
 import type Database from 'better-sqlite3';
+import type { CommitSignals } from '../commit-signals.js';
 import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
 import { HEARTBEAT_COLUMNS, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
 import type {
@@ -27,6 +28,8 @@ export class SqliteSessions implements SessionStore {
     /** Writes inside this part's transactions that other parts own (store/rules/tx-writer.ts). */
     private readonly writer: SqliteTxWriter,
     private readonly routes: SqliteRoutes,
+    /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
+    private readonly signals: CommitSignals,
   ) {
     this.s = {
       // Newest first straight off the index; reversed in JS (no sort step in SQLite).
@@ -80,6 +83,7 @@ export class SqliteSessions implements SessionStore {
         if (writes.delivery) this.writer.enqueueDelivery(writes.delivery, r.finishedAt);
       })
       .immediate();
+    this.signals.heartbeatRecorded(r);
   }
 
   async listHeartbeats(sessionKey: string, limit: number): Promise<HeartbeatView[]> {

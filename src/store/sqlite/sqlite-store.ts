@@ -27,14 +27,7 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { uuidv7 } from '../../util/ids.js';
-import {
-  signalAccepted,
-  signalAdmin,
-  signalCallbacks,
-  signalOutbox,
-  signalRuns,
-  signalSessions,
-} from '../commit-signals.js';
+import { CommitSignals } from '../commit-signals.js';
 import { type CommittedSignal, LocalCommits } from '../committed.js';
 import {
   type EventRow,
@@ -141,6 +134,8 @@ export class SqliteStore implements Store {
   private readonly commits = new LocalCommits();
   /** One process per file: the signal is this process's commits only. */
   readonly committed: CommittedSignal = this.commits;
+  /** What the parts tell of their commits, and so the accepts' group commit (commit-signals.ts). */
+  private readonly signals = new CommitSignals(this.commits);
 
   constructor(options: SqliteStoreOptions) {
     makePrivateDir(dirname(options.path));
@@ -216,31 +211,39 @@ export class SqliteStore implements Store {
     };
     // Built bottom-up, so each part gets the ones it writes through, already made.
     const routes = new SqliteRoutes(db);
-    this.admin = signalAdmin(new SqliteAdmin(db, options.path), this.commits);
+    const signals = this.signals;
+    this.admin = new SqliteAdmin(db, signals, options.path);
     const alerts = new SqliteAlerts(db);
     this.alerts = alerts;
-    const callbacks = new SqliteCallbacks(db, alerts);
-    this.callbacks = signalCallbacks(callbacks, this.commits);
+    const callbacks = new SqliteCallbacks(db, alerts, signals);
+    this.callbacks = callbacks;
     // The writes each part makes inside another's transaction (store/rules/tx-writer.ts).
     const writer = new SqliteTxWriter(db, routes, callbacks, alerts, (sessionKey) =>
       this.newestPending.delete(sessionKey),
     );
     this.writer = writer;
-    this.outbox = signalOutbox(new SqliteOutbox(db, writer, alerts), this.commits);
-    const sessions = new SqliteSessions(db, writer, routes);
-    this.sessions = signalSessions(sessions, this.commits);
+    this.outbox = new SqliteOutbox(db, writer, alerts, signals);
+    const sessions = new SqliteSessions(db, writer, routes, signals);
+    this.sessions = sessions;
     this.retention = new SqliteRetention(db, () => sessions.forgetCachedTranscripts());
-    this.runs = signalRuns(new SqliteRunQueue(db, writer), this.commits);
+    this.runs = new SqliteRunQueue(db, writer, signals);
     const commitBatch = db.transaction((batch: readonly PendingAccept[]) =>
       batch.map((item) => this.acceptInTransaction(item)),
     );
     // IMMEDIATE takes the write lock up front, so a lock held by another
     // process is waited out (busy_timeout) instead of failing at once.
-    this.accepts = new GroupCommit((batch) => commitBatch.immediate(batch), {
-      wrapError: (error) => new StoreUnavailableError(error),
-      // The cache may hold an event of the rolled-back transaction.
-      onFailure: () => this.newestPending.clear(),
-    });
+    this.accepts = new GroupCommit(
+      (batch) => {
+        const results = commitBatch.immediate(batch);
+        signals.accepted(batch, results);
+        return results;
+      },
+      {
+        wrapError: (error) => new StoreUnavailableError(error),
+        // The cache may hold an event of the rolled-back transaction.
+        onFailure: () => this.newestPending.clear(),
+      },
+    );
   }
 
   private migrate(): void {
@@ -291,10 +294,7 @@ export class SqliteStore implements Store {
     render: (committed: Committed[]) => StoredAnswer,
     idempotency?: IdempotencyClaim,
   ): Promise<AcceptResult> {
-    return this.accepts.submit({ actions, render, idempotency }).then((result) => {
-      signalAccepted(this.commits, actions, result);
-      return result;
-    });
+    return this.accepts.submit({ actions, render, idempotency });
   }
 
   async getRun(runId: string): Promise<RunView | undefined> {
