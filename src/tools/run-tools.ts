@@ -28,7 +28,8 @@ export class RunTools implements RunToolSet {
 
   async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome> {
     if (signal.aborted) throw signal.reason;
-    if (!this.offered.has(name)) return { status: 'error', text: `${name}: no such tool is offered to this run` };
+    if (!this.offered.has(name))
+      return { status: 'error', text: `${name}: no such tool is offered to this run` };
     const { server, tool } = splitToolName(name);
     const connection = this.connectionOf(server);
     if (!connection) return { status: 'error', text: `${name}: server "${server}" is no longer configured` };

@@ -22,7 +22,11 @@ function parse(selector: string): Parsed {
     const dot = selector.indexOf('.');
     const server = dot < 0 ? selector : selector.slice(0, dot);
     const tool = dot < 0 ? '' : selector.slice(dot + 1);
-    parsed = { server: wildcard(server), tool: wildcard(tool), exactServer: server.includes('*') ? undefined : server };
+    parsed = {
+      server: wildcard(server),
+      tool: wildcard(tool),
+      exactServer: server.includes('*') ? undefined : server,
+    };
     parsedCache.set(selector, parsed);
   }
   return parsed;
@@ -68,8 +72,11 @@ export function serversFor(
   allow: readonly string[],
   mappingTools?: readonly string[],
 ): string[] {
-  const named = (selectors: readonly string[], server: string) => selectors.some((s) => selectsServer(s, server));
-  return servers.filter((server) => named(allow, server) && (mappingTools === undefined || named(mappingTools, server)));
+  const named = (selectors: readonly string[], server: string) =>
+    selectors.some((s) => selectsServer(s, server));
+  return servers.filter(
+    (server) => named(allow, server) && (mappingTools === undefined || named(mappingTools, server)),
+  );
 }
 
 /** The server a selector names without a wildcard, for the unknown-server check; undefined with `*`. */

@@ -34,7 +34,11 @@ export interface McpToolSource extends ToolSource {
   probe(server: string): Promise<{ ok: true; tools: string[] } | { ok: false; reason: string }>;
 }
 
-export function createToolSource(config: ToolSourceConfig, log: Logger, options: ToolSourceOptions = {}): McpToolSource {
+export function createToolSource(
+  config: ToolSourceConfig,
+  log: Logger,
+  options: ToolSourceOptions = {},
+): McpToolSource {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const servers = new ServerManager(config.tools.servers, { configDir: config.configDir, log, limits });
 

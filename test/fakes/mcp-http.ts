@@ -55,7 +55,12 @@ export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
     }
     const body = req.method === 'POST' ? (await readBody(req)).json : undefined;
     const message = (body ?? {}) as { method?: string; params?: { name?: string } };
-    requests.push({ method: req.method ?? '', rpc: message.method, tool: message.params?.name, headers: req.headers });
+    requests.push({
+      method: req.method ?? '',
+      rpc: message.method,
+      tool: message.params?.name,
+      headers: req.headers,
+    });
     if (message.method === 'tools/call' && message.params?.name === 'crash') {
       await forgetSessions();
       dropConnection(req);
@@ -70,7 +75,9 @@ export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
     if (!transport) {
       // What the spec asks of a server for a session it does not know.
       res.writeHead(typeof sessionId === 'string' ? 404 : 400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+      res.end(
+        JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }),
+      );
       return;
     }
     await transport.handleRequest(req, res, body);

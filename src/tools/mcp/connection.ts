@@ -101,7 +101,8 @@ export class ServerConnection {
           if (deadline.aborted || isTimeout(error)) {
             return { status: 'error', text: `${label}: no answer within ${limitMs / 1000} s` };
           }
-          if (error instanceof ServerUnavailable) return { status: 'error', text: `${label}: ${error.message}` };
+          if (error instanceof ServerUnavailable)
+            return { status: 'error', text: `${label}: ${error.message}` };
           if (live && isConnectionFailure(error)) {
             await this.drop(live, describeFailure(error));
             if (attempt === 1 && isSessionGone(error)) continue;
@@ -169,7 +170,11 @@ export class ServerConnection {
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const live: Live = { client, opened };
     client.onclose = () => this.lost(live);
-    client.onerror = (error) => log.debug({ server: this.name, error: this.scrub(describeFailure(error)) }, 'mcp server: transport error');
+    client.onerror = (error) =>
+      log.debug(
+        { server: this.name, error: this.scrub(describeFailure(error)) },
+        'mcp server: transport error',
+      );
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.toolsChanged(live));
     const signal = AbortSignal.timeout(limits.startTimeoutMs);
     try {
@@ -188,7 +193,10 @@ export class ServerConnection {
     this.live = live;
     this.failures = 0;
     this.lastFailure = undefined;
-    log.info({ server: this.name, transport: this.config.transport, tools: this.cached.length }, 'mcp server started');
+    log.info(
+      { server: this.name, transport: this.config.transport, tools: this.cached.length },
+      'mcp server started',
+    );
     return live;
   }
 
@@ -254,7 +262,12 @@ export class ServerConnection {
 }
 
 /** Every page of `tools/list`, less the tools whose names no selector could name. */
-async function listAll(client: Client, signal: AbortSignal, timeout: number, skipped: (name: string) => void): Promise<ServerTool[]> {
+async function listAll(
+  client: Client,
+  signal: AbortSignal,
+  timeout: number,
+  skipped: (name: string) => void,
+): Promise<ServerTool[]> {
   const tools: ServerTool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {

@@ -14,7 +14,8 @@ export class ServerManager {
     servers: Record<string, ToolServerConfig>,
     private readonly ctx: ConnectionContext,
   ) {
-    for (const [name, config] of Object.entries(servers)) this.connections.set(name, this.connect(name, config));
+    for (const [name, config] of Object.entries(servers))
+      this.connections.set(name, this.connect(name, config));
   }
 
   names(): string[] {
@@ -26,7 +27,11 @@ export class ServerManager {
   }
 
   /** Applies a changed `tools.servers`; answers which servers were restarted, added and removed. */
-  reload(servers: Record<string, ToolServerConfig>): { changed: string[]; added: string[]; removed: string[] } {
+  reload(servers: Record<string, ToolServerConfig>): {
+    changed: string[];
+    added: string[];
+    removed: string[];
+  } {
     const changes = { changed: [] as string[], added: [] as string[], removed: [] as string[] };
     for (const [name, connection] of this.connections) {
       if (name in servers) continue;

@@ -9,8 +9,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Logger } from '../../log.js';
 import type { ToolServerConfig } from '../config.js';
 import { MINIMAL_PATH } from './limits.js';
-import { ExactEnvStdioTransport } from './stdio-transport.js';
 import { stderrToLog } from './stderr-log.js';
+import { ExactEnvStdioTransport } from './stdio-transport.js';
 
 export interface OpenedTransport {
   transport: Transport;

@@ -21,7 +21,10 @@ export function outcomeOf(result: CallResultLike): ToolOutcome {
   let text = parts.map(partText).join('\n');
   if (text === '' && result.structuredContent !== undefined) text = JSON.stringify(result.structuredContent);
   if (result.isError === true) {
-    return { status: 'error', text: bounded(text) || 'the tool reported an error without saying what it was' };
+    return {
+      status: 'error',
+      text: bounded(text) || 'the tool reported an error without saying what it was',
+    };
   }
   return { status: 'ok', text: bounded(text) };
 }

@@ -28,7 +28,7 @@ export class ExactEnvStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
-  /** How the process ended (`exited with code 1`, `cannot start: ENOENT`), once it has. */
+  /** How the process ended (`exited with code 1`, `cannot run /opt/x: ENOENT`), once it has. */
   ended: string | undefined;
   private child: ChildProcessWithoutNullStreams | undefined;
   private readonly buffer = new ReadBuffer();
@@ -52,7 +52,7 @@ export class ExactEnvStdioTransport implements Transport {
       this.child = child;
       child.once('spawn', () => resolve());
       child.once('error', (error: NodeJS.ErrnoException) => {
-        this.ended ??= `cannot start: ${error.code ?? error.message}`;
+        this.ended ??= `cannot run ${program}: ${error.code ?? error.message}`;
         reject(new Error(this.ended));
         this.onerror?.(error);
         this.finish();
@@ -70,7 +70,8 @@ export class ExactEnvStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (!stdin || stdin.destroyed) return Promise.reject(new Error(`not connected: ${this.ended ?? 'stopped'}`));
+    if (!stdin || stdin.destroyed)
+      return Promise.reject(new Error(`not connected: ${this.ended ?? 'stopped'}`));
     return new Promise((resolve) => {
       if (stdin.write(serializeMessage(message))) resolve();
       else stdin.once('drain', resolve);
