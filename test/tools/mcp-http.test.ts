@@ -62,6 +62,9 @@ describe('tools from a Streamable HTTP MCP server', () => {
     );
     for (const request of fake.requests) expect(request.headers.authorization).toBe(TOKEN);
     expect(fake.sessionsStarted()).toBe(1);
+    // Stopping ends the session, as the spec asks of a client that no longer needs it.
+    await source.close();
+    expect(fake.requests.at(-1)).toMatchObject({ method: 'DELETE', headers: { authorization: TOKEN } });
     expect(logged.text()).not.toContain('tickets-token-0099');
   });
 

@@ -8,6 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log.js';
 import type { ToolServerConfig } from '../config.js';
@@ -48,6 +49,8 @@ interface Live {
 export class ServerConnection {
   private live: Live | undefined;
   private starting: Promise<Live> | undefined;
+  /** The connection being started, so a stop can end it before it is up. */
+  private pending: Live | undefined;
   private cached: ServerTool[] | undefined;
   private stale = false;
   private failures = 0;
@@ -135,11 +138,14 @@ export class ServerConnection {
     if (this.inflight === 0) void this.stop();
   }
 
+  /** Stops the server now (a start under way too); calls in flight get an error result. */
   async stop(): Promise<void> {
     this.retired = true;
-    const live = this.live ?? (await this.starting?.catch(() => undefined));
+    const live = this.live ?? this.pending;
     this.live = undefined;
-    await live?.client.close().catch(() => {});
+    if (!live) return;
+    await endSession(live);
+    await live.client.close().catch(() => {});
   }
 
   /** The running connection, starting one when there is none (after the backoff, when `wait`). */
@@ -177,19 +183,24 @@ export class ServerConnection {
       );
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.toolsChanged(live));
     const signal = AbortSignal.timeout(limits.startTimeoutMs);
+    this.pending = live;
     try {
       await client.connect(opened.transport, { signal, timeout: limits.startTimeoutMs });
       this.cached = await listAll(client, signal, limits.startTimeoutMs, this.skipped);
       this.stale = false;
+      if (this.retired) throw new ServerUnavailable(`server "${this.name}" is no longer configured`);
     } catch (error) {
       await client.close().catch(() => {});
+      if (this.retired) throw new ServerUnavailable(`server "${this.name}" is no longer configured`);
       const reason = signal.aborted
         ? `did not start within ${limits.startTimeoutMs / 1000} s`
         : (opened.ended() ?? this.scrub(describeFailure(error)));
+      this.pending = undefined;
       this.failed(reason);
       log.warn({ server: this.name, reason }, 'mcp server cannot start');
       throw new ServerUnavailable(`server "${this.name}" cannot start: ${reason}`);
     }
+    this.pending = undefined;
     this.live = live;
     this.failures = 0;
     this.lastFailure = undefined;
@@ -287,6 +298,18 @@ async function listAll(
     if (cursor === undefined) break;
   }
   return tools;
+}
+
+/** How long a stop waits for an HTTP server to end the session (DELETE), which the spec asks of a client. */
+const END_SESSION_MS = 2_000;
+
+async function endSession(live: Live): Promise<void> {
+  const transport = live.opened.transport;
+  if (!(transport instanceof StreamableHTTPClientTransport) || transport.sessionId === undefined) return;
+  await Promise.race([
+    transport.terminateSession().catch(() => {}),
+    new Promise((resolve) => setTimeout(resolve, END_SESSION_MS).unref()),
+  ]);
 }
 
 function isTimeout(error: unknown): boolean {

@@ -59,7 +59,12 @@ function bounded(text: string): string {
 /** True when the error is the connection's, not the server's answer: the server is to be started again. */
 export function isConnectionFailure(error: unknown): boolean {
   if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
-  return true;
+  return !isInvalidAnswer(error);
+}
+
+/** The SDK refused the server's answer as not of the result's shape (a zod error, with its issues). */
+export function isInvalidAnswer(error: unknown): boolean {
+  return error instanceof Error && Array.isArray((error as { issues?: unknown }).issues);
 }
 
 /** The server forgot the session (it restarted): the Streamable HTTP spec says start a new one. */
@@ -74,6 +79,7 @@ export function describeFailure(error: unknown): string {
     return `${oneLine(message)} (JSON-RPC error ${error.code})`;
   }
   if (error instanceof StreamableHTTPError) return `HTTP ${error.code ?? 'error'}: ${oneLine(error.message)}`;
+  if (isInvalidAnswer(error)) return 'the server answered with something that is not a valid MCP result';
   const code = networkCode(error);
   if (code) return code;
   return oneLine(error instanceof Error ? error.message : String(error));
