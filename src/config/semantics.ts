@@ -5,6 +5,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { resolveStore } from '../store/drivers/registry.js';
+import { resolveToolPaths, toolConfigRules } from '../tools/config-rules.js';
 import { callbackConfigProblems } from './callback-rules.js';
 import {
   hookTokenRules,
@@ -56,6 +57,10 @@ export function checkConfig(
   found.problems.push(...callbackConfigProblems(hooks));
   const agents = checkAgents(raw, ctx, found);
   const modelPolicy = checkModels(raw, agents, found);
+  // --- tools: selectors name configured servers (docs/tools.md, "Checking the config") ---
+  const toolRules = toolConfigRules(raw);
+  found.problems.push(...toolRules.problems);
+  found.warnings.push(...toolRules.warnings);
   const config: ResolvedConfig = {
     configPath: ctx.configPath,
     configDir: ctx.configDir,
@@ -71,7 +76,7 @@ export function checkConfig(
     modelPolicy,
     channels: raw.channels,
     alerts: raw.alerts,
-    tools: raw.tools,
+    tools: resolveToolPaths(raw.tools, ctx.resolvePath),
   };
   return { config, problems: found.problems, warnings: found.warnings };
 }

@@ -16,6 +16,7 @@ import { hookTokenChecks } from './hook-tokens.js';
 import { providerProbes } from './provider-probes.js';
 import { securityChecks } from './security-checks.js';
 import { storeProbe } from './store-check.js';
+import { toolServerProbes, toolsCheck } from './tool-servers.js';
 import { type CheckResult, fail, ok, type Probe, warn } from './types.js';
 
 export interface DoctorOptions {
@@ -35,8 +36,12 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
     ...hookTokenChecks(source),
     ...fileModeChecks(source),
     alertsCheck(source),
+    toolsCheck(source),
   ].filter((check): check is CheckResult => check !== undefined);
-  const probes = probesFor(source, options.timeoutMs, options.env);
+  const probes = [
+    ...probesFor(source, options.timeoutMs, options.env),
+    ...toolServerProbes(source, options.timeoutMs),
+  ];
   const pending = new Set(probes.map((probe) => probe.name));
   let done = 0;
   options.onProgress?.(0, probes.length, [...pending]);
@@ -74,9 +79,12 @@ function configCheck(source: ConfigSource): CheckResult {
       details: source.problems,
     };
   }
-  // Token length and expiry warnings are the token checks' to report.
+  // Token length and expiry warnings are the token checks' to report, an agent's tools the tools check's.
   const warnings = source.warnings.filter(
-    (w) => !/^(hooks\.token|gateway\.auth\.token|hooks\.tokens\[\d+\]\.(token|notAfter)):/.test(w),
+    (w) =>
+      !/^(hooks\.token|gateway\.auth\.token|hooks\.tokens\[\d+\]\.(token|notAfter)|agents\.list\[\d+\]\.tools):/.test(
+        w,
+      ),
   );
   if (warnings.length > 0)
     return { ...warn('config', `${source.path}: valid, with warnings`), details: warnings };
