@@ -27,7 +27,7 @@ export function resultMessage(
   return {
     role: 'tool',
     callId: step.callId,
-    text: wrapUntrusted(step.result, { source: `tool:${step.tool}`, kind: 'tool result' }),
+    text: wrapUntrusted(step.result, { source: `tool:${step.tool}`, kind: 'tool-result' }),
     isError: step.status !== 'ok',
   };
 }
