@@ -85,7 +85,7 @@ describe('a turn with tools', () => {
     expect(await runTurn(deps, turn(agent, set, steps))).toBe('It fixes the parser.');
 
     expect(llm.requests).toHaveLength(2);
-    const names = (llm.requests[0]?.body.tools as { function: { name: string } }[]).map(
+    const names = ((llm.requests[0]?.body.tools ?? []) as { function: { name: string } }[]).map(
       (t) => t.function.name,
     );
     expect(names).toEqual(['repo__get_pull_request', 'tickets__create_ticket']);
