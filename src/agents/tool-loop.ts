@@ -90,7 +90,12 @@ export async function runToolLoop(deps: ToolLoopDeps, request: ToolLoopRequest):
     };
     await steps.append(step);
     if (calls.length === 0) return reply.text;
-    conversation.push({ role: 'assistant', content: reply.text, toolCalls: calls });
+    conversation.push({
+      role: 'assistant',
+      content: reply.text,
+      toolCalls: calls,
+      ...(reply.providerBlocks?.length ? { providerBlocks: reply.providerBlocks } : {}),
+    });
     pending = calls;
   }
 }

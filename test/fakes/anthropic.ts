@@ -27,6 +27,8 @@
  * for the turns of a tool loop (every `tool_use` answered by a `tool_result` in the user
  * turn right after it, and no `tool_result` without its `tool_use`). `script([...])`
  * answers a sequence of replies, one per request, the last one again once it runs out.
+ * With `thinking` enabled, the last assistant turn, when it called tools, must start with
+ * its `thinking` block sent back unchanged (signature included), as the real API demands.
  */
 import type { ServerResponse } from 'node:http';
 import {
@@ -67,6 +69,8 @@ export interface FakeToolUseReply {
   toolUses: { id?: string; name: string; input?: unknown; inputJson?: string }[];
   /** Text the model writes before the calls; absent: none. */
   text?: string;
+  /** A signed `thinking` block before everything else (extended thinking); absent: none. */
+  thinking?: string;
 }
 
 export type FakeAnthropicHandler = (
@@ -233,6 +237,10 @@ function checkBlocks(role: string, blocks: unknown[], at: string): string | unde
       if (problem) return problem;
       continue;
     }
+    if (b?.type === 'thinking' || b?.type === 'redacted_thinking') {
+      if (role !== 'assistant') return `${where}: ${b.type} blocks are only allowed in assistant messages`;
+      continue;
+    }
     if (b?.type !== 'image' && b?.type !== 'document') {
       return `${where}: Input tag '${String(b?.type)}' found using 'type' does not match any of the expected tags`;
     }
@@ -276,7 +284,7 @@ function checkBody(body: AnthropicMessagesBody): string | undefined {
       if (problem) return problem;
     }
   }
-  const toolProblem = checkTools(body.tools) ?? checkToolTurns(body.messages);
+  const toolProblem = checkTools(body.tools) ?? checkToolTurns(body.messages) ?? checkThinkingKept(body);
   if (toolProblem) return toolProblem;
   if (body.thinking !== undefined) {
     const { type, budget_tokens: budget } = body.thinking;
@@ -363,6 +371,27 @@ function checkToolTurns(messages: AnthropicMessagesBody['messages']): string | u
   return undefined;
 }
 
+/** The signature the fake signs a thinking block with: the API checks it is sent back unchanged. */
+export function fakeSignature(thinking: string): string {
+  return Buffer.from(`sig:${thinking}`).toString('base64');
+}
+
+/** With thinking on, a last assistant turn that called tools starts with its signed thinking block. */
+function checkThinkingKept(body: AnthropicMessagesBody): string | undefined {
+  if (body.thinking?.type !== 'enabled') return undefined;
+  const last = [...body.messages].reverse().find((m) => m.role === 'assistant');
+  const blocks = Array.isArray(last?.content) ? (last.content as Record<string, unknown>[]) : [];
+  if (!blocks.some((b) => b?.type === 'tool_use')) return undefined;
+  const first = blocks[0];
+  if (first?.type === 'redacted_thinking') return undefined;
+  if (first?.type !== 'thinking') {
+    return `messages: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`;
+  }
+  if (first.signature !== fakeSignature(String(first.thinking)))
+    return 'messages: Invalid `signature` in `thinking` block';
+  return undefined;
+}
+
 function toolUseBlocks(reply: FakeToolUseReply, id: string) {
   return reply.toolUses.map((use, n) => ({
     type: 'tool_use',
@@ -407,6 +436,25 @@ function streamToolUses(
     }),
   ];
   let index = 0;
+  if (reply.thinking !== undefined) {
+    events.push(
+      wire('content_block_start', {
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      }),
+    );
+    for (const thinking of pieces(reply.thinking)) {
+      events.push(wire('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } }));
+    }
+    events.push(
+      wire('content_block_delta', {
+        index,
+        delta: { type: 'signature_delta', signature: fakeSignature(reply.thinking) },
+      }),
+      wire('content_block_stop', { index }),
+    );
+    index++;
+  }
   if (reply.text !== undefined) {
     events.push(wire('content_block_start', { index, content_block: { type: 'text', text: '' } }));
     for (const text of pieces(reply.text)) {
@@ -493,6 +541,9 @@ function sendReply(res: ServerResponse, reply: FakeAnthropicReply, id: string, m
       role: 'assistant',
       model,
       content: [
+        ...(reply.thinking === undefined
+          ? []
+          : [{ type: 'thinking', thinking: reply.thinking, signature: fakeSignature(reply.thinking) }]),
         ...(reply.text === undefined ? [] : [{ type: 'text', text: reply.text }]),
         ...toolUseBlocks(reply, id).map(({ inputJson: _, ...block }) => block),
       ],

@@ -12,7 +12,7 @@ import type {
   ModelProvider,
 } from '../../../src/agents/providers/types.js';
 import type { ToolSpec } from '../../../src/tools/types.js';
-import { type FakeAnthropic, startFakeAnthropic } from '../../fakes/anthropic.js';
+import { type FakeAnthropic, fakeSignature, startFakeAnthropic } from '../../fakes/anthropic.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../../fakes/openai.js';
 
 const TOOLS: ToolSpec[] = [
@@ -295,5 +295,103 @@ describe('anthropic-messages tool use', () => {
     fake.script(['plain']);
     await provider.complete(request('claude-sonnet-4-5', false, { tools: undefined }));
     expect(Object.keys(fake.requests[0]?.body ?? {})).toEqual(['model', 'max_tokens', 'messages']);
+  });
+});
+
+describe('anthropic-messages extended thinking with tool use', () => {
+  let fake: FakeAnthropic;
+  let provider: ModelProvider;
+  beforeAll(async () => {
+    fake = await startFakeAnthropic({ apiKey: 'sk-ant-test', streamDelayMs: 1 });
+    provider = createProvider('anthropic', {
+      api: 'anthropic-messages',
+      baseUrl: fake.url,
+      apiKey: 'sk-ant-test',
+      maxTokens: 4096,
+    });
+  });
+  afterAll(() => fake.close());
+  beforeEach(() => {
+    fake.requests.length = 0;
+  });
+
+  for (const { name, stream } of modes) {
+    it(`sends the signed thinking block back first in the turn that called tools (${name})`, async () => {
+      fake.script([
+        {
+          thinking: 'I need the PR.',
+          toolUses: [{ id: 'toolu_1', name: 'repo__get_pull_request', input: { number: 7 } }],
+        },
+        'Reviewed.',
+      ]);
+      const first = await provider.complete(request('claude-sonnet-4-5', stream, { thinking: 'low' }));
+      expect(first.providerBlocks).toEqual([
+        { type: 'thinking', thinking: 'I need the PR.', signature: fakeSignature('I need the PR.') },
+      ]);
+      const messages: ConversationMessage[] = [
+        { role: 'user', content: 'review PR 7' },
+        {
+          role: 'assistant',
+          content: first.text,
+          toolCalls: first.calls ?? [],
+          ...(first.providerBlocks ? { providerBlocks: first.providerBlocks } : {}),
+        },
+        { role: 'tool', callId: 'toolu_1', text: 'PR 7', isError: false },
+      ];
+      const second = await provider.complete(
+        request('claude-sonnet-4-5', stream, { thinking: 'low', messages }),
+      );
+      expect(second.text).toBe('Reviewed.');
+      const body = fake.requests[1]?.body;
+      expect(body?.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+      expect((body?.messages[1]?.content as { type: string }[]).map((b) => b.type)).toEqual([
+        'thinking',
+        'tool_use',
+      ]);
+    });
+  }
+
+  it('without the thinking block (a resumed run), calls without thinking rather than be refused', async () => {
+    fake.script(['Reviewed.']);
+    const result = await provider.complete(
+      request('claude-sonnet-4-5', false, { thinking: 'low', messages: AFTER_ONE_CALL }),
+    );
+    expect(result.text).toBe('Reviewed.');
+    expect(fake.requests[0]?.body).not.toHaveProperty('thinking');
+  });
+});
+
+describe('the fakes check the turns of a tool loop as the APIs do', () => {
+  const unanswered: ConversationMessage[] = [
+    ...AFTER_ONE_CALL.slice(0, 2),
+    { role: 'user', content: 'and now?' },
+  ];
+
+  it('openai: a tool call without its tool message is refused', async () => {
+    const fake = await startFakeOpenAi();
+    try {
+      const provider = createProvider('openai', { api: 'openai-chat', baseUrl: fake.baseUrl });
+      await expect(
+        provider.complete(request('gpt-4o-mini', false, { messages: unanswered })),
+      ).rejects.toThrow(/must be followed by tool messages responding to each 'tool_call_id'.*call_1/);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('anthropic: a tool_use without its tool_result is refused', async () => {
+    const fake = await startFakeAnthropic();
+    try {
+      const provider = createProvider('anthropic', {
+        api: 'anthropic-messages',
+        baseUrl: fake.url,
+        maxTokens: 1024,
+      });
+      await expect(
+        provider.complete(request('claude-sonnet-4-5', false, { messages: unanswered })),
+      ).rejects.toThrow(/`tool_use` ids were found without `tool_result` blocks immediately after: call_1/);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -13,6 +13,7 @@ import {
   type ThinkingLevel,
 } from '../kit/types.js';
 import type { AnthropicMessagesConfig } from './config.js';
+import { StreamedThinking, thinkingBlocksOf, thinkingLost } from './thinking-blocks.js';
 import { StreamedToolUses, toolUsesOf, wireTools } from './tool-use.js';
 import { wireTurns } from './wire-turns.js';
 
@@ -48,7 +49,7 @@ export function createAnthropicMessagesProvider(
         ...(request.system ? { system: request.system } : {}),
         messages: wireTurns(request.messages, names),
       };
-      if (request.thinking && request.thinking !== 'off') {
+      if (request.thinking && request.thinking !== 'off' && !thinkingLost(request.messages)) {
         const budget = THINKING_BUDGET_TOKENS[request.thinking];
         body.thinking = { type: 'enabled', budget_tokens: budget };
         // The API requires max_tokens > budget_tokens; keep the configured room for the answer on top.
@@ -99,6 +100,7 @@ async function streamed(
   // Filled from the event callback as the events arrive.
   const got: { text: string; stopReason?: string; stopped: boolean } = { text: '', stopped: false };
   const toolUses = new StreamedToolUses();
+  const thinking = new StreamedThinking();
   await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
     if (got.stopped) return;
     let data: Record<string, unknown>;
@@ -115,9 +117,14 @@ async function streamed(
         transient: TRANSIENT_ERROR_TYPES.has(String(error?.type)),
       });
     }
-    if (type === 'content_block_start') toolUses.start(data.index, data.content_block);
-    else if (type === 'content_block_delta') {
-      const delta = data.delta as { type?: unknown; text?: unknown; partial_json?: unknown } | undefined;
+    if (type === 'content_block_start') {
+      toolUses.start(data.index, data.content_block);
+      thinking.start(data.index, data.content_block);
+    } else if (type === 'content_block_delta') {
+      const delta = data.delta as
+        | { type?: unknown; text?: unknown; partial_json?: unknown; thinking?: unknown; signature?: unknown }
+        | undefined;
+      if (delta) thinking.delta(data.index, delta);
       if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text) {
         got.text += delta.text;
         onDelta(delta.text);
@@ -133,7 +140,7 @@ async function streamed(
     });
   }
   const calls = toolUses.calls(names);
-  if (calls.length) return { text: got.text, calls };
+  if (calls.length) return withBlocks({ text: got.text, calls }, thinking.blocks());
   if (got.text.trim()) return { text: got.text };
   const stop = got.stopReason ? ` (stop_reason ${got.stopReason})` : '';
   throw new ProviderError(`${label}: returned no text${stop}`);
@@ -156,8 +163,13 @@ function reply(label: string, json: unknown, names: ToolNames): CompletionResult
     })
     .join('');
   const calls = toolUsesOf(message.content, names);
-  if (calls.length) return { text, calls };
+  if (calls.length) return withBlocks({ text, calls }, thinkingBlocksOf(message.content));
   if (text.trim()) return { text };
   const stop = typeof message.stop_reason === 'string' ? ` (stop_reason ${message.stop_reason})` : '';
   throw new ProviderError(`${label}: returned no text${stop}`);
+}
+
+/** A reply with calls keeps its thinking blocks, to send back with its turn (thinking-blocks.ts). */
+function withBlocks(result: CompletionResult, blocks: unknown[]): CompletionResult {
+  return blocks.length ? { ...result, providerBlocks: blocks } : result;
 }

@@ -40,11 +40,13 @@ function addResult(turns: WireTurn[], result: ToolResultMessage): void {
   } else turns.push({ role: 'user', content: [block] });
 }
 
-function loopTurn({ role, content, toolCalls }: ChatMessage, names: ToolNames): WireTurn {
+function loopTurn({ role, content, toolCalls, providerBlocks }: ChatMessage, names: ToolNames): WireTurn {
   if (!toolCalls?.length) return { role, content };
   return {
     role,
     content: [
+      // Thinking blocks first, unchanged (thinking-blocks.ts).
+      ...(providerBlocks ?? []),
       // An empty text block is refused: a turn that only called tools has none.
       ...(content ? [{ type: 'text', text: content }] : []),
       ...toolCalls.map((call) => ({

@@ -21,6 +21,12 @@ export interface ChatMessage {
   attachments?: ModelAttachment[];
   /** The tools an assistant turn asked for (a tool loop's earlier model call); absent for none. */
   toolCalls?: ModelToolCall[];
+  /**
+   * Content of the provider's own that must go back unchanged with this assistant turn while
+   * its tool calls are answered (Anthropic's signed thinking blocks). Kept in memory only: a
+   * resumed run has none, and the provider does without (see anthropic-messages).
+   */
+  providerBlocks?: unknown[];
 }
 
 /** A tool call the model asked for, with the tool's own `<server>.<tool>` name (decoded). */
@@ -92,6 +98,8 @@ export interface CompletionResult {
   text: string;
   /** The tool calls it asked for, in its order; absent or empty: `text` is its final answer. */
   calls?: ModelToolCall[];
+  /** With calls: what goes back with this turn as `providerBlocks`; absent for nothing. */
+  providerBlocks?: unknown[];
 }
 
 export interface ModelProvider {
