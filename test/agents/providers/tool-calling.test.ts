@@ -344,7 +344,7 @@ describe('anthropic-messages extended thinking with tool use', () => {
       expect(second.text).toBe('Reviewed.');
       const body = fake.requests[1]?.body;
       expect(body?.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
-      expect((body?.messages[1]?.content as { type: string }[]).map((b) => b.type)).toEqual([
+      expect(((body?.messages[1]?.content ?? []) as { type: string }[]).map((b) => b.type)).toEqual([
         'thinking',
         'tool_use',
       ]);
