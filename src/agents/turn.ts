@@ -3,21 +3,30 @@
  * prompt (SYSTEM.md), the session's recent transcript, the new user turn, sent
  * to the model. A provider error that may pass (429, 408, 5xx, a network
  * failure) is retried with backoff a bounded number of times, within the
- * turn's own deadline; any other error fails the turn at once.
+ * turn's own deadline; any other error fails the turn at once. An agent with
+ * tools makes the turn a loop of model and tool calls (tool-loop.ts), each model
+ * call retried so.
  */
 import type { ResolvedAgent } from '../config/resolved.js';
 import type { WorkSpan } from '../observability/work-span.js';
 import type { Store } from '../store/types.js';
+import type { RunToolSet, ToolSpec } from '../tools/types.js';
 import { fitHistory, HISTORY_TURNS } from './history.js';
 import { tracedModelCall } from './model-span.js';
-import type { ModelRouter } from './models.js';
+import type { ModelRouter, ResolvedModel } from './models.js';
 import { abortReason } from './providers/kit/abort.js';
 import {
   type ChatMessage,
+  type CompletionRequest,
+  type CompletionResult,
+  type ConversationMessage,
   type ModelAttachment,
   ProviderError,
   type ThinkingLevel,
 } from './providers/types.js';
+import type { StepLog } from './step-log.js';
+import type { ApproveTool } from './tool-approval.js';
+import { runToolLoop, type ToolCallMetrics } from './tool-loop.js';
 import { readWorkspaceFile, SYSTEM_PROMPT_FILE } from './workspace.js';
 
 export interface RetryPolicy {
@@ -42,6 +51,17 @@ export interface TurnDeps {
   onRetry?: (error: ProviderError, delayMs: number, call: number) => void;
   /** The run's or heartbeat's span, when tracing is on: each model call is a child of it (model-span.ts). */
   span?: WorkSpan;
+  /** Counts a tool loop's calls (docs/operating.md, "Metrics"). */
+  toolMetrics?: ToolCallMetrics;
+}
+
+/** A run's tools (docs/agent-runs.md, "Tools"): given, the turn is a loop of model and tool calls. */
+export interface TurnTools {
+  set: RunToolSet;
+  /** The run's committed steps and where the next ones go (step-log.ts). */
+  steps: StepLog;
+  /** Decides calls that need approval (tool-approval.ts); absent: approval is not available. */
+  approve?: ApproveTool;
 }
 
 export interface TurnRequest {
@@ -61,46 +81,78 @@ export interface TurnRequest {
    * taken back, so the deltas joined stay the reply (or the run fails).
    */
   onDelta?: (text: string) => void;
+  /** The run's tools; absent: one model call, no tools offered. */
+  tools?: TurnTools;
 }
 
 /** Makes the turn and returns the model's reply text. */
 export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<string> {
   const { store, models } = deps;
-  const resolved = models.resolve(request.model ?? models.defaultFor(request.agent.id));
-  const { provider, model } = resolved;
+  const resolved = resolveModel(models, request);
   const system = await readWorkspaceFile(request.agent.workspace, SYSTEM_PROMPT_FILE);
   const history = fitHistory(await store.sessions.loadTranscript(request.sessionKey, HISTORY_TURNS));
+  const messages: ConversationMessage[] = [...history, userMessage(request)];
+  const base = { model: resolved.model, system, thinking: request.thinking ?? null, signal: request.signal };
+  const call = (messages: ConversationMessage[], tools?: readonly ToolSpec[]) =>
+    completeWithRetry(deps, resolved, {
+      ...base,
+      messages,
+      ...(tools?.length ? { tools } : {}),
+      ...(request.onDelta ? { onDelta: request.onDelta } : {}),
+    });
+  if (!request.tools) return (await call(messages)).text;
+  const { set, steps, approve } = request.tools;
+  return runToolLoop(
+    {
+      tools: set,
+      steps,
+      ...(approve ? { approve } : {}),
+      ...(deps.span ? { span: deps.span } : {}),
+      ...(deps.toolMetrics ? { metrics: deps.toolMetrics } : {}),
+    },
+    { messages, signal: request.signal, callModel: call },
+  );
+}
+
+function resolveModel(models: ModelRouter, request: TurnRequest): ResolvedModel {
+  return models.resolve(request.model ?? models.defaultFor(request.agent.id));
+}
+
+/**
+ * One model call, a transient provider error retried with backoff. A streamed call that
+ * already handed out a piece is not retried: the pieces sent cannot be taken back.
+ */
+async function completeWithRetry(
+  deps: TurnDeps,
+  resolved: ResolvedModel,
+  request: CompletionRequest,
+): Promise<CompletionResult> {
+  const { provider } = resolved;
   let streamedPieces = false;
   const onDelta = request.onDelta;
-  const completion = {
-    model,
-    system,
-    messages: [...history, userMessage(request)],
-    thinking: request.thinking ?? null,
-    signal: request.signal,
-    ...(onDelta
-      ? {
-          onDelta: (text: string) => {
-            streamedPieces = true;
-            onDelta(text);
-          },
-        }
-      : {}),
-  };
+  const completion: CompletionRequest = onDelta
+    ? {
+        ...request,
+        onDelta: (text: string) => {
+          streamedPieces = true;
+          onDelta(text);
+        },
+      }
+    : request;
   const retry = deps.retry ?? DEFAULT_RETRY;
   const sleep = deps.sleep ?? abortableSleep;
   const random = deps.random ?? Math.random;
   for (let call = 1; ; call++) {
     try {
       const complete = () => provider.complete(completion);
-      return (await (deps.span ? tracedModelCall(deps.span, resolved, call, complete) : complete())).text;
+      return await (deps.span ? tracedModelCall(deps.span, resolved, call, complete) : complete());
     } catch (error) {
-      if (request.signal.aborted || !(error instanceof ProviderError) || !error.transient) throw error;
+      if (completion.signal.aborted || !(error instanceof ProviderError) || !error.transient) throw error;
       if (streamedPieces) throw error;
       if (call >= retry.maxCalls) throw error;
       const delay = retryDelay(retry, call, error.retryAfterMs, random);
       deps.onRetry?.(error, delay, call);
-      await sleep(delay, request.signal);
+      await sleep(delay, completion.signal);
     }
   }
 }

@@ -19,6 +19,7 @@ import { ScanLoop } from '../loops/scan-loop.js';
 import { stopWithGrace } from '../loops/stop-with-grace.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
+import type { StepsStore } from '../store/contract/steps.js';
 import {
   type AlertOutcome,
   type ClaimedRun,
@@ -29,6 +30,7 @@ import {
   StoreUnavailableError,
 } from '../store/types.js';
 import type { RunDeltaWriter } from '../streaming/run-deltas.js';
+import type { ToolSource } from '../tools/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { uuidv7 } from '../util/ids.js';
 import { userTurnOf } from './attachments.js';
@@ -36,6 +38,9 @@ import { isHeartbeatAck } from './heartbeat-protocol.js';
 import type { ModelRouter } from './models.js';
 import { ownerAliveChecker } from './owner.js';
 import type { ThinkingLevel } from './providers/types.js';
+import { runToolsFor } from './run-tools.js';
+import type { ApproveTool } from './tool-approval.js';
+import type { ToolCallMetrics } from './tool-loop.js';
 import { type RetryPolicy, runTurn } from './turn.js';
 
 /** Longest reply quoted in a summary event. */
@@ -91,6 +96,14 @@ export interface WorkerDeps {
     /** After the run's result is committed: the streams on other replicas learn it finished. */
     finished(runId: string): void;
   };
+  /** MCP tools (docs/agent-runs.md, "Tools"): an agent with `tools` gets each run's set here; absent: none. */
+  tools?: ToolSource;
+  /** Where tool loops commit their steps (docs/agent-runs.md, "Tools"); absent: in memory only. */
+  steps?: StepsStore;
+  /** Decides a run's tool calls that need approval (agents/tool-approval.ts); absent: not available. */
+  approveTool?: (run: ClaimedRun) => ApproveTool;
+  /** Counts tool calls (docs/operating.md, "Metrics"). */
+  toolMetrics?: ToolCallMetrics;
 }
 
 /** What the worker asks of alerts (alerts/alerts.ts). */
@@ -235,10 +248,12 @@ export class RunWorker {
     try {
       const turn = await userTurnOf(store, run, { signal });
       userTurn = turn.transcript;
+      const tools = await runToolsFor(this.deps, this.deps.config, run, agent, this.deps.approveTool?.(run));
       reply = await runTurn(
         {
           store,
           models: this.deps.models,
+          toolMetrics: this.deps.toolMetrics,
           retry: this.deps.providerRetry,
           onRetry: (failure, delayMs, call) =>
             log.warn(
@@ -256,6 +271,7 @@ export class RunWorker {
           thinking: run.thinking as ThinkingLevel | null,
           signal,
           ...(deltas ? { onDelta: (text: string) => deltas.push(text) } : {}),
+          ...(tools ? { tools } : {}),
         },
       );
       status = 'succeeded';

@@ -46,6 +46,7 @@ export class GatewayMetrics {
   private readonly callbacks: Counter<'status'>;
   private readonly pruned: Counter<'kind'>;
   private readonly alerts: Counter<'status'>;
+  private readonly toolCalls: Counter<'tool' | 'status'>;
 
   constructor(
     private readonly source: CountsSource,
@@ -121,6 +122,12 @@ export class GatewayMetrics {
       labelNames: ['status'],
       registers,
     });
+    this.toolCalls = new Counter({
+      name: 'agentgate_tool_calls_total',
+      help: 'Tool calls of agent runs (tools), by <server>.<tool> and status (ok, error, denied).',
+      labelNames: ['tool', 'status'],
+      registers,
+    });
     // Series of a fixed label set start at 0, so rate() and absent-series alerts work from the first scrape.
     for (const status of ['succeeded', 'failed', 'timed_out'] as const) {
       this.runsFinished.labels(status).inc(0);
@@ -170,6 +177,11 @@ export class GatewayMetrics {
   /** Alerts by status (docs/alerts.md, "Metrics"): `count` of them at once for `summarized`. */
   alertCounted(status: AlertStatus, count = 1): void {
     this.alerts.labels(status).inc(count);
+  }
+
+  /** A run's tool call finished (docs/agent-runs.md, "Tools"); `tool` is `<server>.<tool>` or `unknown`. */
+  toolCallFinished(tool: string, status: 'ok' | 'error' | 'denied'): void {
+    this.toolCalls.labels(tool, status).inc();
   }
 
   /** Retention deleted `count` runs or events (one call per batch). */

@@ -17,6 +17,18 @@
  * `message_stop`, `streamDelayMs` apart. A string reply is streamed word by word;
  * `{stream: [...]}` names the pieces, and may end in an `error` event (Anthropic's
  * `overloaded_error`) or a dropped connection instead of `message_stop`.
+ *
+ * Tool use: `{toolUses: [{name, input}], text?}` answers with `tool_use` content blocks
+ * (`stop_reason: "tool_use"`; `inputJson` instead of `input` is streamed as it is, malformed
+ * or not), and streamed as the real API streams them: per block a `content_block_start` with
+ * `{type: "tool_use", id, name, input: {}}`, the input in `input_json_delta` `partial_json`
+ * fragments, then `content_block_stop`. The body checks include the API's own for tools
+ * (`tools[i].name` matching `^[a-zA-Z0-9_-]{1,64}$`, an `input_schema` of type object) and
+ * for the turns of a tool loop (every `tool_use` answered by a `tool_result` in the user
+ * turn right after it, and no `tool_result` without its `tool_use`). `script([...])`
+ * answers a sequence of replies, one per request, the last one again once it runs out.
+ * With `thinking` enabled, the last assistant turn, when it called tools, must start with
+ * its `thinking` block sent back unchanged (signature included), as the real API demands.
  */
 import type { ServerResponse } from 'node:http';
 import {
@@ -49,7 +61,17 @@ export type FakeAnthropicReply =
   | { status: number; error: string; type?: string }
   | { status?: number; json: unknown }
   | { status?: number; raw: string; contentType?: string }
-  | { stream: string[]; fail?: { error: string; type?: string } | 'drop' };
+  | { stream: string[]; fail?: { error: string; type?: string } | 'drop' }
+  | FakeToolUseReply;
+
+/** A reply asking for tool calls (ids default to `toolu_fake<n>`). */
+export interface FakeToolUseReply {
+  toolUses: { id?: string; name: string; input?: unknown; inputJson?: string }[];
+  /** Text the model writes before the calls; absent: none. */
+  text?: string;
+  /** A signed `thinking` block before everything else (extended thinking); absent: none. */
+  thinking?: string;
+}
 
 export type FakeAnthropicHandler = (
   body: AnthropicMessagesBody,
@@ -85,6 +107,8 @@ export interface FakeAnthropic {
   url: string;
   requests: RecordedAnthropicRequest[];
   setReply(handler: FakeAnthropicHandler): void;
+  /** Answers these replies in order, one per request, then the last one again. */
+  script(replies: FakeAnthropicReply[]): void;
   /** Resolves when a request's connection is closed by the client before its reply. */
   nextAbort(): Promise<RecordedAnthropicRequest>;
   close(): Promise<void>;
@@ -159,7 +183,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     counter += 1;
     const id = `msg_fake${counter}`;
     const model = (body as AnthropicMessagesBody).model;
-    if ((body as AnthropicMessagesBody).stream === true && (typeof reply === 'string' || 'stream' in reply)) {
+    const streamed = (body as AnthropicMessagesBody).stream === true;
+    if (streamed && typeof reply === 'object' && 'toolUses' in reply) {
+      return streamToolUses(res, reply, id, model, options.streamDelayMs ?? 20);
+    }
+    if (streamed && (typeof reply === 'string' || 'stream' in reply)) {
       return streamReply(res, reply, id, model, options.streamDelayMs ?? 20);
     }
     sendReply(res, reply, id, model);
@@ -170,6 +198,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     requests,
     setReply(next) {
       handler = next;
+    },
+    script(replies) {
+      let next = 0;
+      handler = () => replies[Math.min(next++, replies.length - 1)] as FakeAnthropicReply;
     },
     nextAbort: () => aborts.next(),
     close: server.close,
@@ -198,6 +230,15 @@ function checkBlocks(role: string, blocks: unknown[], at: string): string | unde
     if (b?.type === 'text') {
       if (typeof b.text !== 'string' || !b.text)
         return `${where}.text: text content blocks must be non-empty`;
+      continue;
+    }
+    if (b?.type === 'tool_use' || b?.type === 'tool_result') {
+      const problem = checkToolBlock(role, block as ToolBlock, where);
+      if (problem) return problem;
+      continue;
+    }
+    if (b?.type === 'thinking' || b?.type === 'redacted_thinking') {
+      if (role !== 'assistant') return `${where}: ${b.type} blocks are only allowed in assistant messages`;
       continue;
     }
     if (b?.type !== 'image' && b?.type !== 'document') {
@@ -243,6 +284,8 @@ function checkBody(body: AnthropicMessagesBody): string | undefined {
       if (problem) return problem;
     }
   }
+  const toolProblem = checkTools(body.tools) ?? checkToolTurns(body.messages) ?? checkThinkingKept(body);
+  if (toolProblem) return toolProblem;
   if (body.thinking !== undefined) {
     const { type, budget_tokens: budget } = body.thinking;
     if (type === 'enabled') {
@@ -256,6 +299,192 @@ function checkBody(body: AnthropicMessagesBody): string | undefined {
     }
   }
   return undefined;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+interface ToolBlock {
+  type: 'tool_use' | 'tool_result';
+  id?: unknown;
+  name?: unknown;
+  input?: unknown;
+  tool_use_id?: unknown;
+  content?: unknown;
+  is_error?: unknown;
+}
+
+function checkToolBlock(role: string, block: ToolBlock, where: string): string | undefined {
+  if (block.type === 'tool_use') {
+    if (role !== 'assistant') return `${where}: tool_use blocks are only allowed in assistant messages`;
+    if (typeof block.id !== 'string' || !block.id) return `${where}.id: Field required`;
+    if (typeof block.name !== 'string' || !TOOL_NAME.test(block.name))
+      return `${where}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+    if (!block.input || typeof block.input !== 'object' || Array.isArray(block.input))
+      return `${where}.input: Input should be a valid dictionary`;
+    return undefined;
+  }
+  if (role !== 'user') return `${where}: tool_result blocks are only allowed in user messages`;
+  if (typeof block.tool_use_id !== 'string') return `${where}.tool_use_id: Field required`;
+  if (block.content !== undefined && typeof block.content !== 'string' && !Array.isArray(block.content))
+    return `${where}.content: Input should be a valid string`;
+  if (block.is_error !== undefined && typeof block.is_error !== 'boolean')
+    return `${where}.is_error: Input should be a valid boolean`;
+  return undefined;
+}
+
+/** `tools`, as the real API checks them. */
+function checkTools(tools: unknown): string | undefined {
+  if (tools === undefined) return undefined;
+  if (!Array.isArray(tools)) return 'tools: Input should be a valid list';
+  for (const [i, tool] of tools.entries()) {
+    const t = tool as { name?: unknown; input_schema?: { type?: unknown } } | null;
+    if (typeof t?.name !== 'string' || !TOOL_NAME.test(t.name))
+      return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+    if (t.input_schema?.type !== 'object')
+      return `tools.${i}.custom.input_schema.type: Input should be 'object'`;
+  }
+  return undefined;
+}
+
+/** Every `tool_use` answered by a `tool_result` in the next (user) turn, and no result without its use. */
+function checkToolTurns(messages: AnthropicMessagesBody['messages']): string | undefined {
+  const blocksOf = (content: unknown) => (Array.isArray(content) ? (content as ToolBlock[]) : []);
+  for (const [i, message] of messages.entries()) {
+    if (message.role !== 'user') continue;
+    const previous = i > 0 ? blocksOf(messages[i - 1]?.content) : [];
+    const uses = new Set(previous.filter((b) => b?.type === 'tool_use').map((b) => b.id));
+    for (const block of blocksOf(message.content)) {
+      if (block?.type === 'tool_result' && !uses.has(block.tool_use_id)) {
+        return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+      }
+    }
+    const answered = new Set(blocksOf(message.content).map((b) => b?.tool_use_id));
+    const missing = [...uses].filter((id) => !answered.has(id));
+    if (missing.length > 0) {
+      return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+  }
+  const last = messages[messages.length - 1];
+  if (last?.role === 'assistant' && blocksOf(last.content).some((b) => b?.type === 'tool_use')) {
+    return 'messages: the last assistant turn asks for tools, and no results follow it';
+  }
+  return undefined;
+}
+
+/** The signature the fake signs a thinking block with: the API checks it is sent back unchanged. */
+export function fakeSignature(thinking: string): string {
+  return Buffer.from(`sig:${thinking}`).toString('base64');
+}
+
+/** With thinking on, a last assistant turn that called tools starts with its signed thinking block. */
+function checkThinkingKept(body: AnthropicMessagesBody): string | undefined {
+  if (body.thinking?.type !== 'enabled') return undefined;
+  const last = [...body.messages].reverse().find((m) => m.role === 'assistant');
+  const blocks = Array.isArray(last?.content) ? (last.content as Record<string, unknown>[]) : [];
+  if (!blocks.some((b) => b?.type === 'tool_use')) return undefined;
+  const first = blocks[0];
+  if (first?.type === 'redacted_thinking') return undefined;
+  if (first?.type !== 'thinking') {
+    return `messages: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`;
+  }
+  if (first.signature !== fakeSignature(String(first.thinking)))
+    return 'messages: Invalid `signature` in `thinking` block';
+  return undefined;
+}
+
+function toolUseBlocks(reply: FakeToolUseReply, id: string) {
+  return reply.toolUses.map((use, n) => ({
+    type: 'tool_use',
+    id: use.id ?? `toolu_${id}_${n}`,
+    name: use.name,
+    input: use.input ?? {},
+    inputJson: use.inputJson ?? JSON.stringify(use.input ?? {}),
+  }));
+}
+
+/** A string in about three fragments, as the API streams a tool's input. */
+function fragments(text: string): string[] {
+  if (text.length < 3) return [text];
+  const third = Math.ceil(text.length / 3);
+  return [text.slice(0, third), text.slice(third, 2 * third), text.slice(2 * third)];
+}
+
+/** Tool use streamed in the real API's event format. */
+function streamToolUses(
+  res: ServerResponse,
+  reply: FakeToolUseReply,
+  id: string,
+  model: string,
+  delayMs: number,
+): Promise<void> {
+  const wire = (event: string, data: Record<string, unknown>): WireEvent => ({
+    event,
+    data: JSON.stringify({ type: event, ...data }),
+  });
+  const events: WireEvent[] = [
+    wire('message_start', {
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 1 },
+      },
+    }),
+  ];
+  let index = 0;
+  if (reply.thinking !== undefined) {
+    events.push(
+      wire('content_block_start', {
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      }),
+    );
+    for (const thinking of pieces(reply.thinking)) {
+      events.push(wire('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } }));
+    }
+    events.push(
+      wire('content_block_delta', {
+        index,
+        delta: { type: 'signature_delta', signature: fakeSignature(reply.thinking) },
+      }),
+      wire('content_block_stop', { index }),
+    );
+    index++;
+  }
+  if (reply.text !== undefined) {
+    events.push(wire('content_block_start', { index, content_block: { type: 'text', text: '' } }));
+    for (const text of pieces(reply.text)) {
+      events.push(wire('content_block_delta', { index, delta: { type: 'text_delta', text } }));
+    }
+    events.push(wire('content_block_stop', { index }));
+    index++;
+  }
+  for (const use of toolUseBlocks(reply, id)) {
+    events.push(
+      wire('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: use.id, name: use.name, input: {} },
+      }),
+      wire('ping', {}),
+    );
+    for (const partial_json of fragments(use.inputJson)) {
+      events.push(wire('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } }));
+    }
+    events.push(wire('content_block_stop', { index }));
+    index++;
+  }
+  events.push(
+    wire('message_delta', {
+      delta: { stop_reason: 'tool_use', stop_sequence: null },
+      usage: { output_tokens: 20 },
+    }),
+    wire('message_stop', {}),
+  );
+  return sendEventStream(res, events, { delayMs, end: 'end' });
 }
 
 /** A streamed answer in the real API's event format. */
@@ -305,6 +534,24 @@ function streamReply(
 }
 
 function sendReply(res: ServerResponse, reply: FakeAnthropicReply, id: string, model: string) {
+  if (typeof reply !== 'string' && 'toolUses' in reply) {
+    return sendChunkedJson(res, 200, {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [
+        ...(reply.thinking === undefined
+          ? []
+          : [{ type: 'thinking', thinking: reply.thinking, signature: fakeSignature(reply.thinking) }]),
+        ...(reply.text === undefined ? [] : [{ type: 'text', text: reply.text }]),
+        ...toolUseBlocks(reply, id).map(({ inputJson: _, ...block }) => block),
+      ],
+      stop_reason: 'tool_use',
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 20 },
+    });
+  }
   // Pieces asked of a request that does not stream: the whole reply at once.
   if (typeof reply !== 'string' && 'stream' in reply) return sendReply(res, reply.stream.join(''), id, model);
   if (typeof reply === 'string') {

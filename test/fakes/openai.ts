@@ -15,6 +15,16 @@
  * `choices[0].delta.content`, a last one with `finish_reason`), then `data: [DONE]`, the chunks
  * `streamDelayMs` apart. A string reply is streamed word by word; `{stream: [...]}` names the
  * pieces, and may end in an error chunk or a dropped connection instead of `[DONE]`.
+ *
+ * Tool calling: `{toolCalls: [{name, arguments}], text?}` answers with `message.tool_calls`
+ * (`finish_reason: "tool_calls"`; `arguments` a string is sent as it is, malformed or not,
+ * an object as its JSON), and streamed as the real API streams calls: per call a first
+ * `delta.tool_calls[{index, id, type, function: {name, arguments: ""}}]`, then the arguments
+ * in `{index, function: {arguments}}` fragments. The body checks include the API's own for
+ * tools (`tools[i].function.name` matching `^[a-zA-Z0-9_-]{1,64}$`) and for the turns of a
+ * tool loop (each `role: "tool"` message answering a `tool_call_id` of the assistant turn
+ * before it, every call answered). `script([...])` answers a sequence of replies, one per
+ * request, the last one again once it runs out.
  */
 import type { ServerResponse } from 'node:http';
 import {
@@ -31,7 +41,7 @@ import {
 
 export interface OpenAiChatBody {
   model: string;
-  messages: { role: string; content: unknown }[];
+  messages: WireMessage[];
   reasoning_effort?: string;
   [key: string]: unknown;
 }
@@ -46,7 +56,15 @@ export type FakeOpenAiReply =
   | { status: number; error: string; type?: string; code?: string | null; retryAfter?: string }
   | { status?: number; json: unknown }
   | { status?: number; raw: string; contentType?: string }
-  | { stream: string[]; fail?: { error: string } | 'drop' };
+  | { stream: string[]; fail?: { error: string } | 'drop' }
+  | FakeToolCallsReply;
+
+/** A reply asking for tool calls (ids default to `call_<n>`). */
+export interface FakeToolCallsReply {
+  toolCalls: { id?: string; name: string; arguments: string | Record<string, unknown> }[];
+  /** Text the model writes with the calls; absent: `content: null`. */
+  text?: string;
+}
 
 export type FakeOpenAiHandler = (
   body: OpenAiChatBody,
@@ -87,6 +105,8 @@ export interface FakeOpenAi {
   requests: RecordedRequest[];
   /** Replace the handler between tests. */
   setReply(handler: FakeOpenAiHandler): void;
+  /** Answers these replies in order, one per request, then the last one again. */
+  script(replies: FakeOpenAiReply[]): void;
   /** Resolves when a request's connection is closed by the client before its reply. */
   nextAbort(): Promise<RecordedRequest>;
   close(): Promise<void>;
@@ -169,7 +189,11 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     counter += 1;
     const id = `chatcmpl-fake${counter}`;
     const model = (body as OpenAiChatBody).model;
-    if ((body as OpenAiChatBody).stream === true && (typeof reply === 'string' || 'stream' in reply)) {
+    const streamed = (body as OpenAiChatBody).stream === true;
+    if (streamed && typeof reply === 'object' && 'toolCalls' in reply) {
+      return streamToolCalls(res, reply, id, model, options.streamDelayMs ?? 20);
+    }
+    if (streamed && (typeof reply === 'string' || 'stream' in reply)) {
       return streamReply(res, reply, id, model, options.streamDelayMs ?? 20);
     }
     sendReply(res, reply, id, model);
@@ -181,6 +205,10 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     requests,
     setReply(next) {
       handler = next;
+    },
+    script(replies) {
+      let next = 0;
+      handler = () => replies[Math.min(next++, replies.length - 1)] as FakeOpenAiReply;
     },
     nextAbort: () => aborts.next(),
     close: server.close,
@@ -254,7 +282,8 @@ function checkBody(body: OpenAiChatBody): string | undefined {
     return "Invalid 'messages': empty array. Expected an array with minimum length 1.";
   for (const [i, message] of body.messages.entries()) {
     if (!ROLES.has(message?.role)) return `Invalid value for 'messages[${i}].role'.`;
-    if (typeof message.content !== 'string' && !Array.isArray(message.content)) {
+    const callsOnly = message.role === 'assistant' && message.content === null && 'tool_calls' in message;
+    if (typeof message.content !== 'string' && !Array.isArray(message.content) && !callsOnly) {
       return `Invalid type for 'messages[${i}].content'.`;
     }
     if (Array.isArray(message.content)) {
@@ -262,10 +291,135 @@ function checkBody(body: OpenAiChatBody): string | undefined {
       if (problem) return problem;
     }
   }
+  const toolProblem = checkTools(body.tools) ?? checkToolTurns(body.messages);
+  if (toolProblem) return toolProblem;
   if (body.reasoning_effort !== undefined && !REASONING_EFFORTS.has(body.reasoning_effort)) {
     return `Invalid value for 'reasoning_effort': '${body.reasoning_effort}'.`;
   }
   return undefined;
+}
+
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** `tools`, as the real API checks them. */
+function checkTools(tools: unknown): string | undefined {
+  if (tools === undefined) return undefined;
+  if (!Array.isArray(tools)) return "Invalid type for 'tools': expected an array.";
+  for (const [i, tool] of tools.entries()) {
+    const t = tool as { type?: unknown; function?: { name?: unknown; parameters?: unknown } } | null;
+    if (t?.type !== 'function') return `Invalid value for 'tools[${i}].type'.`;
+    const name = t.function?.name;
+    if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) {
+      return `Invalid 'tools[${i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
+    }
+    const parameters = t.function?.parameters;
+    if (parameters !== undefined && (typeof parameters !== 'object' || parameters === null)) {
+      return `Invalid type for 'tools[${i}].function.parameters'.`;
+    }
+  }
+  return undefined;
+}
+
+interface WireMessage {
+  role: string;
+  content: unknown;
+  tool_calls?: { id?: unknown; type?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
+  tool_call_id?: unknown;
+}
+
+/** The turns of a tool loop: each call answered by a `tool` message right after its assistant turn. */
+function checkToolTurns(messages: WireMessage[]): string | undefined {
+  let open: Set<string> | undefined;
+  for (const [i, message] of messages.entries()) {
+    if (message.role === 'tool') {
+      const id = message.tool_call_id;
+      if (typeof id !== 'string' || !open?.has(id)) {
+        return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
+      }
+      if (typeof message.content !== 'string') return `Invalid type for 'messages[${i}].content'.`;
+      open.delete(id);
+      continue;
+    }
+    if (open && open.size > 0) {
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`;
+    }
+    open = undefined;
+    if (message.role === 'assistant' && message.tool_calls !== undefined) {
+      open = new Set();
+      for (const [j, call] of message.tool_calls.entries()) {
+        if (typeof call?.id !== 'string' || call.type !== 'function') {
+          return `Invalid value for 'messages[${i}].tool_calls[${j}]'.`;
+        }
+        if (typeof call.function?.name !== 'string' || !FUNCTION_NAME.test(call.function.name)) {
+          return `Invalid 'messages[${i}].tool_calls[${j}].function.name'.`;
+        }
+        if (typeof call.function.arguments !== 'string') {
+          return `Invalid type for 'messages[${i}].tool_calls[${j}].function.arguments': expected a string.`;
+        }
+        open.add(call.id);
+      }
+    }
+  }
+  if (open && open.size > 0) {
+    return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`;
+  }
+  return undefined;
+}
+
+function wireToolCalls(reply: FakeToolCallsReply) {
+  return reply.toolCalls.map((call, n) => ({
+    id: call.id ?? `call_${n}`,
+    type: 'function',
+    function: {
+      name: call.name,
+      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+    },
+  }));
+}
+
+/** A string in about three fragments, as the API streams a call's arguments. */
+function fragments(text: string): string[] {
+  if (text.length < 3) return [text];
+  const third = Math.ceil(text.length / 3);
+  return [text.slice(0, third), text.slice(third, 2 * third), text.slice(2 * third)];
+}
+
+/** Tool calls streamed in the real API's chunk format. */
+function streamToolCalls(
+  res: ServerResponse,
+  reply: FakeToolCallsReply,
+  id: string,
+  model: string,
+  delayMs: number,
+): Promise<void> {
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): WireEvent => ({
+    data: JSON.stringify({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      system_fingerprint: 'fp_fake',
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    }),
+  });
+  const events: WireEvent[] = [chunk({ role: 'assistant', content: reply.text === undefined ? null : '' })];
+  for (const text of reply.text === undefined ? [] : pieces(reply.text))
+    events.push(chunk({ content: text }));
+  for (const [index, call] of wireToolCalls(reply).entries()) {
+    events.push(
+      chunk({
+        tool_calls: [
+          { index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+        ],
+      }),
+    );
+    for (const piece of fragments(call.function.arguments)) {
+      events.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  }
+  events.push(chunk({}, 'tool_calls'), { data: '[DONE]' });
+  return sendEventStream(res, events, { delayMs, end: 'end' });
 }
 
 /** A streamed answer in the real API's chunk format. */
@@ -303,6 +457,22 @@ function streamReply(
 }
 
 function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, model: string) {
+  if (typeof reply !== 'string' && 'toolCalls' in reply) {
+    return sendChunkedJson(res, 200, {
+      id,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: reply.text ?? null, tool_calls: wireToolCalls(reply) },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    });
+  }
   // Pieces asked of a request that does not stream: the whole reply at once.
   if (typeof reply !== 'string' && 'stream' in reply) return sendReply(res, reply.stream.join(''), id, model);
   if (typeof reply === 'string') {

@@ -4,8 +4,8 @@
  */
 
 import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from '../kit/http-json.js';
+import { ToolNames } from '../kit/tool-names.js';
 import {
-  type ChatMessage,
   type CompletionRequest,
   type CompletionResult,
   type ModelProvider,
@@ -13,6 +13,9 @@ import {
   type ThinkingLevel,
 } from '../kit/types.js';
 import type { AnthropicMessagesConfig } from './config.js';
+import { StreamedThinking, thinkingBlocksOf, thinkingLost } from './thinking-blocks.js';
+import { StreamedToolUses, toolUsesOf, wireTools } from './tool-use.js';
+import { wireTurns } from './wire-turns.js';
 
 /** The API version this module's request and reply shapes are written against. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -38,18 +41,22 @@ export function createAnthropicMessagesProvider(
   return {
     name,
     async complete(request: CompletionRequest): Promise<CompletionResult> {
+      // Made once per request: the tools' names on the wire, and back (kit/tool-names.ts).
+      const names = new ToolNames(request.tools ?? []);
       const body: Record<string, unknown> = {
         model: request.model,
         max_tokens: config.maxTokens,
         ...(request.system ? { system: request.system } : {}),
-        messages: alternatingTurns(request.messages).map(toWire),
+        messages: wireTurns(request.messages, names),
       };
-      if (request.thinking && request.thinking !== 'off') {
+      if (request.thinking && request.thinking !== 'off' && !thinkingLost(request.messages)) {
         const budget = THINKING_BUDGET_TOKENS[request.thinking];
         body.thinking = { type: 'enabled', budget_tokens: budget };
         // The API requires max_tokens > budget_tokens; keep the configured room for the answer on top.
         if (config.maxTokens <= budget) body.max_tokens = budget + config.maxTokens;
       }
+      // No tools, no field: the request is exactly what it is without them.
+      if (request.tools?.length) body.tools = wireTools(request.tools, names);
 
       const headers: Record<string, string> = {
         ...config.headers,
@@ -66,9 +73,8 @@ export function createAnthropicMessagesProvider(
         errorMessage: nestedErrorMessage,
         secrets: [config.apiKey],
       };
-      if (request.onDelta) return streamed(call, request.onDelta);
-      const json = await postJson(call);
-      return { text: replyText(label, json) };
+      if (request.onDelta) return streamed(call, request.onDelta, names);
+      return reply(label, await postJson(call), names);
     },
   };
 }
@@ -82,14 +88,19 @@ const TRANSIENT_ERROR_TYPES = new Set(['overloaded_error', 'api_error', 'rate_li
  * `content_block_stop`, `message_delta` (the stop reason), `message_stop`, with `ping`s
  * between. The reply is the `text_delta`s in order (`thinking_delta`s are the model's
  * scratchpad); an `error` event fails the call (an overload mid-stream is transient).
+ * A `tool_use` block's input comes as `input_json_delta` fragments (tool-use.ts); only
+ * text is handed to `onDelta`.
  */
 async function streamed(
   call: Parameters<typeof postJson>[0],
   onDelta: (text: string) => void,
+  names: ToolNames,
 ): Promise<CompletionResult> {
   const { label } = call;
   // Filled from the event callback as the events arrive.
   const got: { text: string; stopReason?: string; stopped: boolean } = { text: '', stopped: false };
+  const toolUses = new StreamedToolUses();
+  const thinking = new StreamedThinking();
   await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
     if (got.stopped) return;
     let data: Record<string, unknown>;
@@ -106,12 +117,18 @@ async function streamed(
         transient: TRANSIENT_ERROR_TYPES.has(String(error?.type)),
       });
     }
-    if (type === 'content_block_delta') {
-      const delta = data.delta as { type?: unknown; text?: unknown } | undefined;
+    if (type === 'content_block_start') {
+      toolUses.start(data.index, data.content_block);
+      thinking.start(data.index, data.content_block);
+    } else if (type === 'content_block_delta') {
+      const delta = data.delta as
+        | { type?: unknown; text?: unknown; partial_json?: unknown; thinking?: unknown; signature?: unknown }
+        | undefined;
+      if (delta) thinking.delta(data.index, delta);
       if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text) {
         got.text += delta.text;
         onDelta(delta.text);
-      }
+      } else if (delta?.type === 'input_json_delta') toolUses.fragment(data.index, delta.partial_json);
     } else if (type === 'message_delta') {
       const reason = (data.delta as { stop_reason?: unknown } | undefined)?.stop_reason;
       if (typeof reason === 'string') got.stopReason = reason;
@@ -122,63 +139,37 @@ async function streamed(
       transient: true,
     });
   }
+  const calls = toolUses.calls(names);
+  if (calls.length) return withBlocks({ text: got.text, calls }, thinking.blocks());
   if (got.text.trim()) return { text: got.text };
   const stop = got.stopReason ? ` (stop_reason ${got.stopReason})` : '';
   throw new ProviderError(`${label}: returned no text${stop}`);
 }
 
 /**
- * The Messages API wants the conversation to start with a user turn and to alternate.
- * A trimmed history can start with an assistant turn (dropped: it answers a question
- * that is no longer there), and a failed run can leave two user turns in a row
- * (merged into one, so neither is lost).
+ * The reply is every `text` block in order (`thinking` blocks are the model's scratchpad,
+ * not the answer), and the `tool_use` blocks are the tool calls it asks for.
  */
-function alternatingTurns(messages: ChatMessage[]): ChatMessage[] {
-  const out: ChatMessage[] = [];
-  for (const { role, content, attachments } of messages) {
-    const last = out[out.length - 1];
-    if (!last && role === 'assistant') continue;
-    if (last && last.role === role) {
-      last.content = `${last.content}\n\n${content}`;
-      if (attachments?.length) last.attachments = [...(last.attachments ?? []), ...attachments];
-    } else out.push(attachments?.length ? { role, content, attachments } : { role, content });
-  }
-  return out;
-}
-
-/**
- * A turn on the wire: plain text, or with files (docs/attachments.md) content blocks —
- * each image an `image` block and each PDF a `document` block, both with a `base64`
- * source, before the text (as Anthropic recommends).
- */
-function toWire({ role, content, attachments }: ChatMessage): { role: string; content: unknown } {
-  if (!attachments?.length) return { role, content };
-  return {
-    role,
-    content: [
-      ...attachments.map(({ mediaType, data }) => ({
-        type: mediaType === 'application/pdf' ? 'document' : 'image',
-        source: { type: 'base64', media_type: mediaType, data: data.toString('base64') },
-      })),
-      { type: 'text', text: content },
-    ],
-  };
-}
-
-/** The reply is every `text` block in order; `thinking` blocks are the model's scratchpad, not the answer. */
-function replyText(label: string, json: unknown): string {
-  const reply = json as { content?: unknown; stop_reason?: unknown } | null;
-  if (!Array.isArray(reply?.content)) {
+function reply(label: string, json: unknown, names: ToolNames): CompletionResult {
+  const message = json as { content?: unknown; stop_reason?: unknown } | null;
+  if (!Array.isArray(message?.content)) {
     const error = nestedErrorMessage(json);
     throw new ProviderError(`${label}: ${error ?? 'returned no content'}`);
   }
-  const text = reply.content
+  const text = message.content
     .map((block: unknown) => {
       const b = block as { type?: unknown; text?: unknown } | null;
       return b?.type === 'text' && typeof b.text === 'string' ? b.text : '';
     })
     .join('');
-  if (text.trim()) return text;
-  const stop = typeof reply.stop_reason === 'string' ? ` (stop_reason ${reply.stop_reason})` : '';
+  const calls = toolUsesOf(message.content, names);
+  if (calls.length) return withBlocks({ text, calls }, thinkingBlocksOf(message.content));
+  if (text.trim()) return { text };
+  const stop = typeof message.stop_reason === 'string' ? ` (stop_reason ${message.stop_reason})` : '';
   throw new ProviderError(`${label}: returned no text${stop}`);
+}
+
+/** A reply with calls keeps its thinking blocks, to send back with its turn (thinking-blocks.ts). */
+function withBlocks(result: CompletionResult, blocks: unknown[]): CompletionResult {
+  return blocks.length ? { ...result, providerBlocks: blocks } : result;
 }

@@ -11,6 +11,7 @@ import {
   type ChatMessage,
   type CompletionRequest,
   type CompletionResult,
+  isChatMessage,
   type ModelProvider,
   ProviderError,
 } from '../kit/types.js';
@@ -66,7 +67,7 @@ export function createCommandProvider(name: string, config: CommandConfig): Mode
           windowsHide: true,
         });
         superviseRun(child, { label, cwd: config.cwd, request, resolve, reject });
-        child.stdin.end(renderPrompt(request.system, request.messages));
+        child.stdin.end(renderPrompt(request.system, request.messages.filter(isChatMessage)));
       });
     },
   };

@@ -6,14 +6,23 @@
 
 import { throwIfAborted } from '../kit/abort.js';
 import { HEARTBEAT_MARKER, HEARTBEAT_OK } from '../kit/heartbeat-protocol.js';
-import type { CompletionRequest, CompletionResult, ModelProvider } from '../kit/types.js';
+import {
+  type CompletionRequest,
+  type CompletionResult,
+  isChatMessage,
+  type ModelProvider,
+} from '../kit/types.js';
 
 export function createEchoProvider(name: string): ModelProvider {
   return {
     name,
     async complete(request: CompletionRequest): Promise<CompletionResult> {
       throwIfAborted(request.signal);
-      const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
+      // It takes no tools: a tool loop's results are not its to read.
+      const lastUser = request.messages
+        .filter(isChatMessage)
+        .reverse()
+        .find((m) => m.role === 'user');
       const content = lastUser?.content ?? '';
       const text = isIdleHeartbeat(content) ? HEARTBEAT_OK : `Echo: ${content}`;
       // No stream of its own: one piece, the whole reply.

@@ -1,7 +1,13 @@
 /**
  * One interface for every model provider (`models.providers`; docs/agent-runs.md, "Providers"):
- * a single turn — system prompt plus conversation — in, reply text out.
+ * a single turn — system prompt plus conversation — in, reply text out. With tools offered
+ * (docs/agent-runs.md, "Tools"), the reply may instead ask for tool calls, and the
+ * conversation carries the calls made and their results, in a form of no provider's own.
  */
+import type { ToolSpec } from '../../../tools/types.js';
+
+export type { ToolSpec };
+
 export type ThinkingLevel = 'off' | 'minimal' | 'low' | 'medium' | 'high';
 
 export interface ChatMessage {
@@ -13,6 +19,44 @@ export interface ChatMessage {
    * text names each file).
    */
   attachments?: ModelAttachment[];
+  /** The tools an assistant turn asked for (a tool loop's earlier model call); absent for none. */
+  toolCalls?: ModelToolCall[];
+  /**
+   * Content of the provider's own that must go back unchanged with this assistant turn while
+   * its tool calls are answered (Anthropic's signed thinking blocks). Kept in memory only: a
+   * resumed run has none, and the provider does without (see anthropic-messages).
+   */
+  providerBlocks?: unknown[];
+}
+
+/** A tool call the model asked for, with the tool's own `<server>.<tool>` name (decoded). */
+export interface ModelToolCall {
+  /** The provider's id for the call (`tool_calls[].id`, `tool_use.id`); a result answers it. */
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  /**
+   * Why the arguments the model wrote could not be read as a JSON object (then `arguments` is
+   * empty and the call is not made: the model is told what went wrong). Absent when they could.
+   */
+  invalidArguments?: string;
+}
+
+/** The result of one tool call, given back to the model in the turn after its call. */
+export interface ToolResultMessage {
+  role: 'tool';
+  /** The `id` of the call it answers. */
+  callId: string;
+  /** Already wrapped in the safety boundary (docs/untrusted-content.md). */
+  text: string;
+  isError: boolean;
+}
+
+export type ConversationMessage = ChatMessage | ToolResultMessage;
+
+/** Whether a message is a user or assistant turn (not a tool result). */
+export function isChatMessage(message: ConversationMessage): message is ChatMessage {
+  return message.role !== 'tool';
 }
 
 /** A file for the model: an image (`image/png`, `image/jpeg`, `image/gif`, `image/webp`) or a PDF. */
@@ -26,8 +70,11 @@ export interface CompletionRequest {
   /** The model id after the provider prefix, e.g. "gpt-4o-mini" for "openai/gpt-4o-mini". */
   model: string;
   system?: string;
-  /** Oldest first; the last one is the new user turn. */
-  messages: ChatMessage[];
+  /**
+   * Oldest first; the last one is the new user turn — or, in a tool loop, the results of the
+   * tools the previous assistant turn called.
+   */
+  messages: ConversationMessage[];
   thinking?: ThinkingLevel | null;
   /** Aborted when the run's `timeoutSeconds` expire or the gateway stops. */
   signal: AbortSignal;
@@ -38,10 +85,21 @@ export interface CompletionRequest {
    * `command`) call it once with the whole reply. Absent: nothing is streamed.
    */
   onDelta?: (text: string) => void;
+  /**
+   * Tools the model may call (docs/agent-runs.md, "Tools"); absent or empty: none, and the
+   * request is exactly what it is without tools. `openai-chat` and `anthropic-messages` offer
+   * them (under names their APIs accept, kit/tool-names.ts); `command` and `echo` take none.
+   */
+  tools?: readonly ToolSpec[];
 }
 
 export interface CompletionResult {
+  /** The model's text; may be empty when it asked for tool calls. */
   text: string;
+  /** The tool calls it asked for, in its order; absent or empty: `text` is its final answer. */
+  calls?: ModelToolCall[];
+  /** With calls: what goes back with this turn as `providerBlocks`; absent for nothing. */
+  providerBlocks?: unknown[];
 }
 
 export interface ModelProvider {

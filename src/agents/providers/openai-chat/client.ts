@@ -4,14 +4,16 @@
  */
 
 import { nestedErrorMessage, postJson, postJsonStream, trimSlash } from '../kit/http-json.js';
+import { ToolNames } from '../kit/tool-names.js';
 import {
   type CompletionRequest,
   type CompletionResult,
-  type ModelAttachment,
   type ModelProvider,
   ProviderError,
 } from '../kit/types.js';
 import type { OpenAiChatConfig } from './config.js';
+import { StreamedToolCalls, toolCallsOf, wireTools } from './tool-calls.js';
+import { wireMessage } from './wire-messages.js';
 
 export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig): ModelProvider {
   const url = `${trimSlash(config.baseUrl)}/chat/completions`;
@@ -20,15 +22,17 @@ export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig)
   return {
     name,
     async complete(request: CompletionRequest): Promise<CompletionResult> {
+      // Made once per request: the tools' names on the wire, and back (kit/tool-names.ts).
+      const names = new ToolNames(request.tools ?? []);
       const messages = [
         ...(request.system ? [{ role: 'system', content: request.system }] : []),
-        ...request.messages.map(({ role, content, attachments }) =>
-          attachments?.length ? { role, content: withParts(content, attachments) } : { role, content },
-        ),
+        ...request.messages.map((message) => wireMessage(message, names)),
       ];
       const body: Record<string, unknown> = { model: request.model, messages };
       // `off` (or no level) sends nothing: non-reasoning models reject the field outright.
       if (request.thinking && request.thinking !== 'off') body.reasoning_effort = request.thinking;
+      // No tools, no field: the request is exactly what it is without them.
+      if (request.tools?.length) body.tools = wireTools(request.tools, names);
 
       const headers: Record<string, string> = { ...config.headers };
       // Local servers (Ollama, llama.cpp, ...) need no key; send one only when configured.
@@ -43,9 +47,8 @@ export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig)
         errorMessage: nestedErrorMessage,
         secrets: [config.apiKey],
       };
-      if (request.onDelta) return streamed(call, request.onDelta);
-      const json = await postJson(call);
-      return { text: replyText(label, json) };
+      if (request.onDelta) return streamed(call, request.onDelta, names);
+      return reply(label, await postJson(call), names);
     },
   };
 }
@@ -56,14 +59,18 @@ export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig)
  * `data: [DONE]`. `stream_options.include_usage` is not asked for: nothing here reads
  * token usage, and some compatible servers refuse fields they do not know. A chunk
  * holding `error` (OpenRouter reports failures mid-stream that way) fails the call.
+ * Tool calls come as `delta.tool_calls` pieces, put together by their `index`
+ * (tool-calls.ts); only text content is handed to `onDelta`.
  */
 async function streamed(
   call: Parameters<typeof postJson>[0],
   onDelta: (text: string) => void,
+  names: ToolNames,
 ): Promise<CompletionResult> {
   const { label } = call;
   // Filled from the event callback as the chunks arrive.
   const got = { text: '', refusal: '', ended: false };
+  const toolCalls = new StreamedToolCalls();
   await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
     if (got.ended) return;
     if (event.data === '[DONE]') {
@@ -78,8 +85,12 @@ async function streamed(
     }
     const error = nestedErrorMessage(chunk);
     if (error !== undefined) throw new ProviderError(`${label}: ${error}`, undefined, { transient: true });
-    const choice = (chunk as { choices?: { delta?: { content?: unknown; refusal?: unknown } }[] })
-      .choices?.[0];
+    const choice = (
+      chunk as {
+        choices?: { delta?: { content?: unknown; refusal?: unknown; tool_calls?: unknown } }[];
+      }
+    ).choices?.[0];
+    toolCalls.add(choice?.delta?.tool_calls);
     const content = choice?.delta?.content;
     if (typeof content === 'string' && content) {
       got.text += content;
@@ -90,40 +101,28 @@ async function streamed(
   if (!got.ended) {
     throw new ProviderError(`${label}: the stream ended before [DONE]`, undefined, { transient: true });
   }
+  const calls = toolCalls.calls(names);
+  if (calls.length) return { text: got.text, calls };
   if (got.text.trim()) return { text: got.text };
   if (got.refusal) throw new ProviderError(`${label}: the model refused: ${got.refusal}`);
   throw new ProviderError(`${label}: returned no text`);
 }
 
-/**
- * A user turn with files, as Chat Completions content parts (docs/attachments.md): the
- * text first, then each image as an `image_url` part holding a `data:` URL, each PDF as
- * a `file` part (`file_data` a `data:` URL, with its file name).
- */
-function withParts(text: string, attachments: readonly ModelAttachment[]): unknown[] {
-  return [
-    { type: 'text', text },
-    ...attachments.map(({ name, mediaType, data }) => {
-      const url = `data:${mediaType};base64,${data.toString('base64')}`;
-      return mediaType === 'application/pdf'
-        ? { type: 'file', file: { filename: name, file_data: url } }
-        : { type: 'image_url', image_url: { url } };
-    }),
-  ];
-}
-
-function replyText(label: string, json: unknown): string {
-  const reply = json as {
-    choices?: { message?: { content?: unknown; refusal?: unknown } }[];
+/** The reply's text, and the tool calls it asks for (`message.tool_calls`), if any. */
+function reply(label: string, json: unknown, names: ToolNames): CompletionResult {
+  const body = json as {
+    choices?: { message?: { content?: unknown; refusal?: unknown; tool_calls?: unknown } }[];
   } | null;
-  const message = Array.isArray(reply?.choices) ? reply.choices[0]?.message : undefined;
+  const message = Array.isArray(body?.choices) ? body.choices[0]?.message : undefined;
   if (!message) {
     // Some gateways (OpenRouter) answer 200 with an error body instead of choices.
     const error = nestedErrorMessage(json);
     throw new ProviderError(`${label}: ${error ?? 'returned no choices'}`);
   }
   const text = contentText(message.content);
-  if (text.trim()) return text;
+  const calls = toolCallsOf(message.tool_calls, names);
+  if (calls.length) return { text, calls };
+  if (text.trim()) return { text };
   if (typeof message.refusal === 'string' && message.refusal) {
     throw new ProviderError(`${label}: the model refused: ${message.refusal}`);
   }
