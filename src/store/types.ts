@@ -51,6 +51,17 @@ export type {
   RunQueueStore,
 } from './contract/runs.js';
 export type { HeartbeatRecord, HeartbeatView, PendingEvent, SessionStore } from './contract/sessions.js';
+export type {
+  ApprovalDecision,
+  DecideResult,
+  ModelStep,
+  RunStep,
+  RunStepsStore,
+  StepsStore,
+  StepToolCall,
+  ToolStep,
+  WaitingFor,
+} from './contract/steps.js';
 export {
   type PruneBatch,
   type PruneKind,

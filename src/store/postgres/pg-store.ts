@@ -47,6 +47,7 @@ import {
   type PruneBatch,
   type PruneKind,
   type RunQueueStore,
+  type RunStepsStore,
   type RunView,
   type SessionStore,
   type Store,
@@ -66,6 +67,7 @@ import { PgReplicas } from './replicas.js';
 import { PgRetention } from './retention.js';
 import { PgRunQueue } from './run-queue.js';
 import { PgSessions } from './sessions.js';
+import { PgSteps } from './steps.js';
 import { PgTxWriter } from './tx-writer.js';
 import { WORK_CHANNEL, WorkListener } from './work-listener.js';
 
@@ -95,6 +97,7 @@ export class PgStore implements Store {
   readonly outbox: DeliveryOutboxStore;
   readonly callbacks: CallbackOutboxStore;
   readonly admin: AdminStore;
+  readonly steps: RunStepsStore;
   /** The run queue itself, for close (its group commit drains). */
   private readonly runQueue: PgRunQueue;
   private readonly retention: PgRetention;
@@ -128,6 +131,7 @@ export class PgStore implements Store {
     this.runs = signalRuns(afterReady(this.ready, this.runQueue), this.commits);
     this.callbacks = signalCallbacks(afterReady(this.ready, new PgCallbacks(this.pool)), this.commits);
     this.admin = signalAdmin(afterReady(this.ready, new PgAdmin(this.pool)), this.commits);
+    this.steps = afterReady(this.ready, new PgSteps(this.pool, (kind) => this.commits.emit(kind)));
     this.retention = new PgRetention(this.pool);
     this.outbox = signalOutbox(
       afterReady(
@@ -188,7 +192,7 @@ export class PgStore implements Store {
     await this.ready;
     const rows = await read<{ id: string }>(
       this.pool,
-      "SELECT id FROM runs WHERE id = ANY($1::text[]) AND status IN ('queued', 'running')",
+      "SELECT id FROM runs WHERE id = ANY($1::text[]) AND status IN ('queued', 'running', 'waiting')",
       [runIds],
     );
     return new Set(rows.map((row) => row.id));
