@@ -61,6 +61,7 @@ export type {
   StepToolCall,
   ToolStep,
   WaitingFor,
+  WaitOutcome,
 } from './contract/steps.js';
 export {
   type PruneBatch,

@@ -137,7 +137,7 @@ describe.each(STORES)('the steps admin API on %s', (storeKind) => {
     const g = await start();
     const runId = await heldRun(g);
     expectError(await decide(g, runId, { decision: 'approve' }), 409, 'not_waiting');
-    expect(await g.gateway.store.steps.wait(runId, 'loop', WAITING, Date.now())).toBe(true);
+    expect((await g.gateway.store.steps.wait(runId, 'loop', WAITING, Date.now())).waiting).toBe(true);
     expect((await g.admin(`/api/runs/${runId}`)).body).toMatchObject({
       status: 'waiting',
       waitingFor: WAITING,

@@ -170,7 +170,7 @@ describe.each(DRIVERS)('Store conformance, steps: $name', (driver) => {
     await accept(run);
     await claimed();
     await store.steps.append(run.id, 'worker', modelStep(0, [CALL]));
-    expect(await store.steps.wait(run.id, 'worker', WAITING, T0 + 100)).toBe(true);
+    expect((await store.steps.wait(run.id, 'worker', WAITING, T0 + 100)).waiting).toBe(true);
     expect(await store.steps.decide(run.id, 'approve', T0 + 200)).toBe('ok');
     await claimed('worker', T0 + 300);
     await store.steps.append(run.id, 'worker', toolStep(1));
@@ -187,8 +187,8 @@ describe.each(DRIVERS)('Store conformance, steps: $name', (driver) => {
     const run = agent();
     await accept(run);
     await claimed();
-    expect(await store.steps.wait(run.id, 'intruder', WAITING, T0 + 100)).toBe(false);
-    expect(await store.steps.wait(run.id, 'worker', WAITING, T0 + 100)).toBe(true);
+    expect((await store.steps.wait(run.id, 'intruder', WAITING, T0 + 100)).waiting).toBe(false);
+    expect((await store.steps.wait(run.id, 'worker', WAITING, T0 + 100)).waiting).toBe(true);
     expect(await store.getRun(run.id)).toMatchObject({ status: 'waiting', waitingFor: WAITING });
     expect(await store.steps.append(run.id, 'worker', toolStep(1))).toBe(false);
     expect(await store.runs.renewLeases('worker', [run.id], T0 + 10 * LEASE)).toBeUndefined();
@@ -265,8 +265,11 @@ describe.each(DRIVERS)('Store conformance, steps: $name', (driver) => {
       text: 'run waits for approval',
       maxPerHour: 20,
     };
-    expect(await store.steps.wait(run.id, 'intruder', WAITING, T0 + 100, alert)).toBe(false);
-    expect(await store.steps.wait(run.id, 'worker', WAITING, T0 + 100, alert)).toBe(true);
+    expect((await store.steps.wait(run.id, 'intruder', WAITING, T0 + 100, alert)).waiting).toBe(false);
+    expect(await store.steps.wait(run.id, 'worker', WAITING, T0 + 100, alert)).toEqual({
+      waiting: true,
+      alert: 'queued',
+    });
     const heads = (await store.outbox.deliveryHeads(100)).filter((item) => item.kind === 'alert');
     expect(heads.map((item) => [item.refId, item.text])).toEqual([[run.id, 'run waits for approval']]);
   });

@@ -3,7 +3,7 @@
  * call of a run's loop, committed before the loop goes on, so a resumed run repeats none.
  */
 import type { ToolCallStatus } from '../../tools/types.js';
-import type { NewAlert } from './alerts.js';
+import type { AlertOutcome, NewAlert } from './alerts.js';
 
 /** A tool call the model asked for in a model step. */
 export interface StepToolCall {
@@ -63,6 +63,13 @@ export interface WaitingFor {
 
 export type ApprovalDecision = 'approve' | 'deny';
 
+export interface WaitOutcome {
+  /** False when the lease was lost: nothing was written. */
+  waiting: boolean;
+  /** What became of the approval request's alert, when there was one and the run waits. */
+  alert?: AlertOutcome;
+}
+
 /** Why an operator's decision was not taken: the run waits for nothing (unknown, or already decided). */
 export type DecideResult = 'ok' | 'not_waiting';
 
@@ -76,9 +83,15 @@ export interface RunStepsStore extends StepsStore {
    * becomes `waiting`, its lease is released (it holds no worker slot and is not claimable
    * until decided; it stays its session key's head, so later runs of the key wait behind
    * it), and `alert` (the approval request, when alerts are configured) is enqueued in the
-   * same transaction. False when the lease is lost (nothing written).
+   * same transaction. `waiting` false when the lease is lost (nothing written).
    */
-  wait(runId: string, owner: string, waitingFor: WaitingFor, at: number, alert?: NewAlert): Promise<boolean>;
+  wait(
+    runId: string,
+    owner: string,
+    waitingFor: WaitingFor,
+    at: number,
+    alert?: NewAlert,
+  ): Promise<WaitOutcome>;
   /**
    * Takes an operator's decision on the call a run waits for, once across replicas: the
    * decision is kept with the waiting step and the run is queued again. `not_waiting` when

@@ -15,12 +15,14 @@ import {
   waitingForColumn,
 } from '../rules/steps.js';
 import type {
+  AlertOutcome,
   ApprovalDecision,
   DecideResult,
   NewAlert,
   RunStep,
   RunStepsStore,
   WaitingFor,
+  WaitOutcome,
   WorkKind,
 } from '../types.js';
 import { enqueueAlertsInTx } from './alerts.js';
@@ -96,7 +98,7 @@ export class PgSteps implements RunStepsStore {
     waitingFor: WaitingFor,
     at: number,
     alert?: NewAlert,
-  ): Promise<boolean> {
+  ): Promise<WaitOutcome> {
     const outcome = await inTransaction(this.pool, async (tx) => {
       const { rows } = await tx.query<{ n: number }>(WAIT, [
         runId,
@@ -116,7 +118,8 @@ export class PgSteps implements RunStepsStore {
       return queued;
     });
     if (outcome === 'queued') this.emit('outbox');
-    return outcome !== undefined;
+    if (outcome === undefined) return { waiting: false };
+    return outcome === 'none' ? { waiting: true } : { waiting: true, alert: outcome as AlertOutcome };
   }
 
   async decide(runId: string, decision: ApprovalDecision, at: number): Promise<DecideResult> {

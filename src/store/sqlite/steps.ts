@@ -19,6 +19,7 @@ import type {
   RunStep,
   RunStepsStore,
   WaitingFor,
+  WaitOutcome,
   WorkKind,
 } from '../types.js';
 import { StoreUnavailableError } from '../types.js';
@@ -119,10 +120,11 @@ export class SqliteSteps implements RunStepsStore {
     waitingFor: WaitingFor,
     at: number,
     alert?: NewAlert,
-  ): Promise<boolean> {
+  ): Promise<WaitOutcome> {
     const outcome = this.write(() => this.waitTx.immediate(runId, owner, waitingFor, at, alert));
     if (outcome === 'queued') this.emit('outbox');
-    return outcome !== undefined;
+    if (outcome === undefined) return { waiting: false };
+    return outcome === 'none' ? { waiting: true } : { waiting: true, alert: outcome };
   }
 
   async decide(runId: string, decision: ApprovalDecision, at: number): Promise<DecideResult> {
