@@ -37,7 +37,7 @@ export interface AlertsDeps {
   metrics?: { alertCounted(status: AlertStatus, count?: number): void };
 }
 
-/** The run a run.failed alert is about. */
+/** The run a run.failed (or approval.requested) alert is about. */
 export interface FailedRun {
   id: string;
   source: string;
@@ -51,6 +51,18 @@ export class Alerts {
   forRun(run: FailedRun, status: 'failed' | 'timed_out', error: string | null): NewAlert | undefined {
     const what = status === 'timed_out' ? 'timed out' : 'failed';
     return this.alert('run.failed', run.id, `run ${run.id} (${hookOf(run)}) ${what}`, error);
+  }
+
+  /**
+   * The approval request of a tool call that waits for an operator's decision (docs/alerts.md):
+   * the run, its hook, the tool and its arguments (cut, links made inert: the model chose them).
+   */
+  forApproval(run: FailedRun, tool: string, args: Record<string, unknown>): NewAlert | undefined {
+    const subject = `run ${run.id} (${hookOf(run)}) waits for approval to call ${inertLinks(tool)}`;
+    const alert = this.alert('approval.requested', run.id, subject, cut(JSON.stringify(args)));
+    return (
+      alert && { ...alert, text: `${alert.text}; approve or deny: agentgate runs approve|deny ${run.id}` }
+    );
   }
 
   /** The alert of a reply whose delivery ended failed; never one for an alert message. */
@@ -148,9 +160,11 @@ export class Alerts {
 /** The first non-empty line of an error, cut at ALERT_ERROR_MAX_CHARS. */
 export function firstLine(error: string | null): string {
   const line = (error ?? '').split(/\r?\n/).find((l) => l.trim() !== '') ?? '';
-  const trimmed = line.trim();
-  return trimmed.length > ALERT_ERROR_MAX_CHARS ? `${trimmed.slice(0, ALERT_ERROR_MAX_CHARS - 1)}…` : trimmed;
+  return cut(line.trim());
 }
+
+const cut = (text: string) =>
+  text.length > ALERT_ERROR_MAX_CHARS ? `${text.slice(0, ALERT_ERROR_MAX_CHARS - 1)}…` : text;
 
 /** "12 more failures in the last hour: 10 run.failed, 2 delivery.failed; see …" */
 export function summaryText(counts: AlertCounts, total: number): string {

@@ -4,7 +4,7 @@
  */
 
 /** A run's `status` (docs/operating.md, "Admin API"). */
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'timed_out'] as const;
 /** `mode` and `wakeMode` (docs/endpoints.md; the config schema's WAKE_MODES, which loads zod). */
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 /** `send agent --wait`: longer than the default run timeout (600 s), so the run ends first. */

@@ -42,6 +42,7 @@ export const ERROR_STATUS = {
   run_not_finished: 409,
   nothing_to_deliver: 409,
   delivery_pending: 409,
+  not_waiting: 409,
   // Anything else that failed: never a client's doing.
   internal_error: 500,
 } as const satisfies Record<string, number>;

@@ -24,6 +24,7 @@ import {
 import type { CommitCheck } from './commit-check.js';
 import { registerReadiness } from './readiness.js';
 import { registerRunAdminRoutes } from './run-admin-routes.js';
+import { registerRunStepsRoutes } from './run-steps-routes.js';
 import { zodValidatorCompiler } from './validation.js';
 
 export const DEFAULT_EVENT_LIMIT = 1000;
@@ -69,6 +70,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     api.get('/api/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
 
     registerRunAdminRoutes(scope, { store });
+    registerRunStepsRoutes(scope, { store });
 
     const runSchema = {
       summary: 'One run',

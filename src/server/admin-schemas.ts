@@ -14,7 +14,7 @@ export const DEFAULT_DELIVERY_LIMIT = 50;
 export const MAX_CALLBACK_LIMIT = 1000;
 export const DEFAULT_CALLBACK_LIMIT = 50;
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'timed_out'] as const;
 export const DELIVERY_LIST_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export const CALLBACK_LIST_STATUSES = ['pending', 'delivered', 'failed'] as const;
 /** What each run of the run list carries (docs/operating.md, "The run list's summary view"). */
@@ -100,6 +100,13 @@ export const ErrorAnswer = z
   })
   .describe('An error, in the one shape every error answer of the gateway has.');
 
+/** The tool call a waiting run waits on (docs/operating.md, "Approving tool calls"). */
+export const WaitingFor = z.object({
+  step: z.number().int().describe('The index its tool step will have.'),
+  tool: z.string().describe('`<server>.<tool>`'),
+  arguments: z.record(z.string(), z.unknown()),
+});
+
 export const RunView = z.object({
   runId: z.string(),
   status: z.enum(RUN_STATUSES),
@@ -137,6 +144,15 @@ export const RunView = z.object({
     .describe(
       'The files given with the run, in order (empty when none); `GET /api/runs/{runId}/attachments/{index}` serves one.',
     ),
+  steps: z
+    .number()
+    .int()
+    .describe(
+      'The steps its loop committed (model and tool calls); `GET /api/runs/{runId}/steps` lists them.',
+    ),
+  waitingFor: WaitingFor.nullable().describe(
+    'The tool call a `waiting` run waits on, for an operator to approve or deny; null otherwise.',
+  ),
 });
 
 export const RunListView = RunView.extend({

@@ -27,6 +27,7 @@ import { RetentionEngine } from '../retention/engine.js';
 import type { Store } from '../store/types.js';
 import type { DeltaHub } from '../streaming/run-deltas.js';
 import { systemClock } from '../util/clock.js';
+import { ApprovalTimeouts } from './approval-timeouts.js';
 import type { ServiceList } from './services.js';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -105,7 +106,9 @@ function outboxLoops(deps: LoopDeps, options: LoopOptions) {
     ...options.callbacks,
   });
   const alertSummaries = new AlertSummaries(store, alerts, log, options.alerts);
-  return { delivery, callbacks, alertSummaries };
+  // The reloaded tools section's timeout: changing it needs no restart.
+  const approvalTimeouts = new ApprovalTimeouts(store, () => ingress.state.config.tools.approvalTimeout, log);
+  return { delivery, callbacks, alertSummaries, approvalTimeouts };
 }
 
 /** The run worker and the heartbeats: the loops that run agent turns. */
@@ -164,7 +167,7 @@ export async function startHousekeeping(services: ServiceList, loops: GatewayLoo
  * so they are there for what the agent turns commit, and stop after them.
  */
 export async function startWorkLoops(services: ServiceList, loops: GatewayLoops): Promise<void> {
-  const { delivery, callbacks, alertSummaries, worker, heartbeat } = loops;
+  const { delivery, callbacks, alertSummaries, approvalTimeouts, worker, heartbeat } = loops;
   await services.start({
     name: 'delivery engine',
     start: () => delivery.start(),
@@ -179,6 +182,11 @@ export async function startWorkLoops(services: ServiceList, loops: GatewayLoops)
     name: 'alert summaries',
     start: () => alertSummaries.start(),
     stop: () => alertSummaries.stop(),
+  });
+  await services.start({
+    name: 'approval timeouts',
+    start: () => approvalTimeouts.start(),
+    stop: () => approvalTimeouts.stop(),
   });
   await services.start({
     name: 'agent turns',

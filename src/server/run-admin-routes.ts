@@ -92,7 +92,7 @@ async function listRuns(admin: RunAdmin, query: z.output<typeof RunsQuery>) {
 async function retryOne(admin: RunAdmin, runId: string, reply: FastifyReply) {
   const stored = await admin.store.admin.getStoredRun(runId);
   if (!stored) throw notFound(runId);
-  if (stored.status === 'queued' || stored.status === 'running') {
+  if (stored.status === 'queued' || stored.status === 'running' || stored.status === 'waiting') {
     throw new HttpError(
       'run_not_finished',
       `run "${runId}" is ${stored.status}; only a finished run can be retried`,

@@ -38,6 +38,9 @@ export function prunableRunsSql(horizon: string, limit: string): string {
    ORDER BY r.finished_at LIMIT ${limit}`;
 }
 
+/** The tables of what belongs to one run alone, keyed by `run_id`: deleted with the run. */
+export const RUN_PART_TABLES = ['run_attachments', 'run_steps', 'run_approvals'] as const;
+
 /** Outbox rows recorded only for a pruned run or heartbeat: never a pending one. */
 export const SETTLED_DELIVERY = `status <> 'pending'`;
 

@@ -3,6 +3,7 @@
  * PostgreSQL, times as epoch ms) and how they read back as the API's views.
  */
 import { uuidv7 } from '../util/ids.js';
+import { waitingForOf } from './rules/steps.js';
 import type {
   Attachment,
   AttachmentInfo,
@@ -19,7 +20,14 @@ import type {
 } from './types.js';
 
 /** Every run status, for checking a filter before it goes into SQL as a literal. */
-export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'queued',
+  'running',
+  'waiting',
+  'succeeded',
+  'failed',
+  'timed_out',
+];
 
 /** A seq bound above every row: a list with no `before` starts there. */
 export const NEWEST = Number.MAX_SAFE_INTEGER;
@@ -54,6 +62,10 @@ export interface RunRow extends DeliveryColumns {
   token_id: string | null;
   /** The run's files without their bytes, as JSON (`attachmentsColumn`); null for none. */
   attachments: string | null;
+  /** The loop's committed steps (run_steps), counted as they are appended. */
+  steps: number;
+  /** The call a waiting run waits on, as JSON (rules/steps.ts); null otherwise. */
+  waiting_for: string | null;
 }
 
 export interface HeartbeatRow extends DeliveryColumns {
@@ -68,7 +80,7 @@ export interface HeartbeatRow extends DeliveryColumns {
 
 /** The columns of a RunView but its two texts (the reply and the error), for a SELECT list. */
 export const RUN_VIEW_FACT_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at,
-                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id, attachments`;
+                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id, attachments, steps, waiting_for`;
 
 /** The columns `toRunView` reads, for a SELECT list. */
 export const RUN_VIEW_COLUMNS = `${RUN_VIEW_FACT_COLUMNS}, reply, error`;
@@ -107,6 +119,8 @@ export function runViewWith<Texts extends object>(
     callback: { status: row.callback_status, attempts: row.callback_attempts },
     tokenId: row.token_id,
     attachments: attachmentInfoOf(row.attachments),
+    steps: row.steps,
+    waitingFor: waitingForOf(row.waiting_for),
   };
 }
 

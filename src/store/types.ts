@@ -51,6 +51,18 @@ export type {
   RunQueueStore,
 } from './contract/runs.js';
 export type { HeartbeatRecord, HeartbeatView, PendingEvent, SessionStore } from './contract/sessions.js';
+export type {
+  ApprovalDecision,
+  DecideResult,
+  ModelStep,
+  RunStep,
+  RunStepsStore,
+  StepsStore,
+  StepToolCall,
+  ToolStep,
+  WaitingFor,
+  WaitOutcome,
+} from './contract/steps.js';
 export {
   type PruneBatch,
   type PruneKind,

@@ -113,11 +113,19 @@ describe('alert messages', () => {
   });
 
   it('the summary: the total and each kind that occurred', () => {
-    expect(summaryText({ 'run.failed': 10, 'delivery.failed': 0, 'callback.failed': 2 }, 12)).toBe(
+    expect(
+      summaryText(
+        { 'run.failed': 10, 'delivery.failed': 0, 'callback.failed': 2, 'approval.requested': 0 },
+        12,
+      ),
+    ).toBe(
       "⚠️ agentgate: 12 more failures in the last hour (over alerts.maxPerHour, not sent one by one): 10 run.failed, 2 callback.failed; see the dashboard's Failures view",
     );
-    expect(summaryText({ 'run.failed': 0, 'delivery.failed': 1, 'callback.failed': 0 }, 1)).toContain(
-      '1 more failure in the last hour',
-    );
+    expect(
+      summaryText(
+        { 'run.failed': 0, 'delivery.failed': 1, 'callback.failed': 0, 'approval.requested': 0 },
+        1,
+      ),
+    ).toContain('1 more failure in the last hour');
   });
 });

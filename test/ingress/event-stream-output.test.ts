@@ -50,6 +50,8 @@ const view = (reply: string | null): RunView => ({
   callback: { status: 'none', attempts: 0 },
   tokenId: null,
   attachments: [],
+  steps: 0,
+  waitingFor: null,
 });
 
 describe('EventStreamOutput', () => {

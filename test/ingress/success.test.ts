@@ -218,6 +218,8 @@ describe('agent answers and stored runs', () => {
       message: 'summarise the incident',
       tokenId: 'default',
       attachments: [],
+      steps: 0,
+      waitingFor: null,
     });
     expect(Object.keys(run).sort()).toEqual(
       [
@@ -235,6 +237,8 @@ describe('agent answers and stored runs', () => {
         'callback',
         'tokenId',
         'attachments',
+        'steps',
+        'waitingFor',
         'source',
         'name',
         'retryOf',

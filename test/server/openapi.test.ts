@@ -65,7 +65,14 @@ describe('GET /api/openapi.json', () => {
     expect(params.view.schema.enum).toEqual(['full', 'summary']);
     expect(params.tokenId.schema.pattern).toBe('^[a-z0-9_-]{1,64}$');
     expect(params.status.in).toBe('query');
-    expect(params.status.schema.enum).toEqual(['queued', 'running', 'succeeded', 'failed', 'timed_out']);
+    expect(params.status.schema.enum).toEqual([
+      'queued',
+      'running',
+      'waiting',
+      'succeeded',
+      'failed',
+      'timed_out',
+    ]);
     expect(list.security).toEqual([{ adminToken: [] }]);
     const page = list.responses['200'].content['application/json'].schema;
     expect(Object.keys(page.properties).sort()).toEqual(['next', 'runs']);

@@ -134,6 +134,8 @@ describe.each(DRIVERS)('Store conformance: $name', (driver) => {
       expect(await store.getRun(a.run.id)).toEqual({
         runId: a.run.id,
         attachments: [],
+        steps: 0,
+        waitingFor: null,
         status: 'queued',
         agentId: 'main',
         sessionKey: 'hook:ingress',

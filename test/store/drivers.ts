@@ -104,7 +104,7 @@ function postgresDriver(): Driver {
       const store = new PgStore({ url: database.url, poolMax: 2 });
       await store.ready;
       await store.pool.query(
-        `TRUNCATE events, runs, run_heads, idempotency, transcripts, routes, heartbeats, heartbeat_leases, deliveries, callbacks, run_attachments RESTART IDENTITY`,
+        `TRUNCATE events, runs, run_heads, idempotency, transcripts, routes, heartbeats, heartbeat_leases, deliveries, callbacks, run_attachments, run_steps, run_approvals RESTART IDENTITY`,
       );
       await store.close();
     },

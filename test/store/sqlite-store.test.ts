@@ -128,6 +128,8 @@ describe('accept', () => {
     expect(await store.getRun(runId)).toEqual({
       runId,
       attachments: [],
+      steps: 0,
+      waitingFor: null,
       status: 'queued',
       agentId: 'main',
       sessionKey: 'hook:ingress',
@@ -371,8 +373,10 @@ describe('the database file', () => {
       'heartbeats',
       'idempotency',
       'routes',
+      'run_approvals',
       'run_attachments',
       'run_heads',
+      'run_steps',
       'runs',
       'transcripts',
     ]);

@@ -32,7 +32,7 @@ export function remember(runId, { source, name, retryOf }) {
 /** @param {string} runId */
 export const originOf = (runId) => origins.get(runId);
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'timed_out'];
 const PAGE_SIZES = [20, 50, 100, 200];
 /** At most this many runs per bulk retry: the API's default limit. */
 const BULK_RETRY_LIMIT = 100;

@@ -3,8 +3,16 @@
  * message written with the failure, and the hour's summary of suppressed ones.
  */
 
-/** The failures an alert is raised for (docs/alerts.md). */
-export const ALERT_EVENTS = ['run.failed', 'delivery.failed', 'callback.failed'] as const;
+/**
+ * The failures an alert is raised for (docs/alerts.md), and a tool call waiting for an
+ * operator's decision (`approval.requested`).
+ */
+export const ALERT_EVENTS = [
+  'run.failed',
+  'delivery.failed',
+  'callback.failed',
+  'approval.requested',
+] as const;
 
 export type AlertEvent = (typeof ALERT_EVENTS)[number];
 
@@ -14,7 +22,7 @@ export type AlertEvent = (typeof ALERT_EVENTS)[number];
  */
 export interface NewAlert {
   event: AlertEvent;
-  /** The run (or heartbeat, for a reply's delivery) that failed. */
+  /** The run (or heartbeat, for a reply's delivery) that failed, or that waits for a decision. */
   refId: string;
   /** The alert route: a configured channel and a recipient on it. */
   channel: string;

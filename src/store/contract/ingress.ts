@@ -3,6 +3,8 @@
  * the idempotency record) atomically before any answer is sent; `getRun` and
  * `listEvents` read a run and a session's events back.
  */
+
+import type { WaitingFor } from './steps.js';
 import type {
   AttachmentInfo,
   CallbackStatus,
@@ -66,6 +68,10 @@ export interface RunView {
   tokenId: string | null;
   /** The files given with the run (docs/attachments.md); empty when none. */
   attachments: AttachmentInfo[];
+  /** The loop's committed steps (docs/operating.md, "A run's steps"); 0 for a run without tools. */
+  steps: number;
+  /** The tool call a `waiting` run waits on (docs/operating.md, "Approving tool calls"); null otherwise. */
+  waitingFor: WaitingFor | null;
 }
 
 export interface EventView {

@@ -20,6 +20,7 @@ import type { DeliveryOutboxStore } from './outbox.js';
 import type { ReplicaStore } from './replicas.js';
 import type { RunQueueStore } from './runs.js';
 import type { SessionStore } from './sessions.js';
+import type { RunStepsStore } from './steps.js';
 
 /**
  * A store is a set of parts, one per concern (docs/architecture.md, "The store's
@@ -38,6 +39,8 @@ export interface Store {
   readonly admin: AdminStore;
   /** What the replicas on one store share: streamed runs' pieces, the lockout ledger. */
   readonly replicas: ReplicaStore;
+  /** Each run's loop steps, and the runs waiting for an operator's decision on a tool call. */
+  readonly steps: RunStepsStore;
   accept(
     actions: Action[],
     render: (committed: Committed[]) => StoredAnswer,

@@ -6,7 +6,7 @@
 
 export type WakeMode = 'now' | 'next-heartbeat';
 
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out';
+export type RunStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'timed_out';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'skipped' | 'failed' | 'none';
 

@@ -40,6 +40,7 @@ import {
   type PruneBatch,
   type PruneKind,
   type RunQueueStore,
+  type RunStepsStore,
   type RunView,
   type SessionStore,
   type Store,
@@ -59,6 +60,7 @@ import { PgReplicas } from './replicas.js';
 import { PgRetention } from './retention.js';
 import { PgRunQueue } from './run-queue.js';
 import { PgSessions } from './sessions.js';
+import { PgSteps } from './steps.js';
 import { PgTxWriter } from './tx-writer.js';
 import { WORK_CHANNEL, WorkListener } from './work-listener.js';
 
@@ -88,6 +90,7 @@ export class PgStore implements Store {
   readonly outbox: DeliveryOutboxStore;
   readonly callbacks: CallbackOutboxStore;
   readonly admin: AdminStore;
+  readonly steps: RunStepsStore;
   /** The run queue itself, for close (its group commit drains). */
   private readonly runQueue: PgRunQueue;
   private readonly retention: PgRetention;
@@ -126,6 +129,7 @@ export class PgStore implements Store {
     this.runs = afterReady(this.ready, this.runQueue);
     this.callbacks = afterReady(this.ready, new PgCallbacks(this.pool, signals));
     this.admin = afterReady(this.ready, new PgAdmin(this.pool, signals));
+    this.steps = afterReady(this.ready, new PgSteps(this.pool, (kind) => this.commits.emit(kind)));
     this.retention = new PgRetention(this.pool);
     const outbox = new PgOutbox(
       this.pool,
@@ -182,7 +186,7 @@ export class PgStore implements Store {
     await this.ready;
     const rows = await read<{ id: string }>(
       this.pool,
-      "SELECT id FROM runs WHERE id = ANY($1::text[]) AND status IN ('queued', 'running')",
+      "SELECT id FROM runs WHERE id = ANY($1::text[]) AND status IN ('queued', 'running', 'waiting')",
       [runIds],
     );
     return new Set(rows.map((row) => row.id));

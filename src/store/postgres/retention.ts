@@ -21,6 +21,7 @@ import {
   prunableHeartbeatsSql,
   prunableRunsSql,
   prunableTranscriptSql,
+  RUN_PART_TABLES,
   SETTLED_CALLBACK,
   SETTLED_DELIVERY,
 } from '../retention-rules.js';
@@ -30,15 +31,17 @@ import { inTransaction, type Tx } from './db.js';
 /** Arbitrary constant naming agentgate's retention lock among other advisory locks. */
 export const RETENTION_LOCK_KEY = 0x61676772; // "aggr"
 
-/** Finished runs, their outbox rows, their callback and their files, in one statement; counts the runs. */
+/** Finished runs, their outbox rows, their callback, their files and steps, in one statement; counts the runs. */
 const PRUNE_RUNS = `
   WITH doomed AS (${prunableRunsSql('$1', '$2')} FOR UPDATE OF r SKIP LOCKED),
   deliveries_gone AS (
     DELETE FROM deliveries WHERE kind = 'run' AND ref_id IN (SELECT id FROM doomed) AND ${SETTLED_DELIVERY}),
   callbacks_gone AS (
     DELETE FROM callbacks WHERE run_id IN (SELECT id FROM doomed) AND ${SETTLED_CALLBACK}),
-  attachments_gone AS (DELETE FROM run_attachments WHERE run_id IN (SELECT id FROM doomed)),
-  runs_gone AS (DELETE FROM runs WHERE seq IN (SELECT seq FROM doomed) RETURNING 1)
+${RUN_PART_TABLES.map(
+  (table) => `  ${table}_gone AS (DELETE FROM ${table} WHERE run_id IN (SELECT id FROM doomed)),
+`,
+).join('')}  runs_gone AS (DELETE FROM runs WHERE seq IN (SELECT seq FROM doomed) RETURNING 1)
   SELECT count(*)::int AS n FROM runs_gone`;
 
 const PRUNE_TRANSCRIPTS = `DELETE FROM transcripts WHERE seq IN (${prunableTranscriptSql('$1', '$2')})`;

@@ -28,7 +28,12 @@ export const COUNTED_ALERTS = `kind = 'alert' AND alert_event <> 'summary' AND s
 
 /** The counts of a summary, from the events of the alerts it sums up. */
 export function countAlerts(events: readonly string[]): AlertCounts {
-  const counts: AlertCounts = { 'run.failed': 0, 'delivery.failed': 0, 'callback.failed': 0 };
+  const counts: AlertCounts = {
+    'run.failed': 0,
+    'delivery.failed': 0,
+    'callback.failed': 0,
+    'approval.requested': 0,
+  };
   for (const event of events) {
     if (event in counts) counts[event as AlertEvent]++;
   }

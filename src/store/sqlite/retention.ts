@@ -16,6 +16,7 @@ import {
   prunableHeartbeatsSql,
   prunableRunsSql,
   prunableTranscriptSql,
+  RUN_PART_TABLES,
   SETTLED_CALLBACK,
   SETTLED_DELIVERY,
 } from '../retention-rules.js';
@@ -39,7 +40,7 @@ export class SqliteRetention {
       ),
       runCallback: db.prepare(`DELETE FROM callbacks WHERE run_id = ? AND ${SETTLED_CALLBACK}`),
       run: db.prepare('DELETE FROM runs WHERE seq = ?'),
-      runAttachments: db.prepare('DELETE FROM run_attachments WHERE run_id = ?'),
+      runParts: RUN_PART_TABLES.map((table) => db.prepare(`DELETE FROM ${table} WHERE run_id = ?`)),
       transcripts: db.prepare(
         `DELETE FROM transcripts WHERE seq IN (${prunableTranscriptSql('?', BOUND_LIMIT)})`,
       ),
@@ -68,7 +69,7 @@ export class SqliteRetention {
     for (const run of runs) {
       this.s.runDeliveries.run(run.id);
       this.s.runCallback.run(run.id);
-      this.s.runAttachments.run(run.id);
+      for (const part of this.s.runParts) part.run(run.id);
       this.s.run.run(run.seq);
     }
     const transcripts = this.s.transcripts.run(olderThan, limit).changes;

@@ -77,6 +77,7 @@ import { SqliteRetention } from './retention.js';
 import { SqliteRoutes } from './routes.js';
 import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
+import { SqliteSteps } from './steps.js';
 import { SqliteTxWriter } from './tx-writer.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 import { WriterLock } from './writer-lock.js';
@@ -126,6 +127,7 @@ export class SqliteStore implements Store {
   readonly outbox: SqliteOutbox;
   readonly callbacks: SqliteCallbacks;
   readonly admin: SqliteAdmin;
+  readonly steps: SqliteSteps;
   /** One process per file: it is the only replica (replicas.ts). */
   readonly replicas = SOLE_REPLICA;
   private readonly retention: SqliteRetention;
@@ -200,7 +202,7 @@ export class SqliteStore implements Store {
       getRun: db.prepare<[string], RunRow>(`SELECT ${RUN_VIEW_COLUMNS} FROM runs WHERE id = ?`),
       /** The ids as one JSON array: one statement, whatever their number (no bound on parameters). */
       unfinishedRuns: db.prepare<[string], { id: string }>(
-        `SELECT id FROM runs WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('queued', 'running')`,
+        `SELECT id FROM runs WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('queued', 'running', 'waiting')`,
       ),
       eventSeq: db.prepare<[string, string], { seq: number }>(
         'SELECT seq FROM events WHERE id = ? AND session_key = ?',
@@ -227,6 +229,7 @@ export class SqliteStore implements Store {
     this.sessions = sessions;
     this.retention = new SqliteRetention(db, () => sessions.forgetCachedTranscripts());
     this.runs = new SqliteRunQueue(db, writer, signals);
+    this.steps = new SqliteSteps(db, writer, (kind) => this.commits.emit(kind));
     const commitBatch = db.transaction((batch: readonly PendingAccept[]) =>
       batch.map((item) => this.acceptInTransaction(item)),
     );
