@@ -3,7 +3,7 @@
 // (docs/performance.md, "Start-up and idle memory"). Each round starts the
 // gateway on a fresh minimal config (SQLite store, hooks on with a token, the
 // echo provider), times spawn → "agentgate listening on", waits, reads VmRSS
-// from /proc, times a few short CLI commands, and stops it. With several
+// from /proc, times a few short CLI commands, and times its stop (SIGTERM). With several
 // --gateway-dir the checkouts take turns in every round, so a before/after
 // comparison sees the same machine. It is a benchmark, not a test: it asserts
 // nothing about the figures.
@@ -75,7 +75,10 @@ function startGateway(checkout, configPath) {
 /** Runs one CLI command to its exit; resolves with its wall time in ms. */
 function timeCli(checkout, args) {
   const started = performance.now();
-  const child = spawn(process.execPath, [cliOf(checkout), ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [cliOf(checkout), ...args], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr += chunk;
@@ -110,6 +113,9 @@ async function oneRound(checkout) {
     for (const [name, args] of Object.entries(commands(path, gateway.url))) {
       sample[name] = await timeCli(checkout, args);
     }
+    const stopping = performance.now();
+    await stopServer(gateway.child);
+    sample.stopMs = performance.now() - stopping;
     return sample;
   } finally {
     await stopServer(gateway.child);
@@ -125,8 +131,12 @@ for (let round = 0; round < rounds; round++) {
   process.stderr.write(`round ${round + 1}/${rounds} done\n`);
 }
 
-const metrics = ['startMs', 'rssMb', '--help', 'config check', 'status'];
-const label = { startMs: 'run → listening (ms)', rssMb: `idle RSS after ${idleMs / 1000} s (MB)` };
+const metrics = ['startMs', 'rssMb', 'stopMs', '--help', 'config check', 'status'];
+const label = {
+  startMs: 'run → listening (ms)',
+  rssMb: `idle RSS after ${idleMs / 1000} s (MB)`,
+  stopMs: 'SIGTERM → exit (ms)',
+};
 const fmt = (value, metric) => (metric === 'rssMb' ? value.toFixed(1) : value.toFixed(0));
 console.log(`${rounds} rounds; median (min–max)\n`);
 console.log(`| metric | ${checkouts.join(' | ')} |`);

@@ -11,11 +11,12 @@
  * are plain numbers until scraped (hook-series.ts), and durations come from
  * the hrtime span Fastify already takes for every reply.
  */
-import { Counter, Gauge, Histogram, Registry } from './prom.js';
+
 import type { Logger } from '../log.js';
 import type { StoreCounts } from '../store/types.js';
 import { HookSeries } from './hook-series.js';
 import { processMetrics } from './process-metrics.js';
+import { Counter, Gauge, Histogram, Registry } from './prom.js';
 
 export type RunFinishedStatus = 'succeeded' | 'failed' | 'timed_out';
 export type OutcomeStatus = 'delivered' | 'failed';

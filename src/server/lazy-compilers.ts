@@ -14,7 +14,9 @@
 import { createRequire } from 'node:module';
 import type { FastifyServerOptions } from 'fastify';
 
-type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+type CompilersFactory = NonNullable<
+  NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+>;
 /** The shape both selectors return: (the app's shared schemas, options) → a compiler. */
 type Builder = (externalSchemas: unknown, options: unknown) => unknown;
 

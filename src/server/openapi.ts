@@ -226,7 +226,10 @@ export function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): 
 type RouteTransform = NonNullable<FastifyDynamicSwaggerOptions['transform']>;
 
 /** @fastify/swagger's options: the document's frame, which routes it lists, the hook operations. */
-function swaggerOptions(options: OpenApiOptions, jsonSchemaTransform: RouteTransform): FastifyDynamicSwaggerOptions {
+function swaggerOptions(
+  options: OpenApiOptions,
+  jsonSchemaTransform: RouteTransform,
+): FastifyDynamicSwaggerOptions {
   const { hooksPath, hooksEnabled } = options;
   const isHookWildcard = (url: string) => url === hooksPath || url === `${hooksPath}/*`;
   return {
