@@ -11,11 +11,12 @@
  * are plain numbers until scraped (hook-series.ts), and durations come from
  * the hrtime span Fastify already takes for every reply.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
 import type { Logger } from '../log.js';
 import type { StoreCounts } from '../store/types.js';
 import { HookSeries } from './hook-series.js';
 import { processMetrics } from './process-metrics.js';
+import { Counter, Gauge, Histogram, Registry } from './prom.js';
 
 export type RunFinishedStatus = 'succeeded' | 'failed' | 'timed_out';
 export type OutcomeStatus = 'delivered' | 'failed';
@@ -206,7 +207,10 @@ export class GatewayMetrics {
       this.log?.warn({ err: error }, 'metrics: the store did not answer; its gauges are NaN');
       for (const gauge of [this.runsQueued, this.runsRunning, this.deliveriesPending]) gauge.set(Number.NaN);
     }
-    const [own, process] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
+    const [own, process] = await Promise.all([
+      this.registry.metrics(),
+      processMetrics().then((registry) => registry.metrics()),
+    ]);
     return `${own}\n${process}`;
   }
 }

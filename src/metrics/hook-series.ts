@@ -9,7 +9,7 @@
  * gateway; a map lookup, an array slot and two additions cost ~0.1 µs.
  * prom-client still owns the names, help, types and the text exposition.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from './prom.js';
 
 /**
  * Hook answers take from under a millisecond (rejections) to a few hundred

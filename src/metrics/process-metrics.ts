@@ -3,20 +3,22 @@
  * registry of ours, not prom-client's global one — a library or a second
  * gateway in the same process registering into the global registry would clash.
  *
- * One per process, made on first use, rather than one per gateway: the
- * figures describe the process whatever gateway reports them, and each set of
- * defaults starts its own event-loop monitor (a 10 ms timer) and GC observer
- * that cannot be stopped — a test process starting many gateways would pile
- * them up.
+ * One per process, made on first use (the first scrape), rather than one per
+ * gateway: the figures describe the process whatever gateway reports them, and
+ * each set of defaults starts its own event-loop monitor (a 10 ms timer) and GC
+ * observer that cannot be stopped — a test process starting many gateways would
+ * pile them up. prom-client's defaults (and the @opentelemetry/api they require)
+ * load then too, not at start (docs/performance.md, "Start-up and idle memory").
  */
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Registry } from './prom.js';
 
-let shared: Registry | undefined;
+let shared: Promise<Registry> | undefined;
 
-export function processMetrics(): Registry {
-  if (shared === undefined) {
-    shared = new Registry();
-    collectDefaultMetrics({ register: shared });
-  }
+export function processMetrics(): Promise<Registry> {
+  shared ??= import('prom-client').then(({ collectDefaultMetrics }) => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    return registry;
+  });
   return shared;
 }

@@ -67,7 +67,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
       scope.requireToken({ token: 'gateway', disabled: 'the admin API is disabled: set gateway.auth.token' }),
     );
 
-    api.get('/api/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
+    api.get('/api/openapi.json', { schema: { hide: true } }, async () => scope.openApiDocument());
 
     registerRunAdminRoutes(scope, { store });
     registerRunStepsRoutes(scope, { store });

@@ -25,6 +25,7 @@ import { type Store, StoreUnavailableError } from '../store/types.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { onBadUrl, onClientError, onConnect, onMaxParamLength } from './client-errors.js';
 import { CommitCheck } from './commit-check.js';
+import { lazyCompilers } from './lazy-compilers.js';
 import { registerOpenApi } from './openapi.js';
 
 export interface AppDeps {
@@ -65,6 +66,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // client-errors.ts).
     clientErrorHandler: onClientError,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, onBadUrl, onMaxParamLength },
+    // ajv and fast-json-stringify load when a route first needs them: none does (lazy-compilers.ts).
+    schemaController: { compilersFactory: lazyCompilers },
   });
 
   // Outside the hook routes (which parse every body themselves) no route takes a

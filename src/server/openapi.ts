@@ -11,15 +11,19 @@
  * with (hook-model/payload.ts) and the answers below, and laid into the document
  * in place of the wildcard routes.
  *
- * @fastify/swagger only adds onRoute/onReady hooks: nothing runs per request.
+ * @fastify/swagger, and the yaml and JSON-schema tree it requires, load when the
+ * document is first asked for, not at start (docs/performance.md, "Start-up and
+ * idle memory"): openapi-routes.ts records the routes as they are added, exactly
+ * where the plugin would have, and replays them to it then. Nothing runs per
+ * request either way.
  */
-import swagger from '@fastify/swagger';
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { OpenAPIV3 } from 'openapi-types';
 import { type ZodType, z } from 'zod';
 import { agentRequestSchema, wakeRequestSchema } from '../hook-model/payload.js';
 import { ErrorAnswer, RunView } from './admin-schemas.js';
+import { recordRoutesForOpenApi } from './openapi-routes.js';
 
 export interface OpenApiOptions {
   hooksEnabled: boolean;
@@ -211,10 +215,24 @@ function runStatusPathItem(): Record<string, unknown> {
   };
 }
 
+/** Registers the document's route recorder; `app.openApiDocument()` answers the document. */
 export function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): void {
+  // The zod-to-JSON-schema transform is needed only for the document, so it loads with it.
+  recordRoutesForOpenApi(app, async () =>
+    swaggerOptions(options, (await import('fastify-type-provider-zod')).jsonSchemaTransform),
+  );
+}
+
+type RouteTransform = NonNullable<FastifyDynamicSwaggerOptions['transform']>;
+
+/** @fastify/swagger's options: the document's frame, which routes it lists, the hook operations. */
+function swaggerOptions(
+  options: OpenApiOptions,
+  jsonSchemaTransform: RouteTransform,
+): FastifyDynamicSwaggerOptions {
   const { hooksPath, hooksEnabled } = options;
   const isHookWildcard = (url: string) => url === hooksPath || url === `${hooksPath}/*`;
-  app.register(swagger, {
+  return {
     openapi: {
       openapi: '3.0.3',
       info: {
@@ -251,5 +269,5 @@ export function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): 
       paths[`${hooksPath}/runs/{runId}`] = runStatusPathItem();
       return { ...openapiObject, paths } as OpenAPIV3.Document;
     },
-  });
+  };
 }

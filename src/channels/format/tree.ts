@@ -11,7 +11,8 @@
  * every delivery, and markdown-it parsed our 40 KB test replies 5–20 times
  * faster (measured side by side on this machine).
  */
-import MarkdownIt from 'markdown-it';
+import { createRequire } from 'node:module';
+import type MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 
 export interface Marks {
@@ -55,8 +56,22 @@ export interface CodeBlock extends BlockBase {
 
 export type Block = TextBlock | CodeBlock;
 
-// Raw HTML stays text (html: false): a reply's `<b>` is shown, never interpreted.
-const parser = new MarkdownIt('default', { html: false, linkify: true, typographer: false });
+let parser: MarkdownIt | undefined;
+
+/**
+ * The parser, made on the first reply a platform formats: markdown-it loads then, not at start
+ * (docs/performance.md, "Start-up and idle memory"); a gateway without platforms never loads it.
+ * Required, not imported, so that parsing stays synchronous: `require` gives markdown-it's own
+ * CommonJS build of the same release, one file instead of its ~50 modules.
+ */
+function markdownParser(): MarkdownIt {
+  if (parser === undefined) {
+    const Parser = createRequire(import.meta.url)('markdown-it') as typeof MarkdownIt;
+    // Raw HTML stays text (html: false): a reply's `<b>` is shown, never interpreted.
+    parser = new Parser('default', { html: false, linkify: true, typographer: false });
+  }
+  return parser;
+}
 
 type Frame =
   | { kind: 'quote' }
@@ -67,7 +82,7 @@ type ItemFrame = Extract<Frame, { kind: 'item' }>;
 
 /** The blocks of a Markdown text, in order. */
 export function parseMarkdown(markdown: string): Block[] {
-  const tokens = parser.parse(markdown, {});
+  const tokens = markdownParser().parse(markdown, {});
   const blocks = new BlockBuilder();
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i] as Token;
