@@ -231,8 +231,11 @@ describe('neutraliseMarkers: marker look-alikes are defused', () => {
     };
     for (const [name, body] of Object.entries(bodies)) {
       neutraliseMarkers(body.slice(0, 10_000));
-      const quarter = cpuMs(() => neutraliseMarkers(body.slice(0, size / 4)));
-      const whole = cpuMs(() => neutraliseMarkers(body));
+      // The least of three tries: the process's CPU also counts its GC threads, whose share
+      // of one try varies; the work's own cost is the floor.
+      const least = (work: () => void) => Math.min(cpuMs(work), cpuMs(work), cpuMs(work));
+      const quarter = least(() => neutraliseMarkers(body.slice(0, size / 4)));
+      const whole = least(() => neutraliseMarkers(body));
       console.log(
         `neutraliseMarkers, 4 MiB of ${name}: ${whole.toFixed(0)} ms CPU (1 MiB: ${quarter.toFixed(0)})`,
       );
