@@ -90,7 +90,14 @@ async function cli(
 async function finishedRun(message: string): Promise<string> {
   const result = await cli(['send', 'agent', message, '--name', 'CLI test', '--wait']);
   expect(result.code).toBe(0);
-  return JSON.parse(result.stdout).runId;
+  const runId: string = JSON.parse(result.stdout).runId;
+  // --wait answers once the run has finished; its delivery is settled by the delivery engine
+  // right after, so wait for that too before reading the run's delivery.
+  await waitFor(async () => {
+    const shown = await cli(['runs', 'show', runId, '--json']);
+    return JSON.parse(shown.stdout).delivery?.status !== 'pending';
+  }, `the delivery of ${runId} to settle`);
+  return runId;
 }
 
 describe('agentgate --help', () => {
