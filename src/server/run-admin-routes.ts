@@ -14,15 +14,13 @@
  * retries nothing. Bulk retries are taken one at a time in this process; two sent at the same
  * moment to two PostgreSQL replicas could each retry a run.
  */
-import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import { parseJsonObject } from '../hook-model/payload.js';
 import { echoed, HttpError, invalidPayload } from '../http/errors.js';
-import { BODY_TIMEOUT_MS, readBody } from '../ingress/body.js';
 import type { Action, NewRun, Store, StoredRun } from '../store/types.js';
 import { uuidv7 } from '../util/ids.js';
+import { jsonObjectBody, noBodyIsEmpty } from './admin-json-body.js';
 import {
   ADMIN_SECURITY,
   BulkRetryAnswer,
@@ -115,39 +113,13 @@ const BULK_RETRY_BODY_LIMIT = 16 * 1024;
  */
 function registerBulkRetry(scope: FastifyInstance, admin: RunAdmin): void {
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('*', readBulkRetryBody);
+  scope.addContentTypeParser('*', jsonObjectBody(BULK_RETRY_BODY_LIMIT));
   const bulk = new BulkRetries(admin);
   scope
     .withTypeProvider<ZodTypeProvider>()
     .post('/api/runs/retry', { schema: BULK_RETRY, preValidation: noBodyIsEmpty }, (request, reply) =>
       bulk.answer(request.body, reply),
     );
-}
-
-function readBulkRetryBody(
-  request: FastifyRequest,
-  payload: IncomingMessage,
-  done: (error: Error | null, body?: unknown) => void,
-): void {
-  readBody(
-    payload,
-    request.headers['content-length'],
-    BULK_RETRY_BODY_LIMIT,
-    BODY_TIMEOUT_MS,
-    (error, body) => {
-      if (error) return done(error);
-      try {
-        done(null, parseJsonObject(body));
-      } catch (refused) {
-        done(refused instanceof Error ? refused : new Error(String(refused)));
-      }
-    },
-  );
-}
-
-function noBodyIsEmpty(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
-  request.body ??= {};
-  done();
 }
 
 /** Bulk retries, one at a time: each reads what is not retried yet, then commits its retries. */

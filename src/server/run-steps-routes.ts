@@ -6,15 +6,13 @@
  * A decision is taken once, whatever the number of replicas: the store's conditional update
  * (store.steps.decide) lets one through, and every other is 409 `not_waiting`.
  */
-import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import { parseJsonObject } from '../hook-model/payload.js';
 import { echoed, HttpError } from '../http/errors.js';
-import { BODY_TIMEOUT_MS, readBody } from '../ingress/body.js';
 import { iso } from '../store/rows.js';
 import type { RunStep, Store } from '../store/types.js';
+import { jsonObjectBody, noBodyIsEmpty } from './admin-json-body.js';
 import { ADMIN_SECURITY, ErrorAnswer, OkAnswer, RunParams } from './admin-schemas.js';
 import { ApprovalBody, StepsAnswer, type StepView } from './steps-schemas.js';
 
@@ -64,7 +62,7 @@ export function registerRunStepsRoutes(app: FastifyInstance, deps: RunStepsDeps)
   // In a scope of its own: it reads a body (a JSON object whatever the Content-Type; none reads as `{}`).
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', readApprovalBody);
+    scope.addContentTypeParser('*', jsonObjectBody(APPROVAL_BODY_LIMIT));
     scope
       .withTypeProvider<ZodTypeProvider>()
       .post(
@@ -103,30 +101,4 @@ export function toStepView(step: RunStep): z.output<typeof StepView> {
   }
   const { index, tool, arguments: args, result, status } = step;
   return { index, kind: 'tool', tool, arguments: args, result, status, ...times };
-}
-
-function readApprovalBody(
-  request: FastifyRequest,
-  payload: IncomingMessage,
-  done: (error: Error | null, body?: unknown) => void,
-): void {
-  readBody(
-    payload,
-    request.headers['content-length'],
-    APPROVAL_BODY_LIMIT,
-    BODY_TIMEOUT_MS,
-    (error, body) => {
-      if (error) return done(error);
-      try {
-        done(null, parseJsonObject(body));
-      } catch (refused) {
-        done(refused instanceof Error ? refused : new Error(String(refused)));
-      }
-    },
-  );
-}
-
-function noBodyIsEmpty(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
-  request.body ??= {};
-  done();
 }
