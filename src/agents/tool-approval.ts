@@ -31,3 +31,15 @@ export type ApproveTool = (request: ApprovalRequest) => Promise<ApprovalDecision
 export const DENIED_BY_OPERATOR = 'denied by the operator';
 export const APPROVAL_NOT_AVAILABLE =
   "the call was not made: this tool needs an operator's approval, and approval is not available";
+
+/**
+ * Thrown by an `ApproveTool` hook to end this attempt of the run without recording it: the
+ * run now waits for an operator (its lease already given up in the same transaction), or its
+ * lease was lost. The worker frees the slot and writes nothing; the run comes back queued
+ * once the call is decided.
+ */
+export class RunParked extends Error {
+  constructor(readonly why: 'waiting' | 'lease_lost') {
+    super(why === 'waiting' ? 'the run waits for an approval' : 'the run lost its lease');
+  }
+}

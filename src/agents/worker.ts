@@ -39,7 +39,7 @@ import type { ModelRouter } from './models.js';
 import { ownerAliveChecker } from './owner.js';
 import type { ThinkingLevel } from './providers/types.js';
 import { runToolsFor } from './run-tools.js';
-import type { ApproveTool } from './tool-approval.js';
+import { type ApproveTool, RunParked } from './tool-approval.js';
 import type { ToolCallMetrics } from './tool-loop.js';
 import { type RetryPolicy, runTurn } from './turn.js';
 
@@ -104,6 +104,11 @@ export interface WorkerDeps {
   approveTool?: (run: ClaimedRun) => ApproveTool;
   /** Counts tool calls (docs/operating.md, "Metrics"). */
   toolMetrics?: ToolCallMetrics;
+  /**
+   * The config in force, for what a reload changes at once (a mapping's `tools`); absent: the
+   * config the worker was built with.
+   */
+  currentConfig?: () => ResolvedConfig;
 }
 
 /** What the worker asks of alerts (alerts/alerts.ts). */
@@ -248,7 +253,8 @@ export class RunWorker {
     try {
       const turn = await userTurnOf(store, run, { signal });
       userTurn = turn.transcript;
-      const tools = await runToolsFor(this.deps, this.deps.config, run, agent, this.deps.approveTool?.(run));
+      const config = this.deps.currentConfig?.() ?? this.deps.config;
+      const tools = await runToolsFor(this.deps, config, run, agent, this.deps.approveTool?.(run));
       reply = await runTurn(
         {
           store,
@@ -277,6 +283,7 @@ export class RunWorker {
       status = 'succeeded';
     } catch (failure) {
       const reason = signal.reason;
+      if (failure instanceof RunParked) return this.parked(run, failure, span);
       if (reason instanceof Shutdown) {
         await store.runs.releaseRun(run.id, owner);
         span?.setAttributes({ 'agentgate.interrupted': true });
@@ -291,6 +298,17 @@ export class RunWorker {
     }
 
     return this.record(run, status, reply, error, userTurn, span);
+  }
+
+  /**
+   * A run whose loop stopped for an approval (docs/operating.md, "Approving tool calls"): its
+   * status and lease were written with the wait, so nothing is recorded here; the slot is free.
+   */
+  private parked(run: ClaimedRun, parked: RunParked, span: WorkSpan | undefined): undefined {
+    span?.setAttributes({ 'agentgate.parked': parked.why });
+    if (parked.why === 'waiting') this.deps.log.info({ runId: run.id }, 'run waits for an approval');
+    else this.deps.log.warn({ runId: run.id }, 'run lost its lease while asking for an approval');
+    return undefined;
   }
 
   /** Fails a run that was interrupted too often, without calling the model again. */

@@ -1,6 +1,6 @@
 /**
  * The running gateway's config reload (docs/configuration.md, "Reload"): a
- * changed config file's `hooks` section and `alerts` section apply at once;
+ * changed config file's `hooks`, `alerts` and `tools` sections apply at once;
  * every other section takes effect on the next start.
  */
 import { watchConfigFile } from '../config/reload.js';
@@ -14,10 +14,16 @@ export interface AlertsSection {
   current: ResolvedConfig['alerts'];
 }
 
+/** What a reload hands the tool servers (tools/source.ts): changed servers start again on next use. */
+export interface ToolServers {
+  reload(next: ResolvedConfig): void;
+}
+
 export function configWatcher(
   config: ResolvedConfig,
   ingress: HookIngress,
   alerts: AlertsSection,
+  tools: ToolServers,
   log: Logger,
 ): Service {
   let stopWatching = () => {};
@@ -28,6 +34,7 @@ export function configWatcher(
         config.configPath,
         async (next, warnings) => {
           await reloadHooks(config, next, warnings, ingress, log);
+          tools.reload(next);
           if (JSON.stringify(next.alerts) !== JSON.stringify(alerts.current)) {
             alerts.current = next.alerts;
             log.info({ alerts: alerts.current ? 'on' : 'off' }, 'config reloaded: alerts section applied');
@@ -61,7 +68,8 @@ async function reloadHooks(
   );
   if (restartOnly.length > 0)
     log.warn({ sections: restartOnly }, 'config reload: these sections take effect on restart');
-  await ingress.reload({ ...current, hooks: { ...next.hooks, path, enabled } }, log);
+  // The `tools` section rides along: the approval timeout and the mappings' `tools` are read from it.
+  await ingress.reload({ ...current, hooks: { ...next.hooks, path, enabled }, tools: next.tools }, log);
   for (const warning of warnings) log.warn(`config: ${warning}`);
   log.info('config reloaded: hooks section applied');
 }

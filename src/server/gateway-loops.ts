@@ -6,6 +6,7 @@
  * on its own poll, so a loop never needs a handle on one built after it.
  */
 import { ModelRouter } from '../agents/models.js';
+import { type ApproveTool, RunParked } from '../agents/tool-approval.js';
 import type { RetryPolicy } from '../agents/turn.js';
 import { RunWorker } from '../agents/worker.js';
 import type { Alerts } from '../alerts/alerts.js';
@@ -26,7 +27,9 @@ import type { SpanStarter } from '../observability/work-span.js';
 import { RetentionEngine } from '../retention/engine.js';
 import type { Store } from '../store/types.js';
 import type { DeltaHub } from '../streaming/run-deltas.js';
+import { createToolSource } from '../tools/source.js';
 import { systemClock } from '../util/clock.js';
+import { ApprovalGate } from './approval-gate.js';
 import { ApprovalTimeouts } from './approval-timeouts.js';
 import type { ServiceList } from './services.js';
 
@@ -111,10 +114,11 @@ function outboxLoops(deps: LoopDeps, options: LoopOptions) {
   return { delivery, callbacks, alertSummaries, approvalTimeouts };
 }
 
-/** The run worker and the heartbeats: the loops that run agent turns. */
+/** The run worker and the heartbeats: the loops that run agent turns, and the tools they call. */
 function agentLoops(deps: LoopDeps, options: LoopOptions) {
   const { config, store, log, metrics, tracing } = deps;
   const models = new ModelRouter(config);
+  const tools = createToolSource(config, log);
   const heartbeat = new HeartbeatScheduler({
     store,
     config,
@@ -137,8 +141,33 @@ function agentLoops(deps: LoopDeps, options: LoopOptions) {
     alerts: deps.alerts,
     deltas: deps.deltas,
     onRunFinished: deps.onRunFinished,
+    tools,
+    steps: store.steps,
+    approveTool: approvalHook(deps),
+    toolMetrics: metrics,
+    currentConfig: () => deps.ingress.state.config,
   });
-  return { heartbeat, worker };
+  return { heartbeat, worker, tools };
+}
+
+/**
+ * A run's `approve` hook over the approval gate (docs/operating.md, "Approving tool calls"): a
+ * decision on record answers the loop; otherwise the run is parked as waiting (or its lease
+ * was lost) and the attempt ends there.
+ */
+function approvalHook({ store, alerts, owner }: LoopDeps) {
+  const gate = new ApprovalGate({ store, alerts });
+  return (run: Parameters<ApprovalGate['approve']>[0]): ApproveTool =>
+    async (call) => {
+      const answer = await gate.approve(run, owner, {
+        step: call.step,
+        tool: call.tool,
+        arguments: call.arguments,
+      });
+      if (answer === 'wait') throw new RunParked('waiting');
+      if (answer === 'lost') throw new RunParked('lease_lost');
+      return answer;
+    };
 }
 
 /**
@@ -167,7 +196,7 @@ export async function startHousekeeping(services: ServiceList, loops: GatewayLoo
  * so they are there for what the agent turns commit, and stop after them.
  */
 export async function startWorkLoops(services: ServiceList, loops: GatewayLoops): Promise<void> {
-  const { delivery, callbacks, alertSummaries, approvalTimeouts, worker, heartbeat } = loops;
+  const { delivery, callbacks, alertSummaries, approvalTimeouts, worker, heartbeat, tools } = loops;
   await services.start({
     name: 'delivery engine',
     start: () => delivery.start(),
@@ -187,6 +216,12 @@ export async function startWorkLoops(services: ServiceList, loops: GatewayLoops)
     name: 'approval timeouts',
     start: () => approvalTimeouts.start(),
     stop: () => approvalTimeouts.stop(),
+  });
+  await services.start({
+    name: 'tool servers',
+    start: async () => {},
+    // After the turns that call them have stopped (reverse order).
+    stop: () => tools.close(),
   });
   await services.start({
     name: 'agent turns',

@@ -102,7 +102,7 @@ export async function startGateway(
   }
   await services.start({ name: 'intake', start: noop, stop: listener.close });
   if (options.watchConfig !== false)
-    await services.start(configWatcher(config, opened.ingress, built.alertsSection, log));
+    await services.start(configWatcher(config, opened.ingress, built.alertsSection, built.loops.tools, log));
   built.state.running = true;
   const stop = () => {
     built.state.running = false;
