@@ -1,36 +1,39 @@
 /**
  * `agentgate hooks gmail run`: the Gmail push receiver on its own (docs/gmail.md).
+ *
+ * As `run` (run.ts): a refusal to start is a CliError, returned by `runCli` as
+ * the exit code; once listening, the receiver's stop goes to `io.serve` (the
+ * bin's: SIGTERM/SIGINT stops it and exits 0).
  */
 import { loadConfigFile } from '../config/load.js';
 import { locateConfigFile } from '../config/paths.js';
 import { createGmailReceiver, GmailConfigError } from '../gmail/start.js';
 import { createLogger } from '../log.js';
+import { CliError } from './cli-error.js';
+import { type CliIo, logDestination } from './io.js';
 
-export async function gmailRunCommand(options: { config?: string }): Promise<void> {
-  const path = locateConfigFile(options.config, process.env);
-  const loaded = loadConfigFile(path);
+export async function gmailRunCommand(io: CliIo, options: { config?: string }): Promise<void> {
+  const path = locateConfigFile(options.config, io.env);
+  const loaded = loadConfigFile(path, io.env);
   if (!loaded.ok) {
-    for (const problem of loaded.problems) console.error(problem);
-    process.exit(1);
+    for (const problem of loaded.problems) io.console.error(problem);
+    throw new CliError('', 1);
   }
-  const log = createLogger();
+  const log = createLogger(io.env.AGENTGATE_LOG_LEVEL ?? 'info', logDestination(io));
   let receiver: ReturnType<typeof createGmailReceiver>;
   try {
     receiver = createGmailReceiver(loaded.config, log);
   } catch (error) {
     if (!(error instanceof GmailConfigError)) throw error;
-    console.error(error.message);
-    process.exit(1);
+    io.console.error(error.message);
+    throw new CliError('', 1);
   }
   let url: string;
   try {
     url = await receiver.start();
   } catch (error) {
-    console.error(`agentgate: cannot start the gmail receiver: ${(error as Error).message}`);
-    process.exit(1);
+    throw new CliError(`cannot start the gmail receiver: ${(error as Error).message}`);
   }
-  const stop = () => receiver.stop().then(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  console.log(`agentgate gmail receiver listening on ${url}`);
+  io.serve(() => receiver.stop().then(() => 0));
+  io.console.log(`agentgate gmail receiver listening on ${url}`);
 }

@@ -7,6 +7,6 @@ import { processIo } from './io.js';
 import { runCli } from './program.js';
 
 const code = await runCli(process.argv.slice(2), processIo());
-// Left unset on success, as before: `run` and `hooks gmail run` return while they serve, and end
-// the process themselves on a signal.
+// Left unset on success, as before: `run` and `hooks gmail run` return while they serve, and the
+// process ends on a signal (processIo's `serve`).
 if (code !== 0) process.exitCode = code;

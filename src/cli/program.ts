@@ -2,12 +2,14 @@
  * The `agentgate` command line (docs/cli.md) as a program that runs in any
  * process: `runCli` parses the arguments, runs the command with the given
  * streams and environment (io.ts), and returns the exit code instead of
- * setting it. main.ts, the bin, runs it on the real process; tests run the
- * short-lived commands in their own.
+ * setting it. main.ts, the bin, runs it on the real process; tests run it in
+ * their own.
  *
- * `run` and `hooks gmail run` are servers: they own their process (signal
- * handlers, `process.exit`) and use the real one whatever `io` says, so they
- * are only run through the bin.
+ * `run` and `hooks gmail run` are servers. A refusal to start (an invalid
+ * config, a store in use) is returned as the exit code like any command's
+ * error; once listening, they return with the server running and hand its
+ * stop to `io.serve`: the bin's stops it on SIGTERM/SIGINT and exits, a test's
+ * stops it when the test is done.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { CliError } from './cli-error.js';
@@ -62,7 +64,7 @@ export function buildProgram(io: CliIo): Command {
     .option('-p, --port <n>', 'listen on this port instead of gateway.port', port)
     .option('-b, --bind <addr>', 'listen on this address instead of gateway.bind')
     // Each command's module loads when it runs, so `agentgate status` does not load the gateway.
-    .action(async (options) => (await import('./run.js')).runCommand(options));
+    .action(async (options) => (await import('./run.js')).runCommand(io, options));
 
   const config = program.command('config').description('inspect the configuration');
   config
@@ -99,7 +101,7 @@ export function buildProgram(io: CliIo): Command {
     .command('run')
     .description('run the Pub/Sub push receiver that forwards new mail to /hooks/gmail')
     .option('-c, --config <file>', CONFIG_HELP)
-    .action(async (options) => (await import('./gmail-run.js')).gmailRunCommand(options));
+    .action(async (options) => (await import('./gmail-run.js')).gmailRunCommand(io, options));
 
   registerOperatorCommands(program, io);
   return program;

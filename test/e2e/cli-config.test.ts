@@ -5,9 +5,10 @@
  * where the config file is looked for, the starter config and a clean
  * SIGTERM/SIGINT exit.
  *
- * `run` is the real bin in a child process. `config check` and `--help` mostly
- * run in process (`runCliInProcess`); `--help`, `--version` and one `config
- * check` spawn the bin (`runCli`), so its output and exit code stay covered.
+ * Most commands run in process (`runCliInProcess`, `startCliInProcess`); what
+ * depends on the real bin spawns it (`runCli`, `startCli`): `--help`,
+ * `--version`, one `config check`, one refused `run`, the starter config's
+ * file mode and the signals.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,11 +16,12 @@ import fc from 'fast-check';
 import JSON5 from 'json5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
-import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { type InProcessCli, runCliInProcess, startCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, baseConfig, HOOK_TOKEN, merge, readAnswer, tempDir } from '../helpers/gateway.js';
 
 let dir: string;
 let running: RunningCli[];
+let inProcess: InProcessCli[];
 
 /** Keeps the child from reading the developer's own config or API keys. */
 let isolated: NodeJS.ProcessEnv;
@@ -27,6 +29,7 @@ let isolated: NodeJS.ProcessEnv;
 beforeEach(() => {
   dir = tempDir('agentgate-cli-');
   running = [];
+  inProcess = [];
   isolated = {
     AGENTGATE_CONFIG: '',
     AGENTGATE_HOME: '',
@@ -38,6 +41,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
+  for (const cli of inProcess) await cli.stop();
   for (const cli of running) {
     if (cli.child.exitCode === null && cli.child.signalCode === null) await cli.kill('SIGKILL');
   }
@@ -47,6 +51,13 @@ afterEach(async () => {
 async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunningCli> {
   const cli = await startCli(args, { ...isolated, ...env });
   running.push(cli);
+  return cli;
+}
+
+/** `agentgate run` in this process, for what does not depend on a process of its own. */
+async function startHere(args: string[], env: NodeJS.ProcessEnv = {}): Promise<InProcessCli> {
+  const cli = await startCliInProcess(args, { ...isolated, ...env });
+  inProcess.push(cli);
   return cli;
 }
 
@@ -357,6 +368,7 @@ describe('agentgate config check: hook tokens and ${file:}', () => {
   });
 });
 
+// One refusal spawns the bin, for its exit code and output; the others run in process.
 describe('agentgate run with an invalid config', () => {
   it('exits non-zero before listening, with the key-path messages', async () => {
     const file = writeConfigIn(dir, { hooks: { enabled: true, token: undefined, path: '/' } });
@@ -377,7 +389,7 @@ describe('agentgate run with an invalid config', () => {
     const file = writeConfigIn(dir, {
       store: { driver: 'postgres', url: 'postgres://agent:secret-pw@127.0.0.1:1/agentgate' },
     });
-    const result = await runCli(['run', '--config', file, '--port', '0'], isolated, 15_000);
+    const result = await runCliInProcess(['run', '--config', file, '--port', '0'], isolated);
     expect(result.code).toBe(1);
     expect(`${result.stdout}${result.stderr}`).not.toMatch(/listening/);
     expect(result.stderr).toMatch(
@@ -441,7 +453,7 @@ describe('agentgate run with an invalid config', () => {
     symlinkSync(join(dir, 'x.mjs'), join(transforms, 'escape.mjs'));
     const file = writeConfigIn(folder, override(folder));
 
-    const result = await runCli(['run', '--config', file, '--port', '0'], isolated, 15_000);
+    const result = await runCliInProcess(['run', '--config', file, '--port', '0'], isolated);
     expect(result.code, result.stdout + result.stderr).not.toBe(0);
     expect(result.code).not.toBeNull();
     expect(`${result.stdout}${result.stderr}`).not.toMatch(/listening/);
@@ -513,27 +525,28 @@ describe('config file location', () => {
     const b = candidate('b');
     candidate('c');
     const env = { AGENTGATE_CONFIG: b, AGENTGATE_HOME: join(dir, 'c') };
-    const expectServing = async (cli: RunningCli, served: string, notServed: string[]) => {
+    const expectServing = async (cli: InProcessCli, served: string, notServed: string[]) => {
       expect((await post(cli.url, `/${served}/wake`, HOOK_TOKEN, { text: 'x' })).status).toBe(200);
       for (const other of notServed) {
         expect((await post(cli.url, `/${other}/wake`, HOOK_TOKEN, { text: 'x' })).status).toBe(404);
       }
     };
 
-    const withFlag = await start(['--config', a, '--port', '0'], env);
+    const withFlag = await startHere(['--config', a, '--port', '0'], env);
     await expectServing(withFlag, 'a', ['b', 'c']);
-    expect((await withFlag.kill('SIGTERM')).code).toBe(0);
+    expect(await withFlag.stop()).toBe(0);
 
-    const withEnv = await start(['--port', '0'], env);
+    const withEnv = await startHere(['--port', '0'], env);
     await expectServing(withEnv, 'b', ['a', 'c']);
-    expect((await withEnv.kill('SIGTERM')).code).toBe(0);
+    expect(await withEnv.stop()).toBe(0);
 
-    const withHome = await start(['--port', '0'], { AGENTGATE_HOME: join(dir, 'c') });
+    const withHome = await startHere(['--port', '0'], { AGENTGATE_HOME: join(dir, 'c') });
     await expectServing(withHome, 'c', ['a', 'b']);
-    expect((await withHome.kill('SIGTERM')).code).toBe(0);
+    expect(await withHome.stop()).toBe(0);
   });
 });
 
+// The first start spawns the bin: the file's mode is the real process's doing, umask and all.
 describe('starter config', () => {
   it('is written with mode 0600 and random tokens, and the gateway serves with it', async () => {
     const home = join(dir, 'fresh');
@@ -589,23 +602,23 @@ describe('starter config', () => {
 
   it('creates a missing config folder, and is not rewritten on the next start', async () => {
     const home = join(dir, 'not', 'there', 'yet');
-    const first = await start(['--port', '0'], { AGENTGATE_HOME: home });
+    const first = await startHere(['--port', '0'], { AGENTGATE_HOME: home });
     const file = join(home, 'agentgate.json5');
     const text = readFileSync(file, 'utf8');
-    expect((await first.kill('SIGTERM')).code).toBe(0);
+    expect(await first.stop()).toBe(0);
 
-    const second = await start(['--port', '0'], { AGENTGATE_HOME: home });
+    const second = await startHere(['--port', '0'], { AGENTGATE_HOME: home });
     expect(second.output()).not.toContain('starter');
     expect(readFileSync(file, 'utf8')).toBe(text);
-    expect((await second.kill('SIGTERM')).code).toBe(0);
+    expect(await second.stop()).toBe(0);
   });
 
   it('two starter configs get different tokens', async () => {
     const tokens = [];
     for (const name of ['one', 'two']) {
       const home = join(dir, name);
-      const cli = await start(['--port', '0'], { AGENTGATE_HOME: home });
-      await cli.kill('SIGTERM');
+      const cli = await startHere(['--port', '0'], { AGENTGATE_HOME: home });
+      await cli.stop();
       const written = JSON5.parse(readFileSync(join(home, 'agentgate.json5'), 'utf8'));
       tokens.push(written.hooks.token, written.gateway.auth.token);
     }
@@ -613,7 +626,7 @@ describe('starter config', () => {
   });
 });
 
-describe('signals', () => {
+describe('signals, and the command line of run', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('%s makes run exit with code 0', async (signal) => {
     const file = writeConfigIn(dir);
     const cli = await start(['--config', file, '--port', '0']);
@@ -631,7 +644,7 @@ describe('signals', () => {
 
   it('--bind and --port override the config', async () => {
     const file = writeConfigIn(dir, { gateway: { bind: '0.0.0.0', port: 1 } });
-    const cli = await start(['--config', file, '--port', '0', '--bind', '127.0.0.1']);
+    const cli = await startHere(['--config', file, '--port', '0', '--bind', '127.0.0.1']);
     expect(cli.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(cli.url).not.toMatch(/:1$/);
     expect((await fetch(`${cli.url}/healthz`).then(readAnswer)).body).toEqual({ ok: true });
