@@ -7,8 +7,8 @@
  * open bind, unrestricted request session keys and loose file modes are named;
  * `--json`. No secret ever appears in the output.
  *
- * The gateway is the real bin (`startCli`); doctor runs in process
- * (`runCliInProcess`), but for one test that spawns the bin (`runCli`).
+ * The gateway (`startCliInProcess`) and doctor (`runCliInProcess`) run in
+ * process, but for one test that spawns the bin (`runCli`).
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -25,8 +25,8 @@ import { startFakeSignal } from '../fakes/signal.js';
 import { startFakeSlack } from '../fakes/slack.js';
 import { startFakeTelegram } from '../fakes/telegram.js';
 import { startFakeWhatsApp } from '../fakes/whatsapp.js';
-import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
-import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { runCli } from '../helpers/cli.js';
+import { type InProcessCli, runCliInProcess, startCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
 import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
 
@@ -77,7 +77,7 @@ afterAll(async () => {
 });
 
 let dir: string;
-let running: RunningCli[];
+let running: InProcessCli[];
 let isolated: NodeJS.ProcessEnv;
 
 beforeEach(() => {
@@ -94,9 +94,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  for (const cli of running) {
-    if (cli.child.exitCode === null && cli.child.signalCode === null) await cli.kill('SIGKILL');
-  }
+  for (const cli of running) await cli.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -188,7 +186,7 @@ describe('agentgate doctor', () => {
   it('all ok against a running gateway: every provider and channel answers its credentials', async () => {
     const port = await freePort();
     const config = writeConfigFile(fullConfig(port));
-    const gateway = await startCli(['--config', config], isolated);
+    const gateway = await startCliInProcess(['--config', config], isolated);
     running.push(gateway);
 
     const result = await runCliInProcess(['doctor', '--config', config], isolated);
@@ -553,7 +551,7 @@ describe('agentgate doctor', () => {
         const before = verdicts((await runCliInProcess(['doctor', '--config', path], isolated)).stdout);
         expect(before.get('store')?.line).toMatch(/^warn\s+store\s+postgres .*: connected; no schema yet/);
 
-        const gateway = await startCli(['--config', path], isolated);
+        const gateway = await startCliInProcess(['--config', path], isolated);
         running.push(gateway);
         const after = verdicts((await runCliInProcess(['doctor', '--config', path], isolated)).stdout);
         // The verdict also depends on the server's autovacuum (warned about when off).
@@ -568,7 +566,7 @@ describe('agentgate doctor', () => {
             ? /^ok\s+store\s+postgres .*: opens, schema version \d+ \(current\)$/
             : /^warn\s+store\s+postgres .*: opens, schema version \d+ \(current\); the server runs with autovacuum( and track_counts)? off, .*claims slow down over time: turn it on/,
         );
-        await gateway.kill('SIGTERM');
+        await gateway.stop();
 
         const closed = await freePort();
         const unreachable = config(`postgres://postgres:pg-secret-password@127.0.0.1:${closed}/agentgate`);

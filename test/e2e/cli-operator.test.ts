@@ -5,9 +5,9 @@
  * with the address and tokens of the config resolved as `run` resolves it, and
  * a clear error when the gateway is not running. Tokens never appear in output.
  *
- * The gateway is the real bin (`startCli`); the commands run in process
- * (`runCliInProcess`), but for `status` and `send agent --wait` on a terminal,
- * which spawn the bin.
+ * The gateways (`startCliInProcess`) and the commands (`runCliInProcess`) run in
+ * process: none of it depends on a process of its own. `status` and `send agent
+ * --wait` on a terminal spawn the bin.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,15 +16,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../fakes/openai.js';
-import { CLI, type CliResult, type RunningCli, runCli, startCli } from '../helpers/cli.js';
-import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { CLI, type CliResult, runCli } from '../helpers/cli.js';
+import { type InProcessCli, runCliInProcess, startCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, baseConfig, HOOK_TOKEN, merge, tempDir } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
 let dir: string;
 let configPath: string;
 let port: number;
-let gateway: RunningCli;
+let gateway: InProcessCli;
 let env: NodeJS.ProcessEnv;
 
 async function freePort(): Promise<number> {
@@ -62,11 +62,11 @@ beforeAll(async () => {
     ANTHROPIC_API_KEY: '',
     AGENTGATE_LOG_LEVEL: 'warn',
   };
-  gateway = await startCli(['--config', configPath], env);
+  gateway = await startCliInProcess(['--config', configPath], env);
 });
 
 afterAll(async () => {
-  if (gateway && gateway.child.exitCode === null) await gateway.kill('SIGTERM');
+  await gateway?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -365,7 +365,7 @@ describe('send agent --wait past hooks.maxWaitSeconds', () => {
         agents: { defaults: { model: 'slow/gpt-4o-mini' } },
       }),
     );
-    const slowGateway = await startCli(['--config', path], env);
+    const slowGateway = await startCliInProcess(['--config', path], env);
     try {
       // The gateway answers 202 after 1 s; the CLI then polls GET /api/runs/{id}.
       const result = await runCliInProcess(
@@ -409,7 +409,7 @@ describe('send agent --wait past hooks.maxWaitSeconds', () => {
       );
       expect(impatient.code).toBe(1);
     } finally {
-      await slowGateway.kill('SIGTERM');
+      await slowGateway.stop();
       await slow.close();
     }
   });

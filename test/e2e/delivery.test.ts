@@ -2,8 +2,11 @@
  * The delivery engine end to end through the real CLI, against the fake
  * Telegram Bot API: splitting, rate limits, permanent errors, a restart in
  * the middle of a split reply, and one platform hanging while others deliver.
+ *
+ * `agentgate run` runs in process (`Gateway.start({ inProcess: true })`) but for
+ * the restart, which kills the bin in a child process.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack.js';
@@ -20,6 +23,9 @@ const DISCORD_CHANNEL = '123456789012345678';
 const longReply = (n: number) =>
   Array.from({ length: n }, (_, i) => `Part ${i + 1}. ${'All systems nominal. '.repeat(150)}`).join('\n\n');
 
+// One gateway, in process, for the cases that follow a run of their own to its delivery: each
+// sets its reply before sending, and the fake Telegram is reset between them. The restart has a
+// gateway of its own, the bin in a child process, to kill.
 describe('delivery engine', () => {
   let llm: FakeOpenAi;
   let telegram: FakeTelegram;
@@ -27,26 +33,22 @@ describe('delivery engine', () => {
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
+    telegram = await startFakeTelegram({ token: BOT, chats: [CHAT] });
+    gw = await new Gateway(llm, { telegram: { botToken: BOT, apiBaseUrl: telegram.url } }).start({
+      inProcess: true,
+    });
   });
   afterAll(async () => {
-    await llm.close();
-  });
-  afterEach(async () => {
     await gw?.stop();
-    await telegram?.close();
+    await Promise.all([llm?.close(), telegram?.close()]);
   });
-
-  async function start(): Promise<void> {
-    telegram = await startFakeTelegram({ token: BOT, chats: [CHAT] });
-    gw = await new Gateway(llm, { telegram: { botToken: BOT, apiBaseUrl: telegram.url } }).start();
-  }
+  beforeEach(() => telegram.reset());
 
   const send = (to = String(CHAT)) =>
     gw.hook('agent', { message: 'report', channel: 'telegram', to, wakeMode: 'next-heartbeat' });
 
   it('splits a long reply at paragraph boundaries into ordered messages within the limit', async () => {
     llm.setReply(() => longReply(3));
-    await start();
     const run = await gw.settled((await send()).body.runId);
     expect(run.delivery).toMatchObject({ status: 'delivered', channel: 'telegram', to: String(CHAT) });
     const texts = telegram.messagesFor(CHAT).map((m) => m.text);
@@ -59,7 +61,6 @@ describe('delivery engine', () => {
 
   it('waits out a 429 for its retry_after, then delivers once', async () => {
     llm.setReply(() => 'short answer');
-    await start();
     telegram.failNext(1, 'rate_limit', { retryAfter: 1 });
     const started = Date.now();
     const run = await gw.settled((await send()).body.runId);
@@ -70,19 +71,38 @@ describe('delivery engine', () => {
 
   it('does not retry a permanent error and reports the platform reason on the run', async () => {
     llm.setReply(() => 'to nowhere');
-    await start();
     const run = await gw.settled((await send('999000')).body.runId);
     expect(run.delivery.status).toBe('failed');
     expect(run.delivery.reason).toMatch(/chat not found/);
     expect(run.delivery.reason).not.toContain(BOT);
     expect(telegram.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
+});
+
+describe('delivery engine across a restart', () => {
+  let llm: FakeOpenAi;
+  let telegram: FakeTelegram;
+  let gw: Gateway;
+
+  afterEach(async () => {
+    await gw?.stop();
+    await Promise.all([llm?.close(), telegram?.close()]);
+  });
 
   it('resumes a split reply after a restart without sending the delivered parts again', async () => {
+    llm = await startFakeOpenAi();
     llm.setReply(() => longReply(3));
-    await start();
+    telegram = await startFakeTelegram({ token: BOT, chats: [CHAT] });
+    gw = await new Gateway(llm, { telegram: { botToken: BOT, apiBaseUrl: telegram.url } }).start();
     telegram.failNext(1, 'server_error', { after: 1 }); // part 1 goes through, part 2 fails
-    const runId = (await send()).body.runId;
+    const runId = (
+      await gw.hook('agent', {
+        message: 'report',
+        channel: 'telegram',
+        to: String(CHAT),
+        wakeMode: 'next-heartbeat',
+      })
+    ).body.runId;
     await waitFor(async () => {
       const run = await gw.run(runId);
       return run.delivery.status === 'pending' && /retrying/.test(run.delivery.reason ?? '')
@@ -114,11 +134,13 @@ describe('delivery with one platform hanging', () => {
       telegram: { botToken: BOT, apiBaseUrl: telegram.url },
       slack: { botToken: 'xoxb-test', apiBaseUrl: slack.url },
       discord: { botToken: 'MTIz.fake.token', apiBaseUrl: discord.url },
-    }).start();
+    }).start({ inProcess: true });
   });
   afterAll(async () => {
+    // Slack first: its close ends the hanging request, which the gateway's stop would wait out.
+    await slack.close();
     await gw?.stop();
-    await Promise.all([llm.close(), telegram.close(), slack.close(), discord.close()]);
+    await Promise.all([llm.close(), telegram.close(), discord.close()]);
   });
 
   it('delivers to Telegram and Discord while Slack never answers', async () => {

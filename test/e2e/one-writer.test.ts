@@ -2,8 +2,9 @@
  * One writer per SQLite file and private file modes (docs/operating.md, "The
  * SQLite file: one writer, file modes"), through the real CLI: a second
  * `agentgate run` on a database file a running gateway uses exits 1 before
- * listening, naming the file; `status` and `doctor` (run in process) still
- * work beside the running one; the lock dies with its process (`kill -9`), so the
+ * listening, naming the file; `status` and `doctor` still work beside the
+ * running one (all three in process: nothing there depends on a process of its
+ * own); the lock dies with its process (`kill -9`), so the
  * next `run` starts; under umask 000 the gateway creates its state folder 0700
  * and the database, its -wal, -shm and lock files 0600, and leaves the modes of
  * what already exists alone.
@@ -11,9 +12,9 @@
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { type RunningCli, runCli, startCli } from '../helpers/cli.js';
-import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { runCliInProcess, startCliInProcess } from '../helpers/cli-in-process.js';
 import { HOOK_TOKEN, readAnswer, tempDir, writeConfig } from '../helpers/gateway.js';
 
 let dir: string;
@@ -90,7 +91,9 @@ describe('a second agentgate run on the same database file', () => {
   });
 
   it('leaves status and doctor working beside the running gateway', async () => {
-    await start([]); // on the configured port, where status and doctor look for it
+    // On the configured port, where status and doctor look for it.
+    const gateway = await startCliInProcess(['--config', file], env);
+    onTestFinished(() => gateway.stop().then(() => undefined));
     const status = await runCliInProcess(['status', '--config', file], env);
     expect(status.stdout).toMatch(/^ready: +ok$/m);
     expect(status.code).toBe(0);

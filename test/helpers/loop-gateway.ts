@@ -1,10 +1,14 @@
 /**
  * A gateway started through the real CLI for end-to-end tests, with a fake
- * OpenAI-compatible provider and fake messaging platforms configured.
+ * OpenAI-compatible provider and fake messaging platforms configured: the bin
+ * in a child process, which a test can kill and restart, or (`inProcess`) the
+ * same `agentgate run` in the test's process, for cases that need no kill
+ * (test/helpers/cli-in-process.ts).
  */
 import { rmSync } from 'node:fs';
 import type { FakeOpenAi } from '../fakes/openai.js';
 import { type RunningCli, startCli } from './cli.js';
+import { type InProcessCli, startCliInProcess } from './cli-in-process.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, tempDir, withTestStore, writeConfig } from './gateway.js';
 import { waitFor } from './wait.js';
 
@@ -14,7 +18,7 @@ export const MAIN = 'agent:main:main';
 export type Json = any;
 
 export class Gateway {
-  private cli?: RunningCli;
+  private cli?: RunningCli | InProcessCli;
   readonly dir = tempDir('agentgate-loop-');
   private configPath = '';
 
@@ -25,7 +29,7 @@ export class Gateway {
     private readonly extra: Record<string, unknown> = {},
   ) {}
 
-  async start(): Promise<this> {
+  async start(options: { inProcess?: boolean } = {}): Promise<this> {
     this.configPath = writeConfig(
       this.dir,
       withTestStore({
@@ -37,21 +41,24 @@ export class Gateway {
         channels: this.channels,
       }),
     );
-    this.cli = await startCli(['--config', this.configPath, '--port', '0']);
+    const args = ['--config', this.configPath, '--port', '0'];
+    this.cli = options.inProcess ? await startCliInProcess(args) : await startCli(args);
     return this;
   }
 
   /** Stops the process with `signal` and starts another; answers how long the old one took to exit. */
   async restart(signal: NodeJS.Signals = 'SIGKILL'): Promise<{ exitedAfterMs: number }> {
+    if (!this.cli || !('kill' in this.cli)) throw new Error('only a gateway in a child process restarts');
     const stopping = Date.now();
-    await this.cli?.kill(signal);
+    await this.cli.kill(signal);
     const exitedAfterMs = Date.now() - stopping;
     this.cli = await startCli(['--config', this.configPath, '--port', '0']);
     return { exitedAfterMs };
   }
 
   async stop(): Promise<void> {
-    await this.cli?.kill('SIGTERM');
+    if (this.cli && 'kill' in this.cli) await this.cli.kill('SIGTERM');
+    else await this.cli?.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 
