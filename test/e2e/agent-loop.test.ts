@@ -2,6 +2,10 @@
  * The loop from webhook to reply, end to end through the real CLI: a loopback
  * fake OpenAI-compatible provider and a fake Telegram Bot API stand in for the
  * outside world.
+ *
+ * The shared gateway is the bin in a child process, which its cases kill and
+ * restart; the gateways of the concurrency bound and of the heartbeats run
+ * `agentgate run` in process (`start({ inProcess: true })`).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
@@ -168,7 +172,7 @@ describe('webhook → run → summary → Telegram', () => {
     });
     const bounded = await new Gateway(llm, telegramChannel(telegram), {
       defaults: { maxConcurrent: 2 },
-    }).start();
+    }).start({ inProcess: true });
     try {
       const ids: string[] = [];
       for (let n = 1; n <= 6; n++) {
@@ -274,6 +278,7 @@ describe('webhook → run → summary → Telegram', () => {
   });
 });
 
+// A gateway per case, each with a main session of its own; none is killed, so in process.
 describe('heartbeats', () => {
   let llm: FakeOpenAi;
   let telegram: FakeTelegram;
@@ -311,7 +316,7 @@ describe('heartbeats', () => {
       reply: (body) =>
         lastUserMessage(body).startsWith('[heartbeat]') ? 'Deploy looks done; all green.' : 'primed',
     });
-    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    gw = await new Gateway(llm, telegramChannel(telegram)).start({ inProcess: true });
     await primeRoute();
     const wake = await gw.hook('wake', { text: 'Deploy of api finished', mode: 'now' });
     expect(wake.status).toBe(200);
@@ -337,7 +342,7 @@ describe('heartbeats', () => {
 
   it('coalesces "now" requests that arrive together into one heartbeat', async () => {
     llm = await startFakeOpenAi({ reply: () => 'HEARTBEAT_OK' });
-    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    gw = await new Gateway(llm, telegramChannel(telegram)).start({ inProcess: true });
     await Promise.all([1, 2, 3].map((n) => gw.hook('wake', { text: `event ${n}`, mode: 'now' })));
     await waitFor(
       async () => ((await gw.events()).every((e) => e.status === 'consumed') ? true : undefined),
@@ -349,7 +354,7 @@ describe('heartbeats', () => {
 
   it('mode "next-heartbeat" leaves the event pending and calls no model', async () => {
     llm = await startFakeOpenAi({ reply: () => 'should not happen' });
-    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    gw = await new Gateway(llm, telegramChannel(telegram)).start({ inProcess: true });
     const wake = await gw.hook('wake', { text: 'for later', mode: 'next-heartbeat' });
     await sleep(600); // a heartbeat, had one been requested, would call within 250 ms of coalescing and a loopback call
     expect(llm.requests).toHaveLength(0);
@@ -361,7 +366,7 @@ describe('heartbeats', () => {
       reply: (body) =>
         lastUserMessage(body).startsWith('[heartbeat]') ? 'HEARTBEAT_OK — nothing to do.' : 'primed',
     });
-    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    gw = await new Gateway(llm, telegramChannel(telegram)).start({ inProcess: true });
     await primeRoute();
     const sent = telegram.messages.length;
     const wake = await gw.hook('wake', { text: 'cron ran fine', mode: 'now' });
@@ -383,7 +388,7 @@ describe('heartbeats', () => {
     llm = await startFakeOpenAi({
       reply: () => ({ status: 500, error: 'upstream exploded', retryAfter: '0' }),
     });
-    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    gw = await new Gateway(llm, telegramChannel(telegram)).start({ inProcess: true });
     const wake = await gw.hook('wake', { text: 'important', mode: 'now' });
     const beats = await waitFor(async () => {
       const list = (await gw.admin(`/api/sessions/${MAIN}/heartbeats`)).heartbeats;
@@ -401,7 +406,7 @@ describe('heartbeats', () => {
     llm = await startFakeOpenAi({
       reply: (body) => (lastUserMessage(body).startsWith('[heartbeat]') ? 'HEARTBEAT_OK' : 'run reply'),
     });
-    gw = await new Gateway(llm, telegramChannel(telegram)).start();
+    gw = await new Gateway(llm, telegramChannel(telegram)).start({ inProcess: true });
     const run = await gw.hook('agent', { message: 'do it', name: 'Job', deliver: false, wakeMode: 'now' });
     await gw.settled(run.body.runId);
     await waitFor(async () => (heartbeatCalls().length > 0 ? true : undefined), 'the heartbeat');
