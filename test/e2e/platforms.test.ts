@@ -270,7 +270,8 @@ const longReply = (limit: number) =>
 
 // One gateway and one fake per platform for all its cases: they differ only in what they send,
 // and each begins with the fake's records and queued failures cleared. Each case that follows
-// the `last` route first sends to the recipient it expects that route to keep.
+// the `last` route first sends to the recipient it expects that route to keep. Nothing here
+// kills the gateway, so it runs `agentgate run` in process.
 describe.each(PLATFORMS)('$id', (platform) => {
   let llm: FakeOpenAi;
   let fake: PlatformFake;
@@ -279,7 +280,7 @@ describe.each(PLATFORMS)('$id', (platform) => {
   beforeAll(async () => {
     llm = await startFakeOpenAi();
     fake = await platform.start();
-    gw = await new Gateway(llm, { [platform.id]: fake.config }).start();
+    gw = await new Gateway(llm, { [platform.id]: fake.config }).start({ inProcess: true });
   });
   afterAll(async () => {
     await gw?.stop();
@@ -344,20 +345,54 @@ describe.each(PLATFORMS)('$id', (platform) => {
     expect(run.delivery.reason).toBeTruthy();
     expect(run.delivery.reason).not.toMatch(/attempt \d+ failed|gave up/);
   });
+});
 
-  it('resumes a pending delivery after a restart and sends it once', async () => {
-    llm.setReply(() => 'survives restarts');
-    fake.dropNext();
-    const runId = (await send({ channel: platform.id, to: platform.to })).body.runId;
-    await waitFor(async () => {
-      const run = await gw.run(runId);
-      return run.delivery.status === 'pending' && /retrying/.test(run.delivery.reason ?? '')
-        ? true
-        : undefined;
-    }, 'the failed first attempt');
-    await gw.restart('SIGKILL');
-    const run = await gw.settled(runId);
-    expect(run.delivery.status).toBe('delivered');
-    expect(fake.received()).toEqual(['survives restarts']);
+// The restarts kill the bin, so they have a gateway in a child process: one for every platform,
+// with all their channels, each case restarting it once with a delivery of its own pending.
+describe('a restart with a delivery pending', () => {
+  let llm: FakeOpenAi;
+  const fakes = new Map<string, PlatformFake>();
+  let gw: Gateway;
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi();
+    for (const platform of PLATFORMS) fakes.set(platform.id, await platform.start());
+    const channels = Object.fromEntries(PLATFORMS.map((p) => [p.id, fakes.get(p.id)?.config]));
+    gw = await new Gateway(llm, channels).start();
   });
+  afterAll(async () => {
+    await gw?.stop();
+    await Promise.all([...fakes.values()].map((fake) => fake.close()));
+    await llm?.close();
+  });
+  beforeEach(() => {
+    for (const fake of fakes.values()) fake.reset();
+  });
+
+  it.each(PLATFORMS)(
+    '$id: resumes a pending delivery after a restart and sends it once',
+    async (platform) => {
+      const fake = fakes.get(platform.id) as PlatformFake;
+      llm.setReply(() => 'survives restarts');
+      fake.dropNext();
+      const runId = (
+        await gw.hook('agent', {
+          message: 'status?',
+          wakeMode: 'next-heartbeat',
+          channel: platform.id,
+          to: platform.to,
+        })
+      ).body.runId;
+      await waitFor(async () => {
+        const run = await gw.run(runId);
+        return run.delivery.status === 'pending' && /retrying/.test(run.delivery.reason ?? '')
+          ? true
+          : undefined;
+      }, 'the failed first attempt');
+      await gw.restart('SIGKILL');
+      const run = await gw.settled(runId);
+      expect(run.delivery.status).toBe('delivered');
+      expect(fake.received()).toEqual(['survives restarts']);
+    },
+  );
 });
