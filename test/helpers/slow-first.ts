@@ -9,21 +9,20 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** The slowest files of a run on the 2-core machine (seconds, indicative), longest first. */
 const SLOWEST: Record<string, number> = {
-  'test/e2e/platforms.test.ts': 90,
-  'test/e2e/agent-loop.test.ts': 63,
-  'test/e2e/cli-config.test.ts': 33,
+  'test/e2e/platforms.test.ts': 56,
+  'test/e2e/agent-loop.test.ts': 50,
   'test/store/conformance.test.ts': 20,
+  'test/e2e/cli-config.test.ts': 20,
   'test/server/admin-runs.test.ts': 16,
   'test/gmail/google.test.ts': 15,
   'test/mappings/transform-runaway.test.ts': 14,
   'test/observability/export-failures.test.ts': 14,
-  'test/e2e/cli-operator.test.ts': 13,
   'test/mappings/transform-isolation.test.ts': 13,
   'test/mappings/transforms.test.ts': 13,
-  'test/e2e/delivery.test.ts': 12,
   'test/e2e/one-writer.test.ts': 12,
   'test/store/pg-lockout.test.ts': 12,
   'test/ingress/streamed-answers.test.ts': 11,
+  'test/e2e/cli-operator.test.ts': 11,
   'test/ingress/wait-for-completion.test.ts': 10,
 };
 
