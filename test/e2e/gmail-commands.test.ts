@@ -1,8 +1,9 @@
 /**
  * `agentgate hooks gmail setup` and `agentgate hooks gmail run` against a
- * loopback fake of Google's APIs. `setup` runs in process (`runCliInProcess`),
- * but for the browser consent, which spawns the bin; the receiver and the
- * gateway are the bin too.
+ * loopback fake of Google's APIs. `setup` and the gateway that starts the
+ * receiver itself run in process (`runCliInProcess`, `startCliInProcess`), but
+ * for the browser consent, which spawns the bin; `hooks gmail run` is the bin
+ * too.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -11,8 +12,8 @@ import JSON5 from 'json5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google.js';
 import { startFakeTelegram } from '../fakes/telegram.js';
-import { CLI, startCli } from '../helpers/cli.js';
-import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { CLI } from '../helpers/cli.js';
+import { runCliInProcess, startCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, tempDir } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -189,7 +190,7 @@ describe('hooks gmail setup', () => {
     config.agents.defaults.heartbeat = { every: '0' };
     writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
     const watchesBefore = google.watchCalls.length;
-    const gateway = await startCli(['--config', configPath, '--port', '0']);
+    const gateway = await startCliInProcess(['--config', configPath, '--port', '0']);
     try {
       // The receiver registers its watch once listening; mail added before Google answered it
       // would be older than the history id the watch starts from.
@@ -235,7 +236,7 @@ describe('hooks gmail setup', () => {
       expect(answer).toContain('Noon at the usual place?');
       expect(answer).toMatch(/EXTERNAL_UNTRUSTED_CONTENT/); // echo shows the mail arrived wrapped as untrusted
     } finally {
-      await gateway.kill('SIGTERM');
+      await gateway.stop();
       await telegram.close();
     }
   });
