@@ -228,6 +228,10 @@ describe('tools on SQLite, through the real CLI', () => {
     expect(steps[1]).toMatchObject({ tool: 'repo.get_pull_request', arguments: { number: 7 } });
     expect(steps[1].result).toContain('PR #7: Fix the flaky upload test');
     expect(steps[2].result).toBe('PR 7 is open with 2 approvals.');
+    const metrics = await (
+      await fetch(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    ).text();
+    expect(metrics).toContain('agentgate_tool_calls_total{tool="repo.get_pull_request",status="ok"} 1');
 
     // The model was offered the mapping's tools, in the API's alphabet, and got the result back
     // inside the safety boundary.
