@@ -26,6 +26,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
 import { tempDir } from '../helpers/gateway.js';
@@ -41,10 +42,20 @@ const EXPOSURE_LIMIT = 1.5;
 /** An id no account has: what DynamicUser= would allocate (61184–65519). */
 const DYNAMIC_UID = 61234;
 
+/** The online backup of docs/deploy.md ("Backups of the SQLite file"), as written there. */
+const BACKUP_SCRIPT =
+  'process.umask(0o077); const Database = require("/opt/agentgate/node_modules/better-sqlite3"); new Database(process.argv[1], { readonly: true }).backup(process.argv[2]).then(() => console.log("backed up to", process.argv[2]))';
+
 const HOOK_TOKEN = 'hook-token-for-the-systemd-test-0123456789';
 const ADMIN_TOKEN = 'admin-token-for-the-systemd-test-0123456789';
 
 const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
+const NO_ANALYZE = hasSystemdAnalyze ? '' : ' (skipped: systemd-analyze is not on PATH)';
+/** As root with setpriv, the gateway runs as an unprivileged user without capabilities; else as this user. */
+const privileged = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
+const AS_WHOM = privileged
+  ? `as uid ${DYNAMIC_UID} without capabilities`
+  : 'as this user (not root, or no setpriv)';
 
 /** The [Service] section's settings, each key with its values in order (Environment= repeats). */
 function serviceSettings(text: string): Map<string, string[]> {
@@ -78,6 +89,10 @@ const one = (key: string): string => {
 const expand = (word: string, env: NodeJS.ProcessEnv) =>
   word.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => env[name] ?? '');
 
+it('docs/deploy.md shows the backup this test makes', () => {
+  expect(readFileSync(join(REPO, 'docs/deploy.md'), 'utf8')).toContain(BACKUP_SCRIPT);
+});
+
 describe('the unit file', () => {
   it('has the settings docs/deploy.md describes', () => {
     expect(one('DynamicUser')).toBe('yes');
@@ -99,7 +114,7 @@ describe('the unit file', () => {
     ]);
   });
 
-  it.skipIf(!hasSystemdAnalyze)('passes systemd-analyze verify with its binary in place', () => {
+  it.skipIf(!hasSystemdAnalyze)(`passes systemd-analyze verify with its binary in place${NO_ANALYZE}`, () => {
     // The unit's ExecStart names /usr/bin/node and /opt/agentgate; a copy names this machine's.
     const dir = tempDir('agentgate-unit-');
     try {
@@ -115,18 +130,21 @@ describe('the unit file', () => {
     }
   });
 
-  it.skipIf(!hasSystemdAnalyze)(`rates at most ${EXPOSURE_LIMIT} in systemd-analyze security`, () => {
-    const rated = spawnSync(
-      'systemd-analyze',
-      ['security', '--offline=true', `--threshold=${EXPOSURE_LIMIT * 10}`, UNIT],
-      { encoding: 'utf8' },
-    );
-    const score = /Overall exposure level for agentgate\.service: ([\d.]+) (\S+)/.exec(rated.stdout);
-    expect(score, rated.stdout + rated.stderr).not.toBeNull();
-    expect(Number(score?.[1])).toBeLessThanOrEqual(EXPOSURE_LIMIT);
-    expect(score?.[2]).toBe('OK');
-    expect(rated.status).toBe(0);
-  });
+  it.skipIf(!hasSystemdAnalyze)(
+    `rates at most ${EXPOSURE_LIMIT} in systemd-analyze security${NO_ANALYZE}`,
+    () => {
+      const rated = spawnSync(
+        'systemd-analyze',
+        ['security', '--offline=true', `--threshold=${EXPOSURE_LIMIT * 10}`, UNIT],
+        { encoding: 'utf8' },
+      );
+      const score = /Overall exposure level for agentgate\.service: ([\d.]+) (\S+)/.exec(rated.stdout);
+      expect(score, rated.stdout + rated.stderr).not.toBeNull();
+      expect(Number(score?.[1])).toBeLessThanOrEqual(EXPOSURE_LIMIT);
+      expect(score?.[2]).toBe('OK');
+      expect(rated.status).toBe(0);
+    },
+  );
 });
 
 describe('the gateway as the unit starts it', () => {
@@ -148,11 +166,11 @@ describe('the gateway as the unit starts it', () => {
     mkdirSync(join(root, 'var/lib'), { recursive: true, mode: 0o755 });
     mkdirSync(stateDir, { mode: 0o700 });
     mkdirSync(join(root, 'run/credentials'), { recursive: true, mode: 0o755 });
-    mkdirSync(credentials, { mode: 0o500 });
+    mkdirSync(credentials, { mode: 0o700 });
     writeFileSync(join(credentials, 'hook-token'), `${HOOK_TOKEN}\n`, { mode: 0o400 });
     writeFileSync(join(credentials, 'admin-token'), `${ADMIN_TOKEN}\n`, { mode: 0o400 });
+    chmodSync(credentials, 0o500);
 
-    const privileged = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
     asUser = [];
     if (privileged) {
       for (const path of [
@@ -210,7 +228,7 @@ describe('the gateway as the unit starts it', () => {
     expect(loaded.config.gateway.auth?.token).toBe(ADMIN_TOKEN);
   });
 
-  it('answers a wake and stops on SIGTERM', async () => {
+  it(`answers a wake, is backed up while it runs, and stops on SIGTERM, ${AS_WHOM}`, async () => {
     const workingDir = one('WorkingDirectory').replace(INSTALLED, REPO);
     const [command, ...args] = [...asUser, ...argv] as [string, ...string[]];
     const child = spawn(command, args, { cwd: workingDir, env });
@@ -225,6 +243,24 @@ describe('the gateway as the unit starts it', () => {
       });
       expect(wake.status, output()).toBe(200);
       expect(await wake.json()).toMatchObject({ ok: true, eventOutcome: 'queued' });
+
+      // The documented backup, beside the running gateway, as root (sudo) when the test is.
+      const copy = join(root, 'agentgate-backup.db');
+      const backup = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          BACKUP_SCRIPT.replace(INSTALLED, REPO),
+          join(env.STATE_DIRECTORY as string, 'agentgate.db'),
+          copy,
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(backup.stdout + backup.stderr).toBe(`backed up to ${copy}\n`);
+      expect(statSync(copy).mode & 0o777).toBe(0o600);
+      const backedUp = new Database(copy, { readonly: true });
+      expect(backedUp.prepare('SELECT text FROM events').pluck().all()).toContain('deployed by systemd');
+      backedUp.close();
     } finally {
       const started = Date.now();
       const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
@@ -250,16 +286,19 @@ const JIT_WORK = 'let s = 0; for (let i = 0; i < 1e5; i++) s += Math.sqrt(i); co
 
 const mdweWorks = spawnSync('python3', ['-c', MDWE, '/bin/true'], { encoding: 'utf8' }).status === 0;
 
-describe.skipIf(!mdweWorks)('MemoryDenyWriteExecute= (why the unit leaves it off)', () => {
-  it('node dies under W^X with its JIT, and runs only with --jitless', () => {
-    const jit = spawnSync('python3', ['-c', MDWE, process.execPath, '-e', JIT_WORK], { encoding: 'utf8' });
-    expect(jit.status === 0 && jit.signal === null).toBe(false);
-    const jitless = spawnSync('python3', ['-c', MDWE, process.execPath, '--jitless', '-e', JIT_WORK], {
-      encoding: 'utf8',
+describe.skipIf(!mdweWorks)(
+  `MemoryDenyWriteExecute= (why the unit leaves it off)${mdweWorks ? '' : ' (skipped: needs python3 and PR_SET_MDWE, Linux 6.3+)'}`,
+  () => {
+    it('node dies under W^X with its JIT, and runs only with --jitless', () => {
+      const jit = spawnSync('python3', ['-c', MDWE, process.execPath, '-e', JIT_WORK], { encoding: 'utf8' });
+      expect(jit.status === 0 && jit.signal === null).toBe(false);
+      const jitless = spawnSync('python3', ['-c', MDWE, process.execPath, '--jitless', '-e', JIT_WORK], {
+        encoding: 'utf8',
+      });
+      expect(jitless.stdout.trim()).toBe('true');
     });
-    expect(jitless.stdout.trim()).toBe('true');
-  });
-});
+  },
+);
 
 /** Waits for the "listening on" line (docs/cli.md) and returns the address. */
 function listening(child: ChildProcess): Promise<{ url: string; output: () => string }> {
