@@ -4,7 +4,7 @@
  * nothing to say about it, `systemd-analyze security --offline=true` rates it at most
  * EXPOSURE_LIMIT, and the gateway runs the way the unit starts it. This machine has no running
  * systemd (no `systemd-run`, no `systemd-nspawn`), so the run is the unit's ExecStart= line with
- * the environment and directories systemd would give it (CONFIGURATION_DIRECTORY,
+ * the environment and directories systemd would give it (`%E`, CONFIGURATION_DIRECTORY,
  * STATE_DIRECTORY, CREDENTIALS_DIRECTORY) under a temporary root, and, when the test runs as
  * root, under `setpriv` as an unprivileged user with no capabilities and no_new_privs, as
  * DynamicUser=, CapabilityBoundingSet= and NoNewPrivileges= make it. It answers a wake and
@@ -85,9 +85,12 @@ const one = (key: string): string => {
   return values[0] as string;
 };
 
-/** systemd's ${VAR} expansion in ExecStart= (the unit uses the braced form only). */
-const expand = (word: string, env: NodeJS.ProcessEnv) =>
-  word.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => env[name] ?? '');
+/** systemd's expansion of `%E` (the configuration root, /etc for a system unit) in ExecStart=, the one it uses. */
+const expand = (word: string, etc: string) => {
+  const expanded = word.replaceAll('%E', etc);
+  if (/%[a-zA-Z]|\$/.test(expanded)) throw new Error(`ExecStart= word ${word}: expand it here too`);
+  return expanded;
+};
 
 it('docs/deploy.md shows the backup this test makes', () => {
   expect(readFileSync(join(REPO, 'docs/deploy.md'), 'utf8')).toContain(BACKUP_SCRIPT);
@@ -205,7 +208,7 @@ describe('the gateway as the unit starts it', () => {
     env.AGENTGATE_LOG_LEVEL = 'warn';
     const words = one('ExecStart')
       .split(/\s+/)
-      .map((word) => expand(word, env));
+      .map((word) => expand(word, join(root, 'etc')));
     expect(words[0]).toBe(NODE);
     expect(words[1]).toBe(`${INSTALLED}/dist/cli/main.js`);
     // This machine's node and checkout; port 0 so that the test never meets another gateway's port.
