@@ -106,11 +106,12 @@ function checkPods(manifests: Manifest[]) {
   return { deployment, pod, volumes };
 }
 
-/** The Secret items the projected volume puts under /run/secrets/agentgate, as secret/key → file. */
+/** The Secret items the projected volume puts under /run/secrets/agentgate, as secret/key → file (`*`: every key, as itself). */
 function secretFiles(volumes: Map<string, Manifest>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const source of volumes.get('secrets').projected.sources)
-    for (const item of source.secret.items) out[`${source.secret.name}/${item.key}`] = item.path;
+    for (const item of source.secret.items ?? [{ key: '*', path: '*' }])
+      out[`${source.secret.name}/${item.key}`] = item.path;
   return out;
 }
 
@@ -131,10 +132,7 @@ describe.skipIf(!hasKubectl)(`kubectl kustomize deploy/kubernetes/base${WHY_SKIP
     expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
     const state = pod.containers[0].volumeMounts.find((m: Manifest) => m.mountPath === '/var/lib/agentgate');
     expect(volumes.get(state.name).persistentVolumeClaim.claimName).toBe(claim.metadata.name);
-    expect(secretFiles(volumes)).toEqual({
-      'agentgate-tokens/hook-token': 'hook-token',
-      'agentgate-tokens/admin-token': 'admin-token',
-    });
+    expect(secretFiles(volumes)).toEqual({ 'agentgate-tokens/*': '*' });
     const [service] = ofKind(manifests, 'Service');
     expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
   });
@@ -172,8 +170,7 @@ describe.skipIf(!hasKubectl)(`kubectl kustomize deploy/kubernetes/postgres${WHY_
     const mounts = pod.containers[0].volumeMounts.map((m: Manifest) => m.mountPath);
     expect(mounts).not.toContain('/var/lib/agentgate');
     expect(secretFiles(volumes)).toEqual({
-      'agentgate-tokens/hook-token': 'hook-token',
-      'agentgate-tokens/admin-token': 'admin-token',
+      'agentgate-tokens/*': '*',
       'agentgate-database/url': 'database-url',
     });
     const [budget] = ofKind(manifests, 'PodDisruptionBudget');
