@@ -99,8 +99,6 @@ async function drain(store) {
     store,
     config,
     models: new ModelRouter(config),
-    notifyDelivery: () => {},
-    requestHeartbeat: () => {},
     log,
     owner: `bench:${process.pid}:${randomBytes(4).toString('hex')}`,
     onRunFinished: () => {

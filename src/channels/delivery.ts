@@ -24,11 +24,9 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import type { CommittedSignal } from '../store/committed.js';
 import type {
-  AlertOutcome,
   DeliveryOutboxStore,
   DeliveryRecord,
   DeliveryRoute,
-  NewAlert,
   OutboxItem,
   SessionStore,
 } from '../store/types.js';

@@ -55,11 +55,26 @@ export function shortDuration(ms: number): string {
   return `${days}d${hours % 24 ? ` ${hours % 24}h` : ''}`;
 }
 
-/** One line of at most `max` characters: whitespace folded, an ellipsis when cut. */
+/**
+ * One line of at most `max` characters: whitespace folded, an ellipsis when cut, and the
+ * control characters a terminal would act on (escape sequences, bidi overrides) shown as
+ * `\x1b`/`\u202e` — the text may be a run's name, a tool's arguments or its result.
+ */
 export function oneLine(text: string | null | undefined, max = 60): string {
   if (text === null || text === undefined || text === '') return '-';
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = visible(text.replace(/\s+/g, ' ').trim());
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** C0, DEL and C1 (`\p{Cc}`), and the bidi marks, embeddings, overrides and isolates. */
+const CONTROLS = /\p{Cc}|[\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
+/** Text with its terminal control characters written out as escapes. */
+export function visible(text: string): string {
+  return text.replace(CONTROLS, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16)}`;
+  });
 }
 
 export function printJson(io: CliIo, value: unknown): void {

@@ -40,7 +40,11 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .option('--json', 'print JSON')
     .action(lazy(io, async () => (await import('./commands/status.js')).statusCommand));
 
-  const runs = program.command('runs').description('list, inspect, retry and redeliver agent runs');
+  const runs = program
+    .command('runs')
+    .description(
+      'list, inspect, retry and redeliver agent runs; approve or deny the tool calls they wait for',
+    );
   client(runs.command('list'))
     .description('recent runs, newest first')
     .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_STATUSES))
@@ -84,6 +88,21 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .argument('<runId>')
     .option('--json', "print the API's answer as JSON")
     .action(lazy(io, async () => (await import('./commands/runs.js')).runsRedeliverCommand));
+  client(runs.command('steps'))
+    .description("a run's steps: its model and tool calls, in order, and the call it waits for")
+    .argument('<runId>')
+    .option('--json', "print the API's answer as JSON")
+    .action(lazy(io, async () => (await import('./commands/run-steps.js')).runsStepsCommand));
+  client(runs.command('approve'))
+    .description('approve the tool call a waiting run waits for: the run goes on and makes it')
+    .argument('<runId>')
+    .option('--json', "print the API's answer as JSON")
+    .action(lazy(io, async () => (await import('./commands/run-steps.js')).runsApproveCommand));
+  client(runs.command('deny'))
+    .description('deny the tool call a waiting run waits for: the run goes on, the model told it was denied')
+    .argument('<runId>')
+    .option('--json', "print the API's answer as JSON")
+    .action(lazy(io, async () => (await import('./commands/run-steps.js')).runsDenyCommand));
 
   const send = program
     .command('send')

@@ -3,9 +3,12 @@
  * selector naming an unknown server is a problem, by key path; an agent with tools on a
  * `command` or `echo` model is a warning; a stdio server's `cwd` is resolved.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import JSON5 from 'json5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mappingTools } from '../../src/agents/run-tools.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { ADMIN_TOKEN, HOOK_TOKEN, tempDir } from '../helpers/gateway.js';
@@ -117,5 +120,32 @@ describe('config check: tools', () => {
       other: { cwd: dir },
       abs: { cwd: '/srv/mcp' },
     });
+  });
+});
+
+describe('docs/tools.md, the GitHub walkthrough', () => {
+  it("its config is valid as shown, and its mapping's runs get the three tools, one of them under approval", async () => {
+    const docs = readFileSync(fileURLToPath(new URL('../../docs/tools.md', import.meta.url)), 'utf8');
+    const section = docs.slice(docs.indexOf('## End to end: the GitHub MCP server'));
+    const block = /```json5\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(block).toBeDefined();
+    const pat = join(dir, 'github-pat');
+    writeFileSync(pat, 'github_pat_example', { mode: 0o600 });
+    const shown = JSON5.parse((block as string).replaceAll('/etc/agentgate/github-pat', pat));
+    // Its alert route's platform needs a bot token of its own (docs/channels.md).
+    const path = write({ ...shown, channels: { telegram: { botToken: '123:abc' } } });
+    const loaded = loadConfigFile(path, { GITHUB_WEBHOOK_SECRET: 'whsec' });
+    if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
+    const agent = loaded.config.agents.list.find((entry) => entry.id === 'main');
+    expect(agent?.tools).toMatchObject({ approval: ['github.add_issue_comment'], maxSteps: 10 });
+    expect(loaded.config.tools.servers.github).toMatchObject({
+      transport: 'stdio',
+      env: { GITHUB_PERSONAL_ACCESS_TOKEN: 'github_pat_example' },
+    });
+    expect(mappingTools(loaded.config, 'hook:github')).toEqual([
+      'github.pull_request_read',
+      'github.get_file_contents',
+      'github.add_issue_comment',
+    ]);
   });
 });

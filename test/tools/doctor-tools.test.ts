@@ -15,7 +15,7 @@ import { STDIO_FIXTURE } from './support.js';
 const ENV_SECRET = 'doctor-stdio-secret-7788';
 const HEADER_SECRET = 'Bearer doctor-http-secret-5566';
 const FIXTURE_TOOLS =
-  '8 tool(s): get_pull_request, fail, jsonrpc_error, slow, crash, env, snapshot, add_tool';
+  '10 tool(s): get_pull_request, fail, jsonrpc_error, slow, crash, env, snapshot, add_tool, record, echo';
 
 let fake: FakeMcpHttp;
 let dir: string;

@@ -63,6 +63,8 @@ describe('tools from a stdio MCP server', () => {
       'repo.env',
       'repo.snapshot',
       'repo.add_tool',
+      'repo.record',
+      'repo.echo',
     ]);
     const pr = set.tools.find((tool) => tool.name === 'repo.get_pull_request');
     expect(pr?.description).toBe('Reads a pull request');

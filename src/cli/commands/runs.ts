@@ -1,11 +1,12 @@
 /**
  * `agentgate runs list|show|retry|redeliver` over the admin API (docs/operating.md, "Command line").
- * People get a table or aligned fields; `--json` prints the API's answer as is.
+ * People get a table or aligned fields; `--json` prints the API's answer as is. (`runs steps`,
+ * `approve` and `deny`: run-steps.ts.)
  */
 import { HOOK_TOKEN_ID } from '../../config/schema.js';
 import { GatewayClient } from '../admin-client.js';
 import { CliError } from '../cli-error.js';
-import { between, fields, oneLine, printJson, relativeTime, table } from '../format.js';
+import { between, fields, oneLine, printJson, relativeTime, table, visible } from '../format.js';
 import { type GatewayTarget, resolveTarget, type TargetOptions } from '../gateway-target.js';
 import type { CliIo } from '../io.js';
 
@@ -43,6 +44,17 @@ export interface RunView {
   tokenId?: string | null;
   delivery?: { status: string; channel: string | null; to: string | null; reason: string | null };
   callback?: { status: string; attempts: number };
+  /** How many steps its loop committed (`runs steps` lists them). */
+  steps?: number;
+  /** The tool call a `waiting` run waits on; null otherwise. */
+  waitingFor?: WaitingFor | null;
+}
+
+/** The tool call a waiting run waits on (docs/operating.md, "Approving tool calls"). */
+export interface WaitingFor {
+  step: number;
+  tool: string;
+  arguments: Record<string, unknown>;
 }
 
 export async function runsListCommand(io: CliIo, options: ListOptions): Promise<void> {
@@ -74,7 +86,9 @@ export async function runsListCommand(io: CliIo, options: ListOptions): Promise<
       ['RUN', 'STATUS', 'SOURCE', 'TOKEN', 'NAME', 'CREATED', 'TOOK', 'DELIVERY'],
       runs.map((run) => [
         run.runId,
-        run.status,
+        run.status === 'waiting' && run.waitingFor
+          ? `waiting (${oneLine(run.waitingFor.tool, 40)})`
+          : run.status,
         run.source ?? '-',
         run.tokenId ?? '-',
         oneLine(run.name, 24),
@@ -128,6 +142,7 @@ export async function runsShowCommand(
   })) as unknown as RunView;
   if (options.json) return printJson(io, run);
   io.console.log(describeRun(run));
+  if (run.status === 'waiting' && run.waitingFor) io.console.error(decideHint(runId));
 }
 
 export interface RetryOptions extends TargetOptions {
@@ -292,7 +307,14 @@ export function describeRun(run: RunView, now = Date.now()): string {
     const { status, attempts } = run.callback;
     entries.push(['callback', `${status} (${attempts} attempt${attempts === 1 ? '' : 's'})`]);
   }
+  if (run.steps) entries.push(['steps', `${run.steps} (agentgate runs steps ${run.runId})`]);
+  if (run.waitingFor) entries.push(['waiting for', waitingLine(run.waitingFor)]);
   let text = fields(entries);
+  if (run.waitingFor) {
+    // Pretty-printed, control characters written out line by line: the model wrote them.
+    const json = JSON.stringify(run.waitingFor.arguments, null, 2);
+    text += `\n\narguments:\n${indent(json.split('\n').map(visible).join('\n'))}`;
+  }
   if (run.message) text += `\n\nmessage:\n${indent(run.message)}`;
   if (run.error) text += `\n\nerror:\n${indent(run.error)}`;
   if (run.reply) text += `\n\nreply:\n${indent(run.reply)}`;
@@ -313,4 +335,14 @@ function indent(text: string): string {
     .split('\n')
     .map((line) => `  ${line}`)
     .join('\n');
+}
+
+/** `tickets.create_ticket (step 3)`: the call a waiting run waits on, its arguments aside. */
+export function waitingLine(waiting: WaitingFor): string {
+  return `${oneLine(waiting.tool, 80)} (step ${waiting.step})`;
+}
+
+/** Printed on stderr under a waiting run: the two commands that decide. */
+export function decideHint(runId: string): string {
+  return `decide: agentgate runs approve ${runId}  (or: agentgate runs deny ${runId})`;
 }

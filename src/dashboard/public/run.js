@@ -1,8 +1,12 @@
 // @ts-check
-/** One run: what came in, what the agent answered, where it went, and Retry / Redeliver. */
+/**
+ * One run: what came in, its steps, what the agent answered, where it went, and Retry /
+ * Redeliver; for a waiting run, the tool call it waits for with Approve / Deny.
+ */
 import { call, fetchBlob, seg } from './api.js';
 import { badge, duration, facts, fill, h, runLink, textBlock, time } from './dom.js';
 import { originOf, remember } from './runs.js';
+import { decide, readSteps, stepsTable, waitingPanel } from './steps.js';
 
 const FINISHED = ['succeeded', 'failed', 'timed_out'];
 /** Shown inline as thumbnails; every other file is a download link. */
@@ -16,6 +20,8 @@ const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 export function runView(shell, runId) {
   const retry = h('button', { type: 'button', id: 'retry', class: 'primary', disabled: true }, 'Retry');
   const redeliver = h('button', { type: 'button', id: 'redeliver', disabled: true }, 'Redeliver');
+  const approve = h('button', { type: 'button', id: 'approve', class: 'primary' }, 'Approve');
+  const deny = h('button', { type: 'button', id: 'deny', class: 'danger' }, 'Deny');
   const heading = h('h2', { id: 'run-title' }, 'Run ', h('span', { class: 'id' }, runId));
   const body = h('div', { id: 'run-detail' }, h('p', { class: 'muted' }, 'Loading…'));
   let shown = '';
@@ -23,6 +29,10 @@ export function runView(shell, runId) {
   /** @type {any} */
   let record;
   let recordFor = '';
+  /** The run's steps as last read, and the step count they were read for. */
+  /** @type {any[] | undefined} */
+  let steps;
+  let stepsFor = 0;
   /** Blob URLs of this run's files, by index: each fetched once per visit of the page. */
   /** @type {Map<number, Promise<string>>} */
   const blobs = new Map();
@@ -48,6 +58,28 @@ export function runView(shell, runId) {
       shell.navigate(`/runs/${encodeURIComponent(answer.runId)}`);
     }),
   );
+  /**
+   * @param {HTMLElement} button
+   * @param {'approve' | 'deny'} decision
+   */
+  const decideWith = (button, decision) =>
+    shell.act(button, async () => {
+      // Both buttons stay off until the answer: one decision applies.
+      const other = /** @type {HTMLButtonElement} */ (button === approve ? deny : approve);
+      other.disabled = true;
+      try {
+        await decide(runId, decision);
+      } finally {
+        other.disabled = false;
+      }
+      shell.notify(
+        decision === 'approve'
+          ? ['Approved: ', runLink(runId), ' is queued again and makes the call.']
+          : ['Denied: ', runLink(runId), ' is queued again; the model is told the call was denied.'],
+      );
+    });
+  approve.addEventListener('click', () => decideWith(approve, 'approve'));
+  deny.addEventListener('click', () => decideWith(deny, 'deny'));
   redeliver.addEventListener('click', () =>
     shell.act(redeliver, async () => {
       await call('POST', `api/runs/${seg(runId)}/redeliver`);
@@ -91,12 +123,20 @@ export function runView(shell, runId) {
       else if (deliveryStatus === 'pending' || deliveryStatus !== recordFor)
         record = await deliveryRecord(runId);
       recordFor = deliveryStatus;
-      const key = JSON.stringify([run, record]);
+      // Steps are only ever added: read again when the count moved (an older gateway has none).
+      const count = typeof run.steps === 'number' ? run.steps : 0;
+      if (count === 0) steps = undefined;
+      else if (count !== stepsFor) steps = await readSteps(runId);
+      stepsFor = count;
+      const key = JSON.stringify([run, record, steps]);
       if (key === shown) return;
       shown = key;
+      const waiting =
+        run.status === 'waiting' && run.waitingFor ? waitingPanel(run.waitingFor, approve, deny) : null;
       fill(
         body,
-        details({ ...originOf(runId), ...run }, record, (files) => attachmentList(files, blobUrl)),
+        waiting,
+        details({ ...originOf(runId), ...run }, record, steps, (files) => attachmentList(files, blobUrl)),
       );
     },
   };
@@ -148,9 +188,10 @@ function attachmentList(files, blobUrl) {
 /**
  * @param {any} run
  * @param {any} record the delivery record, if any
+ * @param {any[] | undefined} steps its steps, when it has any
  * @param {(files: any[]) => Node} showFiles
  */
-function details(run, record, showFiles) {
+function details(run, record, steps, showFiles) {
   const delivery = run.delivery ?? {};
   const attempts = delivery.attempts ?? record?.attempts;
   return [
@@ -167,6 +208,7 @@ function details(run, record, showFiles) {
       ['Finished', time(run.finishedAt)],
       ['Took', run.finishedAt ? duration(run.startedAt, run.finishedAt) : undefined],
       ['Retry of', run.retryOf ? runLink(run.retryOf) : undefined],
+      ['Steps', run.steps ? run.steps : undefined],
     ]),
     h('h3', {}, 'Message as received'),
     'message' in run
@@ -175,6 +217,8 @@ function details(run, record, showFiles) {
     Array.isArray(run.attachments) && run.attachments.length > 0
       ? [h('h3', {}, 'Attachments'), showFiles(run.attachments)]
       : null,
+    // What the run did on the way to its reply.
+    steps ? [h('h3', {}, 'Steps'), stepsTable(steps)] : null,
     h('h3', {}, 'Reply'),
     textBlock(run.reply, 'reply'),
     h('h3', {}, 'Error'),

@@ -311,10 +311,14 @@ function runsTable(runs, filtered) {
 
 /**
  * The first line of the run's error or reply, as the summary view gives it (at most 200
- * characters, "…" when cut; the row's tooltip shows it uncut by the table's width).
+ * characters, "…" when cut; the row's tooltip shows it uncut by the table's width); for a
+ * waiting run, the tool whose call waits for a decision.
  * @param {any} run
  */
 function outcome(run) {
+  if (run.status === 'waiting' && run.waitingFor) {
+    return h('span', { class: 'waiting-for' }, 'waits for approval: ', h('code', {}, run.waitingFor.tool));
+  }
   const text = run.errorExcerpt ?? run.replyExcerpt;
   if (!text) return h('span', { class: 'muted' }, '—');
   return h('span', { class: run.errorExcerpt ? 'bad' : '' }, String(text));
