@@ -577,7 +577,7 @@ function sendReply(
   id: string,
   model: string,
   usage: FakeAnthropicUsage,
-): void {
+) {
   if (typeof reply !== 'string' && 'toolUses' in reply) {
     return sendChunkedJson(res, 200, {
       id,

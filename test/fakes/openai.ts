@@ -499,7 +499,7 @@ function sendReply(
   id: string,
   model: string,
   usage: FakeOpenAiUsage,
-): void {
+) {
   if (typeof reply !== 'string' && 'toolCalls' in reply) {
     return sendChunkedJson(res, 200, {
       id,
