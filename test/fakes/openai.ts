@@ -517,7 +517,8 @@ function sendReply(
     });
   }
   // Pieces asked of a request that does not stream: the whole reply at once.
-  if (typeof reply !== 'string' && 'stream' in reply) return sendReply(res, reply.stream.join(''), id, model, usage);
+  if (typeof reply !== 'string' && 'stream' in reply)
+    return sendReply(res, reply.stream.join(''), id, model, usage);
   if (typeof reply === 'string') {
     return sendChunkedJson(res, 200, {
       id,
