@@ -2,13 +2,15 @@
  * The CLIENT span of one model call (docs/tracing.md, "What is traced"), named
  * and described by OpenTelemetry's generative-AI conventions: `chat {model}`,
  * `gen_ai.operation.name`, `gen_ai.system` (and its newer name
- * `gen_ai.provider.name`), `gen_ai.request.model`. The call runs inside it, so
- * its HTTP request carries the span's `traceparent`. A retried call is a span
+ * `gen_ai.provider.name`), `gen_ai.request.model`, and when the answer reported
+ * its usage (docs/usage.md) `gen_ai.usage.input_tokens` (cached ones included) and
+ * `gen_ai.usage.output_tokens`, with the cache counts beside them. The call runs inside it,
+ * so its HTTP request carries the span's `traceparent`. A retried call is a span
  * of its own.
  */
 import type { WorkSpan } from '../observability/work-span.js';
 import type { ResolvedModel } from './models.js';
-import { ProviderError } from './providers/types.js';
+import { type CompletionResult, ProviderError } from './providers/types.js';
 
 /** `gen_ai.system` by wire format; formats the conventions do not name are `_OTHER`. */
 const GEN_AI_SYSTEMS: Readonly<Record<ResolvedModel['api'], string>> = {
@@ -18,7 +20,7 @@ const GEN_AI_SYSTEMS: Readonly<Record<ResolvedModel['api'], string>> = {
   echo: '_OTHER',
 };
 
-export async function tracedModelCall<T>(
+export async function tracedModelCall<T extends CompletionResult>(
   parent: WorkSpan,
   resolved: ResolvedModel,
   call: number,
@@ -37,7 +39,16 @@ export async function tracedModelCall<T>(
     },
   });
   try {
-    return await span.activate(work);
+    const result = await span.activate(work);
+    if (result.usage) {
+      span.setAttributes({
+        'gen_ai.usage.input_tokens': result.usage.inputTokens,
+        'gen_ai.usage.output_tokens': result.usage.outputTokens,
+        'gen_ai.usage.cache_read.input_tokens': result.usage.cacheReadTokens,
+        'gen_ai.usage.cache_creation.input_tokens': result.usage.cacheWriteTokens,
+      });
+    }
+    return result;
   } catch (error) {
     span.fail(error instanceof Error ? error.message : String(error), errorType(error));
     throw error;

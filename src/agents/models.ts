@@ -6,6 +6,7 @@
 import type { ResolvedConfig } from '../config/resolved.js';
 import type { ProviderConfig } from '../config/schema.js';
 import { createProvider, splitModelRef } from './providers/index.js';
+import type { ModelPrice } from './providers/kit/prices.js';
 import type { ModelProvider } from './providers/types.js';
 
 export interface ResolvedModel {
@@ -14,14 +15,24 @@ export interface ResolvedModel {
   ref: string;
   /** The provider's wire format (`models.providers.<name>.api`), for its model-call spans. */
   api: ProviderConfig['api'];
+  /** The model's price (`models.providers.<name>.prices`; docs/usage.md); absent: not priced. */
+  price?: ModelPrice;
 }
 
 export class ModelRouter {
-  private readonly providers = new Map<string, { provider: ModelProvider; api: ProviderConfig['api'] }>();
+  private readonly providers = new Map<
+    string,
+    { provider: ModelProvider; api: ProviderConfig['api']; prices: Record<string, ModelPrice> }
+  >();
 
   constructor(private readonly config: ResolvedConfig) {
     for (const [name, providerConfig] of config.modelPolicy.providers) {
-      this.providers.set(name, { provider: createProvider(name, providerConfig), api: providerConfig.api });
+      const prices = ('prices' in providerConfig ? providerConfig.prices : undefined) ?? {};
+      this.providers.set(name, {
+        provider: createProvider(name, providerConfig),
+        api: providerConfig.api,
+        prices,
+      });
     }
   }
 
@@ -38,6 +49,7 @@ export class ModelRouter {
     const { provider: name, model } = splitModelRef(ref);
     const entry = this.providers.get(name);
     if (!entry) throw new Error(`model "${ref}": provider "${name}" is not configured`);
-    return { provider: entry.provider, model, ref, api: entry.api };
+    const price = Object.hasOwn(entry.prices, model) ? entry.prices[model] : undefined;
+    return { provider: entry.provider, model, ref, api: entry.api, ...(price ? { price } : {}) };
   }
 }

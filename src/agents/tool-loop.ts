@@ -87,6 +87,8 @@ export async function runToolLoop(deps: ToolLoopDeps, request: ToolLoopRequest):
       status: 'ok',
       startedAt,
       finishedAt: now(),
+      // Kept with the step, so a resumed run still counts this call (docs/usage.md).
+      ...(reply.usage ? { usage: reply.usage } : {}),
     };
     await steps.append(step);
     if (calls.length === 0) return reply.text;

@@ -27,6 +27,7 @@ import {
 import type { StepLog } from './step-log.js';
 import type { ApproveTool } from './tool-approval.js';
 import { runToolLoop, type ToolCallMetrics } from './tool-loop.js';
+import type { UsageMeter } from './usage-meter.js';
 import { readWorkspaceFile, SYSTEM_PROMPT_FILE } from './workspace.js';
 
 export interface RetryPolicy {
@@ -53,6 +54,8 @@ export interface TurnDeps {
   span?: WorkSpan;
   /** Counts a tool loop's calls (docs/operating.md, "Metrics"). */
   toolMetrics?: ToolCallMetrics;
+  /** Sums every model call's usage (docs/usage.md), whatever the turn's outcome. */
+  usage?: UsageMeter;
 }
 
 /** A run's tools (docs/agent-runs.md, "Tools"): given, the turn is a loop of model and tool calls. */
@@ -89,6 +92,7 @@ export interface TurnRequest {
 export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<string> {
   const { store, models } = deps;
   const resolved = resolveModel(models, request);
+  deps.usage?.using(resolved);
   const system = await readWorkspaceFile(request.agent.workspace, SYSTEM_PROMPT_FILE);
   const history = fitHistory(await store.sessions.loadTranscript(request.sessionKey, HISTORY_TURNS));
   const messages: ConversationMessage[] = [...history, userMessage(request)];
@@ -102,6 +106,8 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
     });
   if (!request.tools) return (await call(messages)).text;
   const { set, steps, approve } = request.tools;
+  // A resumed loop's earlier model calls count too: their usage was committed with their steps.
+  for (const step of steps.steps) if (step.kind === 'model' && step.usage) deps.usage?.committed(step.usage);
   return runToolLoop(
     {
       tools: set,
@@ -145,7 +151,9 @@ async function completeWithRetry(
   for (let call = 1; ; call++) {
     try {
       const complete = () => provider.complete(completion);
-      return await (deps.span ? tracedModelCall(deps.span, resolved, call, complete) : complete());
+      const result = await (deps.span ? tracedModelCall(deps.span, resolved, call, complete) : complete());
+      if (result.usage) deps.usage?.called(result.usage);
+      return result;
     } catch (error) {
       if (completion.signal.aborted || !(error instanceof ProviderError) || !error.transient) throw error;
       if (streamedPieces) throw error;

@@ -42,6 +42,7 @@ import { runToolsFor } from './run-tools.js';
 import { type ApproveTool, RunParked } from './tool-approval.js';
 import type { ToolCallMetrics } from './tool-loop.js';
 import { type RetryPolicy, runTurn } from './turn.js';
+import { meterFor, UsageMeter, type UsageMetrics } from './usage-meter.js';
 
 /** Longest reply quoted in a summary event. */
 const SUMMARY_MAX_CHARS = 4000;
@@ -74,8 +75,8 @@ export interface WorkerDeps {
   providerRetry?: RetryPolicy;
   /** Time for leases, run timeouts, polls and the stop grace (tests pass a manual one). */
   clock?: Clock;
-  /** Counts finished runs and their durations (docs/operating.md, "Metrics"). */
-  metrics?: Pick<GatewayMetrics, 'runFinished'>;
+  /** Counts finished runs and their durations, and model calls' usage (docs/operating.md, "Metrics"). */
+  metrics?: Pick<GatewayMetrics, 'runFinished'> & Partial<UsageMetrics>;
   /**
    * Each run source's `maxConcurrentRuns` (docs/callers.md, "Per-hook limits"), asked at
    * every claim so a config reload applies to the next claim; absent means no caps.
@@ -250,6 +251,8 @@ export class RunWorker {
     // A streamed run: its pieces are published as they come, and all of them before its result
     // is recorded, so a stream shows them before its `finished` event.
     const deltas = run.stream ? this.deps.deltas?.open(run.id) : undefined;
+    // Every model call's usage, whatever the outcome: a failed run's calls cost as much.
+    const usage = new UsageMeter(meterFor(this.deps.metrics));
     try {
       const turn = await userTurnOf(store, run, { signal });
       userTurn = turn.transcript;
@@ -267,6 +270,7 @@ export class RunWorker {
               'provider call failed; retrying',
             ),
           span,
+          usage,
         },
         {
           agent,
@@ -297,7 +301,7 @@ export class RunWorker {
       await deltas?.finish();
     }
 
-    return this.record(run, status, reply, error, userTurn, span);
+    return this.record(run, status, reply, error, userTurn, span, usage);
   }
 
   /**
@@ -330,6 +334,7 @@ export class RunWorker {
     error: string | null,
     userTurn: string | null,
     span: WorkSpan | undefined,
+    usage?: UsageMeter,
   ): Promise<ClaimedRun[] | undefined> {
     const { log, owner } = this.deps;
     const delivery = initialDelivery(run, status, reply);
@@ -367,6 +372,8 @@ export class RunWorker {
       delivery,
       traceParent,
     };
+    const used = usage?.result();
+    if (used) completion.usage = used;
     const alert = status === 'succeeded' ? undefined : this.deps.alerts?.forRun(run, status, error);
     if (alert) completion.alert = alert;
     const { recorded, next, alert: alerted } = await this.commitCompletion(completion);

@@ -14,13 +14,14 @@ import type { ModelRouter } from '../agents/models.js';
 import { newOwnerId } from '../agents/owner.js';
 import { wrapUntrusted } from '../agents/safety.js';
 import { type RetryPolicy, runTurn } from '../agents/turn.js';
+import { meterFor, UsageMeter, type UsageMetrics } from '../agents/usage-meter.js';
 import { HEARTBEAT_FILE, readWorkspaceFile } from '../agents/workspace.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import { InFlight } from '../loops/in-flight.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
-import type { DeliveryRecord, PendingEvent, Store } from '../store/types.js';
+import type { DeliveryRecord, PendingEvent, RunUsage, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
 import { uuidv7 } from '../util/ids.js';
@@ -43,8 +44,8 @@ export interface HeartbeatDeps {
   providerRetry?: RetryPolicy;
   /** Time for coalescing, periodic beats, turn timeouts and the stop grace (tests pass a manual one). */
   clock?: Clock;
-  /** Counts finished heartbeats (docs/operating.md, "Metrics"). */
-  metrics?: Pick<GatewayMetrics, 'heartbeatFinished'>;
+  /** Counts finished heartbeats, and model calls' usage (docs/operating.md, "Metrics"). */
+  metrics?: Pick<GatewayMetrics, 'heartbeatFinished'> & Partial<UsageMetrics>;
   /**
    * With tracing on, each heartbeat turn is a trace of its own, linked to the traces of
    * the events it sees (docs/tracing.md).
@@ -67,6 +68,8 @@ interface Beat {
   startedAt: number;
   events: PendingEvent[];
   span: WorkSpan | undefined;
+  /** Its model calls' usage (docs/usage.md), recorded with it whatever its outcome. */
+  usage: UsageMeter;
 }
 
 export class HeartbeatScheduler {
@@ -185,7 +188,8 @@ export class HeartbeatScheduler {
     standing: string | undefined,
     span: WorkSpan | undefined,
   ): Promise<void> {
-    const beat: Beat = { id, sessionKey: agent.mainSessionKey, startedAt, events, span };
+    const usage = new UsageMeter(meterFor(this.deps.metrics));
+    const beat: Beat = { id, sessionKey: agent.mainSessionKey, startedAt, events, span, usage };
     const prompt = heartbeatPrompt(events, standing, new Date(startedAt));
     const timeoutSeconds = this.deps.config.agents.defaults.timeoutSeconds;
     const timeout = new AbortController();
@@ -214,7 +218,7 @@ export class HeartbeatScheduler {
         'provider call failed; retrying',
       );
     return runTurn(
-      { store, models, retry: this.deps.providerRetry, onRetry, span: beat.span },
+      { store, models, retry: this.deps.providerRetry, onRetry, span: beat.span, usage: beat.usage },
       { agent, model: null, sessionKey, userTurn: prompt, signal },
     );
   }
@@ -238,6 +242,7 @@ export class HeartbeatScheduler {
       error: message,
       transcript: [],
       delivery: { status: 'skipped', channel: null, to: null, reason: 'the heartbeat failed' },
+      ...usageOf(beat),
     });
     this.deps.metrics?.heartbeatFinished('failed');
   }
@@ -268,6 +273,7 @@ export class HeartbeatScheduler {
       ],
       delivery,
       traceParent: beat.span?.traceparent ?? null,
+      ...usageOf(beat),
     });
     this.deps.metrics?.heartbeatFinished('succeeded');
     this.deps.log.info(
@@ -287,6 +293,12 @@ export class HeartbeatScheduler {
     }
     await this.beats.drain(graceMs);
   }
+}
+
+/** The `usage` of a heartbeat's record: present when its turn resolved a model. */
+function usageOf(beat: Beat): { usage?: RunUsage } {
+  const usage = beat.usage.result();
+  return usage ? { usage } : {};
 }
 
 /** The oldest pending events that fit one prompt; only these are consumed by the turn. */

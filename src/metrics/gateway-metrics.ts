@@ -13,7 +13,7 @@
  */
 
 import type { Logger } from '../log.js';
-import type { StoreCounts } from '../store/types.js';
+import type { StoreCounts, TokenUsage } from '../store/types.js';
 import { HookSeries } from './hook-series.js';
 import { processMetrics } from './process-metrics.js';
 import { Counter, Gauge, Histogram, Registry } from './prom.js';
@@ -48,6 +48,8 @@ export class GatewayMetrics {
   private readonly pruned: Counter<'kind'>;
   private readonly alerts: Counter<'status'>;
   private readonly toolCalls: Counter<'tool' | 'status'>;
+  private readonly modelTokens: Counter<'provider' | 'model' | 'kind'>;
+  private readonly modelCost: Counter<'provider' | 'model'>;
 
   constructor(
     private readonly source: CountsSource,
@@ -129,6 +131,20 @@ export class GatewayMetrics {
       labelNames: ['tool', 'status'],
       registers,
     });
+    this.modelTokens = new Counter({
+      name: 'agentgate_model_tokens_total',
+      help:
+        'Tokens of model calls (runs and heartbeats), by provider, model and kind: input (cached ones ' +
+        'included), output, cache_read, cache_write.',
+      labelNames: ['provider', 'model', 'kind'],
+      registers,
+    });
+    this.modelCost = new Counter({
+      name: 'agentgate_model_cost_usd_total',
+      help: 'Cost in USD of model calls at models.providers.<name>.prices, by provider and model (priced models only).',
+      labelNames: ['provider', 'model'],
+      registers,
+    });
     // Series of a fixed label set start at 0, so rate() and absent-series alerts work from the first scrape.
     for (const status of ['succeeded', 'failed', 'timed_out'] as const) {
       this.runsFinished.labels(status).inc(0);
@@ -183,6 +199,15 @@ export class GatewayMetrics {
   /** A run's tool call finished (docs/agent-runs.md, "Tools"); `tool` is `<server>.<tool>` or `unknown`. */
   toolCallFinished(tool: string, status: 'ok' | 'error' | 'denied'): void {
     this.toolCalls.labels(tool, status).inc();
+  }
+
+  /** A model call returned having used `usage`, costing `costUsd` (null: its model has no price). */
+  modelCallUsage(provider: string, model: string, usage: TokenUsage, costUsd: number | null): void {
+    this.modelTokens.labels(provider, model, 'input').inc(usage.inputTokens);
+    this.modelTokens.labels(provider, model, 'output').inc(usage.outputTokens);
+    this.modelTokens.labels(provider, model, 'cache_read').inc(usage.cacheReadTokens);
+    this.modelTokens.labels(provider, model, 'cache_write').inc(usage.cacheWriteTokens);
+    if (costUsd !== null) this.modelCost.labels(provider, model).inc(costUsd);
   }
 
   /** Retention deleted `count` runs or events (one call per batch). */

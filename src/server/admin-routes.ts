@@ -1,6 +1,6 @@
 /**
  * The operators' API (docs/operating.md, "Admin API"): health and readiness, runs (list,
- * retry, redeliver), deliveries, session events, the OpenAPI document. Every
+ * retry, redeliver), deliveries, session events, usage (docs/usage.md), the OpenAPI document. Every
  * /api route takes only `Authorization: Bearer <gateway.auth.token>`; failures
  * count toward the same per-address lockout as the hooks.
  */
@@ -25,6 +25,7 @@ import type { CommitCheck } from './commit-check.js';
 import { registerReadiness } from './readiness.js';
 import { registerRunAdminRoutes } from './run-admin-routes.js';
 import { registerRunStepsRoutes } from './run-steps-routes.js';
+import { registerUsageRoutes } from './usage-routes.js';
 import { zodValidatorCompiler } from './validation.js';
 
 export const DEFAULT_EVENT_LIMIT = 1000;
@@ -71,6 +72,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
     registerRunAdminRoutes(scope, { store });
     registerRunStepsRoutes(scope, { store });
+    registerUsageRoutes(scope, { store });
 
     const runSchema = {
       summary: 'One run',

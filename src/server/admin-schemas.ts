@@ -4,8 +4,10 @@
  * answers (for the OpenAPI document only: answers are serialised as they are,
  * see openapi.ts). One place, so the document and the checks cannot drift.
  */
+
 import { z } from 'zod';
 import { HOOK_TOKEN_ID } from '../config/schema.js';
+import { UsageView } from './usage-schemas.js';
 
 export const MAX_RUN_LIMIT = 1000;
 export const DEFAULT_RUN_LIMIT = 50;
@@ -153,6 +155,7 @@ export const RunView = z.object({
   waitingFor: WaitingFor.nullable().describe(
     'The tool call a `waiting` run waits on, for an operator to approve or deny; null otherwise.',
   ),
+  usage: UsageView,
 });
 
 export const RunListView = RunView.extend({
@@ -325,6 +328,7 @@ export const HeartbeatsAnswer = z.object({
       reply: z.string().nullable(),
       error: z.string().nullable(),
       delivery: DeliveryRecord,
+      usage: UsageView,
     }),
   ),
 });

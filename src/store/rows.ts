@@ -4,6 +4,7 @@
  */
 import { uuidv7 } from '../util/ids.js';
 import { waitingForOf } from './rules/steps.js';
+import { type UsageColumns, usageViewOf } from './rules/usage.js';
 import type {
   Attachment,
   AttachmentInfo,
@@ -45,7 +46,7 @@ export interface DeliveryColumns {
   delivery_reason: string | null;
 }
 
-export interface RunRow extends DeliveryColumns {
+export interface RunRow extends DeliveryColumns, UsageColumns {
   id: string;
   status: RunView['status'];
   agent_id: string;
@@ -68,7 +69,7 @@ export interface RunRow extends DeliveryColumns {
   waiting_for: string | null;
 }
 
-export interface HeartbeatRow extends DeliveryColumns {
+export interface HeartbeatRow extends DeliveryColumns, UsageColumns {
   id: string;
   started_at: number;
   finished_at: number;
@@ -80,7 +81,8 @@ export interface HeartbeatRow extends DeliveryColumns {
 
 /** The columns of a RunView but its two texts (the reply and the error), for a SELECT list. */
 export const RUN_VIEW_FACT_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at,
-                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id, attachments, steps, waiting_for`;
+                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id, attachments, steps, waiting_for,
+                input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd`;
 
 /** The columns `toRunView` reads, for a SELECT list. */
 export const RUN_VIEW_COLUMNS = `${RUN_VIEW_FACT_COLUMNS}, reply, error`;
@@ -121,6 +123,7 @@ export function runViewWith<Texts extends object>(
     attachments: attachmentInfoOf(row.attachments),
     steps: row.steps,
     waitingFor: waitingForOf(row.waiting_for),
+    usage: usageViewOf(row),
   };
 }
 
@@ -173,6 +176,7 @@ export function toHeartbeatView(row: HeartbeatRow): HeartbeatView {
     reply: row.reply,
     error: row.error,
     delivery: deliveryOf(row),
+    usage: usageViewOf(row),
   };
 }
 

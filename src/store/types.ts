@@ -70,6 +70,15 @@ export {
   type StoreCounts,
   StoreUnavailableError,
 } from './contract/store.js';
+export {
+  type RunUsage,
+  type TokenUsage,
+  USAGE_GROUPINGS,
+  type UsageGroup,
+  type UsageGrouping,
+  type UsageSummaryOptions,
+  type UsageView,
+} from './contract/usage.js';
 export type {
   Attachment,
   AttachmentInfo,

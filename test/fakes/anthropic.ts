@@ -29,6 +29,13 @@
  * answers a sequence of replies, one per request, the last one again once it runs out.
  * With `thinking` enabled, the last assistant turn, when it called tools, must start with
  * its `thinking` block sent back unchanged (signature included), as the real API demands.
+ *
+ * Usage (docs/usage.md): every answer carries the real API's `usage` — `input_tokens` (the
+ * uncached input only), `output_tokens`, `cache_read_input_tokens`,
+ * `cache_creation_input_tokens` — streamed as the API streams it: all of it in
+ * `message_start` (`output_tokens` 1 so far), the final `output_tokens` in `message_delta`.
+ * The counts are `options.usage` (default 10 input, 5 output, no cache), or one reply's
+ * own: `{usage: {input, output, cacheRead, cacheWrite}, reply}`.
  */
 import type { ServerResponse } from 'node:http';
 import {
@@ -62,7 +69,29 @@ export type FakeAnthropicReply =
   | { status?: number; json: unknown }
   | { status?: number; raw: string; contentType?: string }
   | { stream: string[]; fail?: { error: string; type?: string } | 'drop' }
-  | FakeToolUseReply;
+  | FakeToolUseReply
+  | { usage: FakeAnthropicUsage; reply: FakeAnthropicReply };
+
+/** The tokens an answer reports; `input` is the uncached input, as the real API's `input_tokens`. */
+export interface FakeAnthropicUsage {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
+
+const DEFAULT_USAGE: FakeAnthropicUsage = { input: 10, output: 5 };
+
+/** A usage as the real API writes it; `output` instead of the reply's own (a stream's start). */
+export function wireAnthropicUsage(usage: FakeAnthropicUsage, output = usage.output) {
+  return {
+    input_tokens: usage.input,
+    cache_creation_input_tokens: usage.cacheWrite ?? 0,
+    cache_read_input_tokens: usage.cacheRead ?? 0,
+    output_tokens: output,
+    service_tier: 'standard',
+  };
+}
 
 /** A reply asking for tool calls (ids default to `toolu_fake<n>`). */
 export interface FakeToolUseReply {
@@ -100,6 +129,8 @@ export interface FakeAnthropicOptions {
   models?: string[];
   /** Between two events of a streamed answer, in ms; default 20. */
   streamDelayMs?: number;
+  /** The usage every answer reports, unless the reply names its own; default 10 input, 5 output. */
+  usage?: FakeAnthropicUsage;
 }
 
 export interface FakeAnthropic {
@@ -177,7 +208,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       body === undefined ? 'There was an issue with your request body: invalid JSON' : checkBody(body);
     if (problem) return sendError(res, 400, problem);
 
-    const reply = await handler(body as AnthropicMessagesBody, recorded);
+    let reply = await handler(body as AnthropicMessagesBody, recorded);
+    let usage = options.usage ?? DEFAULT_USAGE;
+    while (typeof reply === 'object' && 'usage' in reply && 'reply' in reply) {
+      usage = reply.usage;
+      reply = reply.reply;
+    }
     if (options.delayMs) await waitUnlessClosed(res, options.delayMs);
     if (res.destroyed) return;
     counter += 1;
@@ -185,12 +221,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const model = (body as AnthropicMessagesBody).model;
     const streamed = (body as AnthropicMessagesBody).stream === true;
     if (streamed && typeof reply === 'object' && 'toolUses' in reply) {
-      return streamToolUses(res, reply, id, model, options.streamDelayMs ?? 20);
+      return streamToolUses(res, reply, id, model, options.streamDelayMs ?? 20, usage);
     }
     if (streamed && (typeof reply === 'string' || 'stream' in reply)) {
-      return streamReply(res, reply, id, model, options.streamDelayMs ?? 20);
+      return streamReply(res, reply, id, model, options.streamDelayMs ?? 20, usage);
     }
-    sendReply(res, reply, id, model);
+    sendReply(res, reply, id, model, usage);
   });
 
   return {
@@ -416,6 +452,7 @@ function streamToolUses(
   id: string,
   model: string,
   delayMs: number,
+  usage: FakeAnthropicUsage,
 ): Promise<void> {
   const wire = (event: string, data: Record<string, unknown>): WireEvent => ({
     event,
@@ -431,7 +468,7 @@ function streamToolUses(
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 1 },
+        usage: wireAnthropicUsage(usage, 1),
       },
     }),
   ];
@@ -480,7 +517,7 @@ function streamToolUses(
   events.push(
     wire('message_delta', {
       delta: { stop_reason: 'tool_use', stop_sequence: null },
-      usage: { output_tokens: 20 },
+      usage: { output_tokens: usage.output },
     }),
     wire('message_stop', {}),
   );
@@ -494,6 +531,7 @@ function streamReply(
   id: string,
   model: string,
   delayMs: number,
+  usage: FakeAnthropicUsage,
 ): Promise<void> {
   const wire = (event: string, data: Record<string, unknown>): WireEvent => ({
     event,
@@ -511,7 +549,7 @@ function streamReply(
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 1 },
+        usage: wireAnthropicUsage(usage, 1),
       },
     }),
     wire('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
@@ -523,7 +561,7 @@ function streamReply(
       wire('content_block_stop', { index: 0 }),
       wire('message_delta', {
         delta: { stop_reason: 'end_turn', stop_sequence: null },
-        usage: { output_tokens: texts.length },
+        usage: { output_tokens: usage.output },
       }),
       wire('message_stop', {}),
     );
@@ -533,7 +571,13 @@ function streamReply(
   return sendEventStream(res, events, { delayMs, end: fail === 'drop' ? 'drop' : 'end' });
 }
 
-function sendReply(res: ServerResponse, reply: FakeAnthropicReply, id: string, model: string) {
+function sendReply(
+  res: ServerResponse,
+  reply: FakeAnthropicReply,
+  id: string,
+  model: string,
+  usage: FakeAnthropicUsage,
+) {
   if (typeof reply !== 'string' && 'toolUses' in reply) {
     return sendChunkedJson(res, 200, {
       id,
@@ -549,11 +593,12 @@ function sendReply(res: ServerResponse, reply: FakeAnthropicReply, id: string, m
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 20 },
+      usage: wireAnthropicUsage(usage),
     });
   }
   // Pieces asked of a request that does not stream: the whole reply at once.
-  if (typeof reply !== 'string' && 'stream' in reply) return sendReply(res, reply.stream.join(''), id, model);
+  if (typeof reply !== 'string' && 'stream' in reply)
+    return sendReply(res, reply.stream.join(''), id, model, usage);
   if (typeof reply === 'string') {
     return sendChunkedJson(res, 200, {
       id,
@@ -563,12 +608,15 @@ function sendReply(res: ServerResponse, reply: FakeAnthropicReply, id: string, m
       content: [{ type: 'text', text: reply }],
       stop_reason: 'end_turn',
       stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 5 },
+      usage: wireAnthropicUsage(usage),
     });
   }
   if ('error' in reply) return sendError(res, reply.status, reply.error, reply.type);
   if ('json' in reply) return sendChunkedJson(res, reply.status ?? 200, reply.json);
-  sendText(res, reply.status ?? 200, reply.raw, { 'content-type': reply.contentType ?? 'text/plain' });
+  if ('raw' in reply)
+    return sendText(res, reply.status ?? 200, reply.raw, {
+      'content-type': reply.contentType ?? 'text/plain',
+    });
 }
 
 function sendError(res: ServerResponse, status: number, message: string, type?: string): void {

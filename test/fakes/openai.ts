@@ -57,7 +57,33 @@ export type FakeOpenAiReply =
   | { status?: number; json: unknown }
   | { status?: number; raw: string; contentType?: string }
   | { stream: string[]; fail?: { error: string } | 'drop' }
-  | FakeToolCallsReply;
+  | FakeToolCallsReply
+  | { usage: FakeOpenAiUsage; reply: FakeOpenAiReply };
+
+/** The tokens an answer reports: `prompt` counts the `cached` ones too, as the real API's does. */
+export interface FakeOpenAiUsage {
+  prompt: number;
+  completion: number;
+  cached?: number;
+}
+
+const DEFAULT_USAGE: FakeOpenAiUsage = { prompt: 10, completion: 5 };
+
+/** A usage as the real API writes it. */
+export function wireOpenAiUsage(usage: FakeOpenAiUsage) {
+  return {
+    prompt_tokens: usage.prompt,
+    completion_tokens: usage.completion,
+    total_tokens: usage.prompt + usage.completion,
+    prompt_tokens_details: { cached_tokens: usage.cached ?? 0, audio_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+  };
+}
 
 /** A reply asking for tool calls (ids default to `call_<n>`). */
 export interface FakeToolCallsReply {
@@ -95,6 +121,8 @@ export interface FakeOpenAiOptions {
   models?: string[];
   /** Between two chunks of a streamed answer, in ms; default 20. */
   streamDelayMs?: number;
+  /** The usage every answer reports, unless the reply names its own; default 10 prompt, 5 completion. */
+  usage?: FakeOpenAiUsage;
 }
 
 export interface FakeOpenAi {
@@ -183,7 +211,14 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       body === undefined ? 'We could not parse the JSON body of your request.' : checkBody(body);
     if (problem) return sendError(res, 400, problem, 'invalid_request_error');
 
-    const reply = await handler(body as OpenAiChatBody, recorded);
+    let reply = await handler(body as OpenAiChatBody, recorded);
+    let usage = options.usage ?? DEFAULT_USAGE;
+    while (typeof reply === 'object' && 'usage' in reply && 'reply' in reply) {
+      usage = reply.usage;
+      reply = reply.reply;
+    }
+    const streamUsage = (body as OpenAiChatBody).stream_options as { include_usage?: unknown } | undefined;
+    const wanted = streamUsage?.include_usage === true ? usage : undefined;
     if (options.delayMs) await waitUnlessClosed(res, options.delayMs);
     if (res.destroyed) return;
     counter += 1;
@@ -191,12 +226,12 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     const model = (body as OpenAiChatBody).model;
     const streamed = (body as OpenAiChatBody).stream === true;
     if (streamed && typeof reply === 'object' && 'toolCalls' in reply) {
-      return streamToolCalls(res, reply, id, model, options.streamDelayMs ?? 20);
+      return streamToolCalls(res, reply, id, model, options.streamDelayMs ?? 20, wanted);
     }
     if (streamed && (typeof reply === 'string' || 'stream' in reply)) {
-      return streamReply(res, reply, id, model, options.streamDelayMs ?? 20);
+      return streamReply(res, reply, id, model, options.streamDelayMs ?? 20, wanted);
     }
-    sendReply(res, reply, id, model);
+    sendReply(res, reply, id, model, usage);
   });
 
   return {
@@ -391,18 +426,19 @@ function streamToolCalls(
   id: string,
   model: string,
   delayMs: number,
+  usage: FakeOpenAiUsage | undefined,
 ): Promise<void> {
   const created = Math.floor(Date.now() / 1000);
+  const base = { id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake' };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): WireEvent => ({
     data: JSON.stringify({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      system_fingerprint: 'fp_fake',
+      ...base,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...(usage ? { usage: null } : {}),
     }),
   });
+  const usageChunk = (): WireEvent[] =>
+    usage ? [{ data: JSON.stringify({ ...base, choices: [], usage: wireOpenAiUsage(usage) }) }] : [];
   const events: WireEvent[] = [chunk({ role: 'assistant', content: reply.text === undefined ? null : '' })];
   for (const text of reply.text === undefined ? [] : pieces(reply.text))
     events.push(chunk({ content: text }));
@@ -418,7 +454,7 @@ function streamToolCalls(
       events.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
     }
   }
-  events.push(chunk({}, 'tool_calls'), { data: '[DONE]' });
+  events.push(chunk({}, 'tool_calls'), ...usageChunk(), { data: '[DONE]' });
   return sendEventStream(res, events, { delayMs, end: 'end' });
 }
 
@@ -429,25 +465,26 @@ function streamReply(
   id: string,
   model: string,
   delayMs: number,
+  usage: FakeOpenAiUsage | undefined,
 ): Promise<void> {
   const created = Math.floor(Date.now() / 1000);
+  const base = { id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake' };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): WireEvent => ({
     data: JSON.stringify({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      system_fingerprint: 'fp_fake',
+      ...base,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...(usage ? { usage: null } : {}),
     }),
   });
+  const usageChunk = (): WireEvent[] =>
+    usage ? [{ data: JSON.stringify({ ...base, choices: [], usage: wireOpenAiUsage(usage) }) }] : [];
   const texts = typeof reply === 'string' ? pieces(reply) : reply.stream;
   const fail = typeof reply === 'string' ? undefined : reply.fail;
   const events: WireEvent[] = [
     chunk({ role: 'assistant', content: '', refusal: null }),
     ...texts.map((text) => chunk({ content: text })),
   ];
-  if (fail === undefined) events.push(chunk({}, 'stop'), { data: '[DONE]' });
+  if (fail === undefined) events.push(chunk({}, 'stop'), ...usageChunk(), { data: '[DONE]' });
   else if (fail !== 'drop') {
     events.push({
       data: JSON.stringify({ error: { message: fail.error, type: 'server_error', code: null } }),
@@ -456,7 +493,13 @@ function streamReply(
   return sendEventStream(res, events, { delayMs, end: fail === 'drop' ? 'drop' : 'end' });
 }
 
-function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, model: string) {
+function sendReply(
+  res: ServerResponse,
+  reply: FakeOpenAiReply,
+  id: string,
+  model: string,
+  usage: FakeOpenAiUsage,
+) {
   if (typeof reply !== 'string' && 'toolCalls' in reply) {
     return sendChunkedJson(res, 200, {
       id,
@@ -470,11 +513,12 @@ function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, mode
           finish_reason: 'tool_calls',
         },
       ],
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      usage: wireOpenAiUsage(usage),
     });
   }
   // Pieces asked of a request that does not stream: the whole reply at once.
-  if (typeof reply !== 'string' && 'stream' in reply) return sendReply(res, reply.stream.join(''), id, model);
+  if (typeof reply !== 'string' && 'stream' in reply)
+    return sendReply(res, reply.stream.join(''), id, model, usage);
   if (typeof reply === 'string') {
     return sendChunkedJson(res, 200, {
       id,
@@ -482,7 +526,7 @@ function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, mode
       created: Math.floor(Date.now() / 1000),
       model,
       choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      usage: wireOpenAiUsage(usage),
     });
   }
   if ('error' in reply) {
@@ -491,7 +535,10 @@ function sendReply(res: ServerResponse, reply: FakeOpenAiReply, id: string, mode
     return sendError(res, reply.status, reply.error, reply.type, reply.code, headers);
   }
   if ('json' in reply) return sendChunkedJson(res, reply.status ?? 200, reply.json);
-  sendText(res, reply.status ?? 200, reply.raw, { 'content-type': reply.contentType ?? 'text/plain' });
+  if ('raw' in reply)
+    return sendText(res, reply.status ?? 200, reply.raw, {
+      'content-type': reply.contentType ?? 'text/plain',
+    });
 }
 
 function sendError(

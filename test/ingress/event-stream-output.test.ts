@@ -52,6 +52,7 @@ const view = (reply: string | null): RunView => ({
   attachments: [],
   steps: 0,
   waitingFor: null,
+  usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: null },
 });
 
 describe('EventStreamOutput', () => {

@@ -220,6 +220,7 @@ describe('agent answers and stored runs', () => {
       attachments: [],
       steps: 0,
       waitingFor: null,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: null },
     });
     expect(Object.keys(run).sort()).toEqual(
       [
@@ -239,6 +240,7 @@ describe('agent answers and stored runs', () => {
         'attachments',
         'steps',
         'waitingFor',
+        'usage',
         'source',
         'name',
         'retryOf',

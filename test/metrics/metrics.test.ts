@@ -69,6 +69,8 @@ describe('GET /metrics', () => {
       agentgate_auth_lockouts_total: 'counter',
       agentgate_callbacks_total: 'counter',
       agentgate_store_pruned_total: 'counter',
+      agentgate_model_tokens_total: 'counter',
+      agentgate_model_cost_usd_total: 'counter',
       // Node process defaults (prom-client's collectDefaultMetrics).
       process_cpu_user_seconds_total: 'counter',
       process_resident_memory_bytes: 'gauge',
@@ -194,7 +196,15 @@ describe('GET /metrics with the workers running', () => {
     gw = await startTestGateway(
       {
         models: {
-          providers: { fake: { api: 'openai-chat', baseUrl: llm.baseUrl, apiKey: 'sk-metrics-test' } },
+          providers: {
+            fake: {
+              api: 'openai-chat',
+              baseUrl: llm.baseUrl,
+              apiKey: 'sk-metrics-test',
+              // USD per million tokens (docs/usage.md): each call of 10 in and 5 out costs $0.00002.
+              prices: { 'gpt-test': { input: 1, output: 2 } },
+            },
+          },
         },
         agents: { defaults: { model: 'fake/gpt-test', heartbeat: { every: '0' } } },
         channels: { telegram: { botToken: BOT, apiBaseUrl: telegram.url } },
@@ -281,5 +291,15 @@ describe('GET /metrics with the workers running', () => {
     expect(sampleValue(families, 'agentgate_runs_queued')).toBe(0);
     expect(sampleValue(families, 'agentgate_runs_running')).toBe(0);
     expect(sampleValue(families, 'agentgate_deliveries_pending')).toBe(0);
+    // Three model calls answered (two runs, the heartbeat), 10 tokens in and 5 out each; the failed one reported none.
+    expect(seriesOf(families, 'agentgate_model_tokens_total')).toEqual({
+      'provider=fake,model=gpt-test,kind=input': 30,
+      'provider=fake,model=gpt-test,kind=output': 15,
+      'provider=fake,model=gpt-test,kind=cache_read': 0,
+      'provider=fake,model=gpt-test,kind=cache_write': 0,
+    });
+    expect(
+      sampleValue(families, 'agentgate_model_cost_usd_total', { provider: 'fake', model: 'gpt-test' }),
+    ).toBeCloseTo(0.00006, 12);
   });
 });

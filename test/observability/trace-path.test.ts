@@ -172,6 +172,12 @@ describe('one trace from the webhook to the reply', () => {
     expect(model[0]?.status.code).toBe(STATUS_CODE_ERROR);
     expect(model[0]?.attributes['error.type']).toBe('500');
     expect(model[1]?.status.code).toBe(0);
+    // The answered call carries its usage (docs/usage.md); the failed one has none.
+    expect(model[1]?.attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 10,
+      'gen_ai.usage.output_tokens': 5,
+    });
+    expect(model[0]?.attributes['gen_ai.usage.input_tokens']).toBeUndefined();
     // Each model request carried the span of its own call.
     expect(llm.requests.slice(llmBefore).map((r) => r.headers.traceparent)).toEqual(model.map(traceparentOf));
 

@@ -136,6 +136,7 @@ describe.each(DRIVERS)('Store conformance: $name', (driver) => {
         attachments: [],
         steps: 0,
         waitingFor: null,
+        usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: null },
         status: 'queued',
         agentId: 'main',
         sessionKey: 'hook:ingress',
@@ -633,6 +634,7 @@ describe.each(DRIVERS)('Store conformance: $name', (driver) => {
           reply: 'all good',
           error: null,
           delivery: { status: 'pending', channel: 'last', to: null, reason: null },
+          usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: null },
         },
       ]);
       expect(await store.sessions.getRoute(MAIN)).toEqual({ channel: 'telegram', to: '7' });

@@ -130,6 +130,7 @@ describe('accept', () => {
       attachments: [],
       steps: 0,
       waitingFor: null,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: null },
       status: 'queued',
       agentId: 'main',
       sessionKey: 'hook:ingress',

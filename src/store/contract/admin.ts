@@ -1,5 +1,6 @@
 /** The store's admin part: what the operators' API reads and does (docs/operating.md, "Admin API"). */
 import type { RunView } from './ingress.js';
+import type { UsageGroup, UsageSummaryOptions } from './usage.js';
 import type { Attachment, AttachmentInfo, NewRun, RunStatus } from './values.js';
 
 /** A run as the run list shows it (docs/operating.md, "Admin API"): its RunView plus where it came from. */
@@ -142,6 +143,11 @@ export interface AdminStore {
   listDeliveries(options: ListDeliveriesOptions): Promise<DeliveryView[]>;
   /** Completion callbacks, newest first (read only: no admin action sends one again). */
   listCallbacks(options: ListCallbacksOptions): Promise<CallbackView[]>;
+  /**
+   * The usage of the runs that finished in `[since, until)`, summed per group (`GET /api/usage`,
+   * docs/usage.md), the costliest first; a group's `costUsd` sums its priced runs, null when none was.
+   */
+  usageSummary(options: UsageSummaryOptions): Promise<UsageGroup[]>;
   /** A cheap round trip to the store; throws StoreUnavailableError when it does not answer. */
   ping(): Promise<void>;
   /**

@@ -5,6 +5,7 @@
  */
 
 import type { WaitingFor } from './steps.js';
+import type { UsageView } from './usage.js';
 import type {
   AttachmentInfo,
   CallbackStatus,
@@ -72,6 +73,11 @@ export interface RunView {
   steps: number;
   /** The tool call a `waiting` run waits on (docs/operating.md, "Approving tool calls"); null otherwise. */
   waitingFor: WaitingFor | null;
+  /**
+   * Its model calls' usage, summed, and their cost (docs/usage.md); written when the run
+   * finishes (zeros before), `costUsd` null when its model has no price.
+   */
+  usage: UsageView;
 }
 
 export interface EventView {

@@ -1,5 +1,6 @@
 /** The store's run queue part (docs/architecture.md, "The store's parts"): claims, leases, completions. */
 import type { AlertOutcome, NewAlert } from './alerts.js';
+import type { RunUsage } from './usage.js';
 import type {
   Attachment,
   AttachmentInfo,
@@ -41,6 +42,11 @@ export interface RunCompletion {
   traceParent?: string | null;
   /** The alert a failed or timed-out run raises (docs/alerts.md), enqueued with the result. */
   alert?: NewAlert;
+  /**
+   * Every model call's usage, summed (docs/usage.md): this attempt's calls and the model steps
+   * committed before it. Absent: no call was made (the run's view shows zeros).
+   */
+  usage?: RunUsage;
 }
 
 /** The run queue: leases make sure a run is never executed twice at once. */

@@ -2,6 +2,7 @@
  * The store's sessions part (docs/architecture.md, "The store's parts"): transcripts,
  * pending events, heartbeats and their leases, last routes.
  */
+import type { RunUsage, UsageView } from './usage.js';
 import type { DeliveryRecord, DeliveryRoute, TranscriptEntry, WakeMode } from './values.js';
 
 export interface PendingEvent {
@@ -28,6 +29,8 @@ export interface HeartbeatRecord {
   delivery: DeliveryRecord;
   /** The `traceparent` of the heartbeat's span, which its reply's delivery continues (docs/tracing.md). */
   traceParent?: string | null;
+  /** Its model calls' usage, summed (docs/usage.md); absent: none was made. */
+  usage?: RunUsage;
 }
 
 export interface HeartbeatView {
@@ -39,6 +42,8 @@ export interface HeartbeatView {
   reply: string | null;
   error: string | null;
   delivery: DeliveryRecord;
+  /** Its model calls' usage and cost (docs/usage.md). */
+  usage: UsageView;
 }
 
 export interface SessionStore {

@@ -4,6 +4,7 @@
  */
 import type { ToolCallStatus } from '../../tools/types.js';
 import type { AlertOutcome, NewAlert } from './alerts.js';
+import type { TokenUsage } from './usage.js';
 
 /** A tool call the model asked for in a model step. */
 export interface StepToolCall {
@@ -25,6 +26,11 @@ export interface ModelStep {
   status: 'ok';
   startedAt: number;
   finishedAt: number;
+  /**
+   * The call's usage (docs/usage.md), kept with the step so a resumed run still counts the
+   * calls an earlier attempt made; absent when the provider reported none.
+   */
+  usage?: TokenUsage;
 }
 
 export interface ToolStep {

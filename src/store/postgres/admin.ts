@@ -11,6 +11,7 @@
  * A bulk retry's runs are read by status and finish time through runs_retryable, each
  * checked for a retry of it through runs_by_retry_of (docs/operating.md, "Bulk retry").
  */
+
 import type pg from 'pg';
 import {
   CALLBACK_LIST_COLUMNS,
@@ -40,6 +41,7 @@ import {
   REDELIVERY_COLUMNS,
   type RedeliverRunRow,
 } from '../rules/redeliver.js';
+import { toUsageGroup, type UsageGroupRow, usageSummarySql, usageSummaryValues } from '../rules/usage.js';
 import { type StoredRunRow, toStoredRun } from '../run-rows.js';
 import {
   type AdminStore,
@@ -56,6 +58,8 @@ import {
   type RunSummaryView,
   type StoredRun,
   StoreUnavailableError,
+  type UsageGroup,
+  type UsageSummaryOptions,
 } from '../types.js';
 import { inTransaction, read } from './db.js';
 
@@ -65,6 +69,15 @@ export class PgAdmin implements AdminStore {
     /** Told of each commit that can make work due, once it has committed (commit-signals.ts). */
     private readonly signals: CommitSignals,
   ) {}
+
+  async usageSummary(options: UsageSummaryOptions): Promise<UsageGroup[]> {
+    const rows = await read<UsageGroupRow>(
+      this.pool,
+      usageSummarySql(options.by, (n) => `$${n}`),
+      usageSummaryValues(options),
+    );
+    return rows.map(toUsageGroup);
+  }
 
   async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {
     return this.runPage(options, RUN_LIST_COLUMNS, (row: RunListRow) => toRunListView(row));

@@ -21,7 +21,7 @@ export interface RecordStatement {
 class Columns {
   readonly values: unknown[] = [];
 
-  unnest(...columns: [unknown[], 'text' | 'int8'][]): string {
+  unnest(...columns: [unknown[], 'text' | 'int8' | 'float8'][]): string {
     const params = columns.map(([column, type]) => {
       this.values.push(column);
       return `$${this.values.length}::${type}[]`;
@@ -41,7 +41,10 @@ export function recordCompletions(
       UPDATE runs r SET status = c.status, reply = c.reply, error = c.error, finished_at = c.finished_at,
                         lease_owner = NULL, lease_until = NULL, delivery_status = c.delivery_status,
                         delivery_channel = c.delivery_channel, delivery_to = c.delivery_to,
-                        delivery_reason = c.delivery_reason
+                        delivery_reason = c.delivery_reason, usage_model = c.usage_model,
+                        input_tokens = c.input_tokens, output_tokens = c.output_tokens,
+                        cache_read_tokens = c.cache_read_tokens, cache_write_tokens = c.cache_write_tokens,
+                        cost_usd = c.cost_usd
         FROM ${v.unnest(
           [of(batch, (c) => c.runId), 'text'],
           [of(batch, (c) => c.owner), 'text'],
@@ -53,9 +56,16 @@ export function recordCompletions(
           [of(batch, (c) => c.delivery.channel), 'text'],
           [of(batch, (c) => c.delivery.to), 'text'],
           [of(batch, (c) => c.delivery.reason), 'text'],
+          [of(batch, (c) => c.usage?.model ?? null), 'text'],
+          [of(batch, (c) => c.usage?.inputTokens ?? 0), 'int8'],
+          [of(batch, (c) => c.usage?.outputTokens ?? 0), 'int8'],
+          [of(batch, (c) => c.usage?.cacheReadTokens ?? 0), 'int8'],
+          [of(batch, (c) => c.usage?.cacheWriteTokens ?? 0), 'int8'],
+          [of(batch, (c) => c.usage?.costUsd ?? null), 'float8'],
         )}
              AS c(id, owner, status, reply, error, finished_at, delivery_status, delivery_channel,
-                  delivery_to, delivery_reason)
+                  delivery_to, delivery_reason, usage_model, input_tokens, output_tokens,
+                  cache_read_tokens, cache_write_tokens, cost_usd)
        WHERE r.id = c.id AND r.lease_owner = c.owner AND r.status = 'running'
       RETURNING r.id)`,
   ];

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import type { CommitSignals } from '../commit-signals.js';
 import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
-import { HEARTBEAT_COLUMNS, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
+import { HEARTBEAT_COLUMNS, HEARTBEAT_WIDTH, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -19,7 +19,7 @@ import { inTransaction, read, readPrepared } from './db.js';
 import { PgTxWriter } from './tx-writer.js';
 
 const INSERT_HEARTBEAT = `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
+  VALUES (${Array.from({ length: HEARTBEAT_WIDTH }, (_, i) => `$${i + 1}`).join(', ')})`;
 
 export class PgSessions implements SessionStore {
   constructor(

@@ -30,16 +30,16 @@ import { inTransaction, readPrepared } from './db.js';
 import { WORK_CHANNEL } from './work-listener.js';
 
 /**
- * The step (its values `stepValues`, then the owner as $13), only while the owner holds the
+ * The step (its values `stepValues`, then the owner as $17), only while the owner holds the
  * lease; the run's count moves with a row actually inserted, so an index appended twice counts once.
  */
 const APPEND = `
   WITH leased AS (
-    SELECT id FROM runs WHERE id = $1 AND lease_owner = $13 AND status = 'running' FOR UPDATE),
+    SELECT id FROM runs WHERE id = $1 AND lease_owner = $17 AND status = 'running' FOR UPDATE),
   inserted AS (
     INSERT INTO run_steps (${STEP_COLUMNS})
     SELECT $1::text, $2::int, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text,
-           $10::text, $11::int8, $12::int8 FROM leased
+           $10::text, $11::int8, $12::int8, $13::int8, $14::int8, $15::int8, $16::int8 FROM leased
     ON CONFLICT (run_id, step_index) DO NOTHING RETURNING run_id),
   counted AS (UPDATE runs SET steps = steps + 1 WHERE id IN (SELECT run_id FROM inserted))
   SELECT count(*)::int AS held FROM leased`;

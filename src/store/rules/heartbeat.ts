@@ -10,10 +10,14 @@
 import type { NewOutboxItem } from '../rows.js';
 import type { HeartbeatRecord } from '../types.js';
 import type { TranscriptRow } from './completion.js';
+import { USAGE_COLUMNS, usageValues } from './usage.js';
 
 /** The columns of a heartbeat's row, in the order of `heartbeatValues`. */
 export const HEARTBEAT_COLUMNS = `id, session_key, started_at, finished_at, status, event_count, reply, error,
-  delivery_status, delivery_channel, delivery_to, delivery_reason`;
+  delivery_status, delivery_channel, delivery_to, delivery_reason, ${USAGE_COLUMNS}`;
+
+/** How many values `heartbeatValues` gives: a driver's placeholders. */
+export const HEARTBEAT_WIDTH = HEARTBEAT_COLUMNS.split(',').length;
 
 export function heartbeatValues(r: HeartbeatRecord): unknown[] {
   const d = r.delivery;
@@ -30,6 +34,7 @@ export function heartbeatValues(r: HeartbeatRecord): unknown[] {
     d.channel,
     d.to,
     d.reason,
+    ...usageValues(r.usage),
   ];
 }
 

@@ -6,14 +6,15 @@
  * drivers, so a step reads back exactly as it was appended.
  */
 import type { ApprovalDecision, RunStep, StepToolCall, WaitingFor } from '../types.js';
+import { STEP_USAGE_COLUMNS, stepUsageOf, stepUsageValues, type UsageColumns } from './usage.js';
 
 /** `run_steps`' columns, in the order `stepValues` gives them. */
-export const STEP_COLUMNS =
-  'run_id, step_index, kind, status, tool, call_id, arguments, result, text, calls, started_at, finished_at';
+export const STEP_COLUMNS = `run_id, step_index, kind, status, tool, call_id, arguments, result, text, calls, started_at, finished_at,
+  ${STEP_USAGE_COLUMNS}`;
 
 export const STEP_WIDTH = STEP_COLUMNS.split(',').length;
 
-export interface StepRow {
+export interface StepRow extends UsageColumns {
   step_index: number;
   kind: 'model' | 'tool';
   status: RunStep['status'];
@@ -43,6 +44,8 @@ export function stepValues(runId: string, step: RunStep): unknown[] {
     isTool ? null : JSON.stringify(step.calls),
     step.startedAt,
     step.finishedAt,
+    // A model step keeps its call's usage (docs/usage.md); a tool step has none.
+    ...stepUsageValues(isTool ? undefined : step.usage),
   ];
 }
 
@@ -51,7 +54,7 @@ export function toRunStep(row: StepRow): RunStep {
   const times = { index: row.step_index, startedAt: row.started_at, finishedAt: row.finished_at };
   if (row.kind === 'model') {
     const calls = JSON.parse(row.calls ?? '[]') as StepToolCall[];
-    return { kind: 'model', ...times, text: row.text ?? '', calls, status: 'ok' };
+    return { kind: 'model', ...times, text: row.text ?? '', calls, status: 'ok', ...stepUsageOf(row) };
   }
   return {
     kind: 'tool',

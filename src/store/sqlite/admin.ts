@@ -13,6 +13,7 @@
  * A bulk retry's runs are read by status and finish time through runs_retryable, each
  * checked for a retry of it through runs_by_retry_of (docs/operating.md, "Bulk retry").
  */
+
 import type Database from 'better-sqlite3';
 import {
   CALLBACK_LIST_COLUMNS,
@@ -42,6 +43,7 @@ import {
   REDELIVERY_COLUMNS,
   type RedeliverRunRow,
 } from '../rules/redeliver.js';
+import { toUsageGroup, type UsageGroupRow, usageSummarySql, usageSummaryValues } from '../rules/usage.js';
 import { type StoredRunRow, toStoredRun } from '../run-rows.js';
 import {
   type AdminStore,
@@ -59,6 +61,8 @@ import {
   type RunSummaryView,
   type StoredRun,
   StoreUnavailableError,
+  type UsageGroup,
+  type UsageSummaryOptions,
 } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import { lowDiskRoom } from './disk-room.js';
@@ -183,6 +187,16 @@ export class SqliteAdmin implements AdminStore {
          ON CONFLICT (scope, key) DO UPDATE SET created_at = excluded.created_at`,
       ),
     };
+  }
+
+  async usageSummary(options: UsageSummaryOptions): Promise<UsageGroup[]> {
+    const name = `usage:${options.by}`;
+    let statement = this.listStatements.get(name);
+    if (!statement) {
+      statement = this.db.prepare(usageSummarySql(options.by, () => '?'));
+      this.listStatements.set(name, statement);
+    }
+    return (statement.all(...usageSummaryValues(options)) as UsageGroupRow[]).map(toUsageGroup);
   }
 
   async listRuns(options: ListRunsOptions): Promise<RunPage | undefined> {

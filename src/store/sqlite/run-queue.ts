@@ -4,12 +4,14 @@
  * worker that lost its lease can never record a result. Completions are
  * group-committed (store/rules/group-commit.ts).
  */
+
 import type Database from 'better-sqlite3';
 import type { CommitSignals } from '../commit-signals.js';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import { type CompletionItem, claimsOf, outcomesOf, planCompletions } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
+import { USAGE_COLUMNS, usageValues } from '../rules/usage.js';
 import { type QueuedRow, toClaimedRun } from '../run-rows.js';
 import {
   type Attachment,
@@ -89,7 +91,10 @@ export class SqliteRunQueue implements RunQueueStore {
       ),
       complete: db.prepare(
         `UPDATE runs SET status = ?, reply = ?, error = ?, finished_at = ?, lease_owner = NULL, lease_until = NULL,
-                         delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ?
+                         delivery_status = ?, delivery_channel = ?, delivery_to = ?, delivery_reason = ?,
+                         ${USAGE_COLUMNS.split(', ')
+                           .map((column) => `${column} = ?`)
+                           .join(', ')}
           WHERE id = ? AND lease_owner = ? AND status = 'running'`,
       ),
     };
@@ -192,6 +197,7 @@ export class SqliteRunQueue implements RunQueueStore {
           c.delivery.channel,
           c.delivery.to,
           c.delivery.reason,
+          ...usageValues(c.usage),
           c.runId,
           c.owner,
         ).changes === 1,

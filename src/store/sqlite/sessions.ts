@@ -5,7 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { CommitSignals } from '../commit-signals.js';
 import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
-import { HEARTBEAT_COLUMNS, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
+import { HEARTBEAT_COLUMNS, HEARTBEAT_WIDTH, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -44,7 +44,7 @@ export class SqliteSessions implements SessionStore {
         `SELECT DISTINCT session_key FROM events WHERE status = 'pending' AND wake_mode = 'now'`,
       ),
       insertHeartbeat: db.prepare(
-        `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO heartbeats (${HEARTBEAT_COLUMNS}) VALUES (${Array(HEARTBEAT_WIDTH).fill('?').join(', ')})`,
       ),
       heartbeats: db.prepare<[string, number], HeartbeatRow>(
         `SELECT * FROM (SELECT * FROM heartbeats WHERE session_key = ? ORDER BY seq DESC LIMIT ${BOUND_LIMIT}) ORDER BY seq`,

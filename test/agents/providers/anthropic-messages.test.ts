@@ -5,6 +5,9 @@ import { type CompletionRequest, ProviderError } from '../../../src/agents/provi
 import { type FakeAnthropic, startFakeAnthropic } from '../../fakes/anthropic.js';
 import { waitFor } from '../../helpers/wait.js';
 
+/** What the fakes report when a reply names no usage: 10 tokens in, 5 out. */
+const FAKE_DEFAULT_USAGE = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
 const KEY = 'sk-ant-test-0123456789abcdef';
 let fake: FakeAnthropic | undefined;
 
@@ -48,7 +51,7 @@ describe('anthropic-messages provider', () => {
   it('sends the Messages API request with its headers and returns the reply', async () => {
     fake = await startFakeAnthropic({ apiKey: KEY, reply: () => 'Hi there' });
     const result = await provider(fake.url).complete(request());
-    expect(result).toEqual({ text: 'Hi there' });
+    expect(result).toEqual({ text: 'Hi there', usage: FAKE_DEFAULT_USAGE });
     const [sent] = fake.requests;
     expect(sent?.method).toBe('POST');
     expect(sent?.path).toBe('/v1/messages');

@@ -4,6 +4,9 @@ import { type CompletionRequest, ProviderError } from '../../../src/agents/provi
 import { type FakeOpenAi, startFakeOpenAi } from '../../fakes/openai.js';
 import { waitFor } from '../../helpers/wait.js';
 
+/** What the fakes report when a reply names no usage: 10 tokens in, 5 out. */
+const FAKE_DEFAULT_USAGE = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
 const KEY = 'sk-test-0123456789abcdef';
 let fake: FakeOpenAi | undefined;
 
@@ -38,7 +41,7 @@ describe('openai-chat provider', () => {
   it('sends the model and messages with the bearer key and returns the reply', async () => {
     fake = await startFakeOpenAi({ apiKey: KEY, reply: () => 'Hi there' });
     const result = await provider(fake.baseUrl, { apiKey: KEY }).complete(request());
-    expect(result).toEqual({ text: 'Hi there' });
+    expect(result).toEqual({ text: 'Hi there', usage: FAKE_DEFAULT_USAGE });
     expect(fake.requests).toHaveLength(1);
     const [sent] = fake.requests;
     expect(sent?.method).toBe('POST');

@@ -15,6 +15,9 @@ import type { ToolSpec } from '../../../src/tools/types.js';
 import { type FakeAnthropic, fakeSignature, startFakeAnthropic } from '../../fakes/anthropic.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../../fakes/openai.js';
 
+/** What the fakes report when a reply names no usage: 10 tokens in, 5 out. */
+const FAKE_DEFAULT_USAGE = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
 const TOOLS: ToolSpec[] = [
   {
     name: 'repo.get_pull_request',
@@ -128,7 +131,7 @@ describe('openai-chat tool calling', () => {
       it('sends the call and its result back as an assistant tool_calls turn and a tool message', async () => {
         fake.script(['Reviewed.']);
         const result = await provider.complete(request('gpt-4o-mini', stream, { messages: AFTER_ONE_CALL }));
-        expect(result).toEqual({ text: 'Reviewed.' });
+        expect(result).toEqual({ text: 'Reviewed.', usage: FAKE_DEFAULT_USAGE });
         expect(fake.requests[0]?.body.messages).toEqual([
           { role: 'user', content: 'review PR 7' },
           {
@@ -241,7 +244,7 @@ describe('anthropic-messages tool use', () => {
           { role: 'tool', callId: 'call_2', text: 'server died', isError: true },
         ];
         const result = await provider.complete(request('claude-sonnet-4-5', stream, { messages }));
-        expect(result).toEqual({ text: 'Reviewed.' });
+        expect(result).toEqual({ text: 'Reviewed.', usage: FAKE_DEFAULT_USAGE });
         expect(fake.requests[0]?.body.messages).toEqual([
           { role: 'user', content: 'review PR 7' },
           {

@@ -60,6 +60,13 @@ describe('planHeartbeat', () => {
       null,
       null,
       null,
+      // No usage: no model, zero tokens, no cost (docs/usage.md).
+      null,
+      0,
+      0,
+      0,
+      0,
+      null,
     ]);
   });
 });

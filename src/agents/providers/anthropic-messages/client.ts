@@ -9,12 +9,14 @@ import {
   type CompletionRequest,
   type CompletionResult,
   type ModelProvider,
+  type ModelUsage,
   ProviderError,
   type ThinkingLevel,
 } from '../kit/types.js';
 import type { AnthropicMessagesConfig } from './config.js';
 import { StreamedThinking, thinkingBlocksOf, thinkingLost } from './thinking-blocks.js';
 import { StreamedToolUses, toolUsesOf, wireTools } from './tool-use.js';
+import { anthropicUsage, StreamedUsage } from './usage.js';
 import { wireTurns } from './wire-turns.js';
 
 /** The API version this module's request and reply shapes are written against. */
@@ -101,6 +103,7 @@ async function streamed(
   const got: { text: string; stopReason?: string; stopped: boolean } = { text: '', stopped: false };
   const toolUses = new StreamedToolUses();
   const thinking = new StreamedThinking();
+  const usage = new StreamedUsage();
   await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
     if (got.stopped) return;
     let data: Record<string, unknown>;
@@ -117,7 +120,8 @@ async function streamed(
         transient: TRANSIENT_ERROR_TYPES.has(String(error?.type)),
       });
     }
-    if (type === 'content_block_start') {
+    if (type === 'message_start') usage.add((data.message as { usage?: unknown } | undefined)?.usage);
+    else if (type === 'content_block_start') {
       toolUses.start(data.index, data.content_block);
       thinking.start(data.index, data.content_block);
     } else if (type === 'content_block_delta') {
@@ -132,6 +136,7 @@ async function streamed(
     } else if (type === 'message_delta') {
       const reason = (data.delta as { stop_reason?: unknown } | undefined)?.stop_reason;
       if (typeof reason === 'string') got.stopReason = reason;
+      usage.add(data.usage);
     } else if (type === 'message_stop') got.stopped = true;
   });
   if (!got.stopped) {
@@ -140,15 +145,17 @@ async function streamed(
     });
   }
   const calls = toolUses.calls(names);
-  if (calls.length) return withBlocks({ text: got.text, calls }, thinking.blocks());
-  if (got.text.trim()) return { text: got.text };
+  const used = withUsage(usage.usage());
+  if (calls.length) return withBlocks({ text: got.text, calls, ...used }, thinking.blocks());
+  if (got.text.trim()) return { text: got.text, ...used };
   const stop = got.stopReason ? ` (stop_reason ${got.stopReason})` : '';
   throw new ProviderError(`${label}: returned no text${stop}`);
 }
 
 /**
  * The reply is every `text` block in order (`thinking` blocks are the model's scratchpad,
- * not the answer), and the `tool_use` blocks are the tool calls it asks for.
+ * not the answer), the `tool_use` blocks are the tool calls it asks for, and `usage` the
+ * tokens it used (usage.ts).
  */
 function reply(label: string, json: unknown, names: ToolNames): CompletionResult {
   const message = json as { content?: unknown; stop_reason?: unknown } | null;
@@ -163,10 +170,16 @@ function reply(label: string, json: unknown, names: ToolNames): CompletionResult
     })
     .join('');
   const calls = toolUsesOf(message.content, names);
-  if (calls.length) return withBlocks({ text, calls }, thinkingBlocksOf(message.content));
-  if (text.trim()) return { text };
+  const used = withUsage(anthropicUsage((json as { usage?: unknown }).usage));
+  if (calls.length) return withBlocks({ text, calls, ...used }, thinkingBlocksOf(message.content));
+  if (text.trim()) return { text, ...used };
   const stop = typeof message.stop_reason === 'string' ? ` (stop_reason ${message.stop_reason})` : '';
   throw new ProviderError(`${label}: returned no text${stop}`);
+}
+
+/** The `usage` field of a result: present only when the API reported one. */
+function withUsage(usage: ModelUsage | undefined): { usage?: ModelUsage } {
+  return usage ? { usage } : {};
 }
 
 /** A reply with calls keeps its thinking blocks, to send back with its turn (thinking-blocks.ts). */

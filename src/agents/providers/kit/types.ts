@@ -5,8 +5,9 @@
  * conversation carries the calls made and their results, in a form of no provider's own.
  */
 import type { ToolSpec } from '../../../tools/types.js';
+import type { ModelUsage } from './usage.js';
 
-export type { ToolSpec };
+export type { ModelUsage, ToolSpec };
 
 export type ThinkingLevel = 'off' | 'minimal' | 'low' | 'medium' | 'high';
 
@@ -100,6 +101,8 @@ export interface CompletionResult {
   calls?: ModelToolCall[];
   /** With calls: what goes back with this turn as `providerBlocks`; absent for nothing. */
   providerBlocks?: unknown[];
+  /** The tokens the call used, as the API reported them (docs/usage.md); absent when it reported none. */
+  usage?: ModelUsage;
 }
 
 export interface ModelProvider {

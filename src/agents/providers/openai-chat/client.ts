@@ -9,10 +9,12 @@ import {
   type CompletionRequest,
   type CompletionResult,
   type ModelProvider,
+  type ModelUsage,
   ProviderError,
 } from '../kit/types.js';
 import type { OpenAiChatConfig } from './config.js';
 import { StreamedToolCalls, toolCallsOf, wireTools } from './tool-calls.js';
+import { openAiUsage } from './usage.js';
 import { wireMessage } from './wire-messages.js';
 
 export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig): ModelProvider {
@@ -56,8 +58,8 @@ export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig)
 /**
  * A streamed completion (docs/agent-runs.md, "Streamed calls"): `stream: true`, then
  * `data:` chunks whose `choices[0].delta.content` are the reply's pieces, up to
- * `data: [DONE]`. `stream_options.include_usage` is not asked for: nothing here reads
- * token usage, and some compatible servers refuse fields they do not know. A chunk
+ * `data: [DONE]`. `stream_options: {include_usage: true}` asks for the call's token usage
+ * (docs/usage.md): a last chunk before `[DONE]` with empty `choices` and `usage`. A chunk
  * holding `error` (OpenRouter reports failures mid-stream that way) fails the call.
  * Tool calls come as `delta.tool_calls` pieces, put together by their `index`
  * (tool-calls.ts); only text content is handed to `onDelta`.
@@ -69,9 +71,14 @@ async function streamed(
 ): Promise<CompletionResult> {
   const { label } = call;
   // Filled from the event callback as the chunks arrive.
-  const got = { text: '', refusal: '', ended: false };
+  const got: { text: string; refusal: string; ended: boolean; usage?: ModelUsage } = {
+    text: '',
+    refusal: '',
+    ended: false,
+  };
   const toolCalls = new StreamedToolCalls();
-  await postJsonStream({ ...call, body: { ...(call.body as object), stream: true } }, (event) => {
+  const body = { ...(call.body as object), stream: true, stream_options: { include_usage: true } };
+  await postJsonStream({ ...call, body }, (event) => {
     if (got.ended) return;
     if (event.data === '[DONE]') {
       got.ended = true;
@@ -85,6 +92,7 @@ async function streamed(
     }
     const error = nestedErrorMessage(chunk);
     if (error !== undefined) throw new ProviderError(`${label}: ${error}`, undefined, { transient: true });
+    got.usage = openAiUsage((chunk as { usage?: unknown }).usage) ?? got.usage;
     const choice = (
       chunk as {
         choices?: { delta?: { content?: unknown; refusal?: unknown; tool_calls?: unknown } }[];
@@ -102,13 +110,14 @@ async function streamed(
     throw new ProviderError(`${label}: the stream ended before [DONE]`, undefined, { transient: true });
   }
   const calls = toolCalls.calls(names);
-  if (calls.length) return { text: got.text, calls };
-  if (got.text.trim()) return { text: got.text };
+  const usage = got.usage ? { usage: got.usage } : {};
+  if (calls.length) return { text: got.text, calls, ...usage };
+  if (got.text.trim()) return { text: got.text, ...usage };
   if (got.refusal) throw new ProviderError(`${label}: the model refused: ${got.refusal}`);
   throw new ProviderError(`${label}: returned no text`);
 }
 
-/** The reply's text, and the tool calls it asks for (`message.tool_calls`), if any. */
+/** The reply's text, the tool calls it asks for (`message.tool_calls`), if any, and its `usage`. */
 function reply(label: string, json: unknown, names: ToolNames): CompletionResult {
   const body = json as {
     choices?: { message?: { content?: unknown; refusal?: unknown; tool_calls?: unknown } }[];
@@ -121,8 +130,10 @@ function reply(label: string, json: unknown, names: ToolNames): CompletionResult
   }
   const text = contentText(message.content);
   const calls = toolCallsOf(message.tool_calls, names);
-  if (calls.length) return { text, calls };
-  if (text.trim()) return { text };
+  const reported = openAiUsage((json as { usage?: unknown }).usage);
+  const usage = reported ? { usage: reported } : {};
+  if (calls.length) return { text, calls, ...usage };
+  if (text.trim()) return { text, ...usage };
   if (typeof message.refusal === 'string' && message.refusal) {
     throw new ProviderError(`${label}: the model refused: ${message.refusal}`);
   }

@@ -1,0 +1,247 @@
+/**
+ * Store conformance for usage and cost (docs/usage.md), the same tests for every driver
+ * (drivers.ts): a completion's usage reads back on the RunView and the run list (zeros before
+ * it finishes, `costUsd` null without a price); a model step keeps its call's usage; a
+ * heartbeat's usage reads back on its view; `usageSummary` sums the runs finished in the
+ * window per hook, token, agent and model, the costliest first.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ModelStep, NewRun, RunCompletion, RunUsage, Store } from '../../src/store/types.js';
+import { DRIVERS } from './drivers.js';
+
+const MAIN = 'agent:main:main';
+const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
+const LEASE = 60_000;
+let counter = 0;
+const nextId = (prefix: string) => `${prefix}_us${String(++counter).padStart(6, '0')}`;
+
+function agent(overrides: Partial<NewRun> = {}): NewRun {
+  return {
+    id: nextId('run'),
+    agentId: 'main',
+    sessionKey: nextId('hook:us'),
+    mainSessionKey: MAIN,
+    name: null,
+    message: 'm',
+    model: null,
+    thinking: null,
+    timeoutSeconds: 600,
+    wakeMode: 'next-heartbeat',
+    deliver: false,
+    channel: 'last',
+    to: null,
+    allowUnsafeExternalContent: false,
+    source: 'hook:agent',
+    createdAt: T0,
+    ...overrides,
+  };
+}
+
+function completion(run: NewRun, usage: RunUsage | undefined, finishedAt = T0 + 5000): RunCompletion {
+  return {
+    runId: run.id,
+    owner: 'worker',
+    sessionKey: run.sessionKey,
+    status: 'succeeded',
+    reply: 'done',
+    error: null,
+    finishedAt,
+    transcript: [],
+    summary: {
+      id: nextId('evt'),
+      sessionKey: MAIN,
+      text: 'Hook: done',
+      source: `run:${run.id}`,
+      wakeMode: 'next-heartbeat',
+      ts: finishedAt,
+    },
+    delivery: { status: 'none', channel: null, to: null, reason: null },
+    ...(usage ? { usage } : {}),
+  };
+}
+
+const usage = (overrides: Partial<RunUsage> = {}): RunUsage => ({
+  model: 'claude/claude-sonnet-4-5',
+  inputTokens: 2350,
+  outputTokens: 120,
+  cacheReadTokens: 2000,
+  cacheWriteTokens: 300,
+  costUsd: 0.003675,
+  ...overrides,
+});
+
+const ZERO = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: null };
+
+describe.each(DRIVERS)('Store conformance, usage: $name', (driver) => {
+  let store: Store;
+  beforeAll(() => driver.setup(), 30_000);
+  afterAll(() => driver.teardown(), 30_000);
+  beforeEach(async () => {
+    await driver.reset();
+    store = driver.open();
+  });
+  afterEach(() => driver.closeAll());
+
+  const accept = async (run: NewRun) => {
+    const result = await store.accept([{ kind: 'agent', run }], () => ({ status: 202, body: '{}' }));
+    expect(result.kind).toBe('committed');
+  };
+
+  /** Accepts, claims and completes a run with this usage. */
+  const finish = async (run: NewRun, used: RunUsage | undefined, finishedAt = T0 + 5000) => {
+    await accept(run);
+    const claimed = await store.runs.claimRuns('worker', T0 + 1000, LEASE, 100);
+    expect(claimed.map((r) => r.id)).toContain(run.id);
+    expect(await store.runs.completeRun(completion(run, used, finishedAt))).toBe(true);
+  };
+
+  it('a completion writes its usage: the RunView and the run list read it back', async () => {
+    const run = agent();
+    await accept(run);
+    expect((await store.getRun(run.id))?.usage).toEqual(ZERO);
+    await store.runs.claimRuns('worker', T0 + 1000, LEASE, 10);
+    expect(await store.runs.completeRun(completion(run, usage()))).toBe(true);
+    const { model: _, ...view } = usage();
+    expect((await store.getRun(run.id))?.usage).toEqual(view);
+    const page = await store.admin.listRuns({ limit: 10 });
+    expect(page?.runs[0]?.usage).toEqual(view);
+    const summaries = await store.admin.listRunSummaries({ limit: 10 });
+    expect(summaries?.runs[0]?.usage).toEqual(view);
+  });
+
+  it('no price: costUsd stays null; no usage at all: zeros', async () => {
+    const unpriced = agent();
+    const none = agent();
+    await finish(unpriced, usage({ costUsd: null }));
+    await finish(none, undefined);
+    expect((await store.getRun(unpriced.id))?.usage).toMatchObject({ inputTokens: 2350, costUsd: null });
+    expect((await store.getRun(none.id))?.usage).toEqual(ZERO);
+  });
+
+  it('a model step keeps its call usage; a tool step and a step without usage have none', async () => {
+    const run = agent();
+    await accept(run);
+    await store.runs.claimRuns('worker', T0 + 1000, LEASE, 10);
+    const call = { callId: 'c1', tool: 'repo.get', arguments: {} };
+    const step = (index: number, extra: Partial<ModelStep>): ModelStep => ({
+      kind: 'model',
+      index,
+      text: '',
+      calls: [call],
+      status: 'ok',
+      startedAt: T0,
+      finishedAt: T0 + 1,
+      ...extra,
+    });
+    const used = { inputTokens: 900, outputTokens: 40, cacheReadTokens: 512, cacheWriteTokens: 7 };
+    await store.steps.append(run.id, 'worker', step(0, { usage: used }));
+    await store.steps.append(run.id, 'worker', {
+      kind: 'tool',
+      index: 1,
+      callId: 'c1',
+      tool: 'repo.get',
+      arguments: {},
+      result: 'ok',
+      status: 'ok',
+      startedAt: T0,
+      finishedAt: T0 + 1,
+    });
+    await store.steps.append(run.id, 'worker', step(2, { calls: [] }));
+    const steps = await store.steps.list(run.id);
+    expect((steps[0] as ModelStep).usage).toEqual(used);
+    expect(steps[1]).not.toHaveProperty('usage');
+    expect(steps[2]).not.toHaveProperty('usage');
+  });
+
+  it('a heartbeat records its usage, read back on its view', async () => {
+    const base = {
+      sessionKey: MAIN,
+      startedAt: T0,
+      finishedAt: T0 + 10,
+      eventIds: [],
+      transcript: [],
+      delivery: { status: 'skipped' as const, channel: null, to: null, reason: 'ack' },
+    };
+    await store.sessions.recordHeartbeat({
+      ...base,
+      id: 'hb_1',
+      status: 'succeeded',
+      reply: 'HEARTBEAT_OK',
+      error: null,
+      usage: usage({ model: 'oai/gpt-5-mini', costUsd: null }),
+    });
+    await store.sessions.recordHeartbeat({ ...base, id: 'hb_2', status: 'failed', reply: null, error: 'x' });
+    const [first, second] = await store.sessions.listHeartbeats(MAIN, 10);
+    expect(first?.usage).toEqual({
+      ...ZERO,
+      inputTokens: 2350,
+      outputTokens: 120,
+      cacheReadTokens: 2000,
+      cacheWriteTokens: 300,
+    });
+    expect(second?.usage).toEqual(ZERO);
+  });
+
+  it('sums the runs finished in the window per grouping, the costliest first', async () => {
+    const a1 = agent({ source: 'hook:a', tokenId: 'ci', agentId: 'main' });
+    const a2 = agent({ source: 'hook:a', tokenId: 'ci', agentId: 'ops' });
+    const b = agent({ source: 'hook:b', agentId: 'ops' });
+    const late = agent({ source: 'hook:a' });
+    const early = agent({ source: 'hook:a' });
+    await finish(a1, usage({ costUsd: 1.5 }));
+    await finish(
+      a2,
+      usage({
+        model: 'oai/gpt-5-mini',
+        inputTokens: 100,
+        outputTokens: 10,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        costUsd: null,
+      }),
+    );
+    await finish(b, usage({ costUsd: 4 }));
+    await finish(late, usage({ costUsd: 100 }), T0 + 20_000);
+    await finish(early, usage({ costUsd: 100 }), T0 + 100);
+    const window = { since: T0 + 1000, until: T0 + 10_000 };
+
+    expect(await store.admin.usageSummary({ by: 'hook', ...window })).toEqual([
+      {
+        key: 'hook:b',
+        runs: 1,
+        inputTokens: 2350,
+        outputTokens: 120,
+        cacheReadTokens: 2000,
+        cacheWriteTokens: 300,
+        costUsd: 4,
+      },
+      {
+        key: 'hook:a',
+        runs: 2,
+        inputTokens: 2450,
+        outputTokens: 130,
+        cacheReadTokens: 2000,
+        cacheWriteTokens: 300,
+        costUsd: 1.5,
+      },
+    ]);
+    const byModel = await store.admin.usageSummary({ by: 'model', ...window });
+    expect(byModel.map((g) => [g.key, g.runs, g.costUsd])).toEqual([
+      ['claude/claude-sonnet-4-5', 2, 5.5],
+      ['oai/gpt-5-mini', 1, null],
+    ]);
+    const byAgent = await store.admin.usageSummary({ by: 'agent', ...window });
+    expect(byAgent.map((g) => [g.key, g.runs, g.costUsd])).toEqual([
+      ['ops', 2, 4],
+      ['main', 1, 1.5],
+    ]);
+    const byToken = await store.admin.usageSummary({ by: 'tokenId', ...window });
+    expect(byToken.map((g) => [g.key, g.runs, g.costUsd])).toEqual([
+      [null, 1, 4],
+      ['ci', 2, 1.5],
+    ]);
+    expect(await store.admin.usageSummary({ by: 'hook', since: T0 + 50_000, until: T0 + 60_000 })).toEqual(
+      [],
+    );
+  });
+});
