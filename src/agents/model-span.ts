@@ -2,7 +2,9 @@
  * The CLIENT span of one model call (docs/tracing.md, "What is traced"), named
  * and described by OpenTelemetry's generative-AI conventions: `chat {model}`,
  * `gen_ai.operation.name`, `gen_ai.system` (and its newer name
- * `gen_ai.provider.name`), `gen_ai.request.model`, and when the answer reported
+ * `gen_ai.provider.name`), `gen_ai.request.model`, `gen_ai.response.model` when it
+ * answered — each call names its own model, a fallback's too (docs/agent-runs.md,
+ * "Fallbacks") —, and when the answer reported
  * its usage (docs/usage.md) `gen_ai.usage.input_tokens` (cached ones included) and
  * `gen_ai.usage.output_tokens`, with the cache counts beside them. The call runs inside it,
  * so its HTTP request carries the span's `traceparent`. A retried call is a span
@@ -40,6 +42,7 @@ export async function tracedModelCall<T extends CompletionResult>(
   });
   try {
     const result = await span.activate(work);
+    span.setAttributes({ 'gen_ai.response.model': resolved.model });
     if (result.usage) {
       span.setAttributes({
         'gen_ai.usage.input_tokens': result.usage.inputTokens,

@@ -1,8 +1,11 @@
 /**
  * Turns a model reference (`<provider>/<model>`, already alias-resolved) into
  * the provider instance and the provider's own model id. Providers are created
- * once, from `models.providers`.
+ * once, from `models.providers`. Also says which models a run calls, in order:
+ * its agent's chain (docs/agent-runs.md, "Fallbacks") when it runs the chain's
+ * primary, else only the model it asked for.
  */
+import { type ModelSetting, primaryOf } from '../config/model-chain.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import type { ProviderConfig } from '../config/schema.js';
 import { createProvider, splitModelRef } from './providers/index.js';
@@ -36,11 +39,35 @@ export class ModelRouter {
     }
   }
 
-  /** The model for an agent when a run or heartbeat names none. */
+  /** The model for an agent when a run or heartbeat names none: its chain's primary. */
   defaultFor(agentId: string): string | null {
+    const setting = this.settingOf(agentId);
+    return setting === undefined ? null : this.unalias(primaryOf(setting));
+  }
+
+  /**
+   * The references a turn calls, in order (alias-resolved): with no model named, or the agent's
+   * primary named (a run's stored model is its primary when it asked for none), the agent's
+   * chain; another model named — a request's or a mapping's override — only that one.
+   */
+  chainFor(agentId: string, ref: string | null): string[] {
+    const setting = this.settingOf(agentId);
+    const chain =
+      setting === undefined
+        ? []
+        : typeof setting === 'string'
+          ? [this.unalias(setting)]
+          : [setting.primary, ...setting.fallbacks].map((link) => this.unalias(link));
+    if (ref === null || ref === chain[0]) return chain;
+    return [ref];
+  }
+
+  private settingOf(agentId: string): ModelSetting | undefined {
     const agent = this.config.agents.list.find((a) => a.id === agentId);
-    const ref = agent?.model ?? this.config.agents.defaults.model;
-    if (ref === undefined) return null;
+    return agent?.model ?? this.config.agents.defaults.model;
+  }
+
+  private unalias(ref: string): string {
     return this.config.modelPolicy.aliases.get(ref) ?? ref;
   }
 

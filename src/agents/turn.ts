@@ -3,9 +3,11 @@
  * prompt (SYSTEM.md), the session's recent transcript, the new user turn, sent
  * to the model. A provider error that may pass (429, 408, 5xx, a network
  * failure) is retried with backoff a bounded number of times, within the
- * turn's own deadline; any other error fails the turn at once. An agent with
- * tools makes the turn a loop of model and tool calls (tool-loop.ts), each model
- * call retried so.
+ * turn's own deadline; any other error fails the turn at once. A call whose
+ * retries ran out goes to the next model of the agent's chain, if it has one
+ * (docs/agent-runs.md, "Fallbacks"), and the turn's later calls stay there. An
+ * agent with tools makes the turn a loop of model and tool calls (tool-loop.ts),
+ * each model call retried and fallen back so.
  */
 import type { ResolvedAgent } from '../config/resolved.js';
 import type { WorkSpan } from '../observability/work-span.js';
@@ -50,6 +52,8 @@ export interface TurnDeps {
   random?: () => number;
   /** Told about each retry, for the log. */
   onRetry?: (error: ProviderError, delayMs: number, call: number) => void;
+  /** Told about each fallback, for the log: a call to `from` failed after its retries and goes to `to`. */
+  onFallback?: (error: ProviderError, from: string, to: string) => void;
   /** The run's or heartbeat's span, when tracing is on: each model call is a child of it (model-span.ts). */
   span?: WorkSpan;
   /** Counts a tool loop's calls (docs/operating.md, "Metrics"). */
@@ -69,7 +73,10 @@ export interface TurnTools {
 
 export interface TurnRequest {
   agent: ResolvedAgent;
-  /** `<provider>/<model>`, alias-resolved; null means the agent's default. */
+  /**
+   * `<provider>/<model>`, alias-resolved; null means the agent's default. Null or the agent's
+   * primary: the agent's chain is called (its fallbacks too); another model: only that one.
+   */
   model: string | null;
   sessionKey: string;
   /** The new user turn, already wrapped when it is untrusted. */
@@ -91,14 +98,14 @@ export interface TurnRequest {
 /** Makes the turn and returns the model's reply text. */
 export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<string> {
   const { store, models } = deps;
-  const resolved = resolveModel(models, request);
-  deps.usage?.using(resolved);
+  const route: Route = { chain: resolveChain(models, request), at: 0 };
+  deps.usage?.using(route.chain[0] as ResolvedModel);
   const system = await readWorkspaceFile(request.agent.workspace, SYSTEM_PROMPT_FILE);
   const history = fitHistory(await store.sessions.loadTranscript(request.sessionKey, HISTORY_TURNS));
   const messages: ConversationMessage[] = [...history, userMessage(request)];
-  const base = { model: resolved.model, system, thinking: request.thinking ?? null, signal: request.signal };
+  const base = { system, thinking: request.thinking ?? null, signal: request.signal };
   const call = (messages: ConversationMessage[], tools?: readonly ToolSpec[]) =>
-    completeWithRetry(deps, resolved, {
+    completeWithFallback(deps, route, {
       ...base,
       messages,
       ...(tools?.length ? { tools } : {}),
@@ -120,8 +127,65 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
   );
 }
 
-function resolveModel(models: ModelRouter, request: TurnRequest): ResolvedModel {
-  return models.resolve(request.model ?? models.defaultFor(request.agent.id));
+/** The models a turn may call, in order (models.ts, `chainFor`); the first is its primary. */
+function resolveChain(models: ModelRouter, request: TurnRequest): ResolvedModel[] {
+  const chain = models.chainFor(request.agent.id, request.model);
+  if (chain.length === 0) return [models.resolve(null)];
+  return chain.map((ref) => models.resolve(ref));
+}
+
+/**
+ * A turn's chain and the model it calls now. A fallback, once taken, stays for the turn's
+ * later calls (a tool loop's next steps): one run talks to one model at a time, so its
+ * conversation and its tool-calling format stay coherent (docs/agent-runs.md, "Fallbacks").
+ */
+interface Route {
+  chain: ResolvedModel[];
+  at: number;
+}
+
+/**
+ * One model call, made to the route's model, then — when it failed in a way that may pass
+ * and its retries ran out — to each next model of the chain. A streamed call that already
+ * handed out a piece does not fall back: the pieces sent cannot be taken back.
+ */
+async function completeWithFallback(
+  deps: TurnDeps,
+  route: Route,
+  request: Omit<CompletionRequest, 'model'>,
+): Promise<CompletionResult> {
+  let streamedPieces = false;
+  const onDelta = request.onDelta;
+  const sent: Omit<CompletionRequest, 'model'> = onDelta
+    ? {
+        ...request,
+        onDelta: (text: string) => {
+          streamedPieces = true;
+          onDelta(text);
+        },
+      }
+    : request;
+  for (;;) {
+    const resolved = route.chain[route.at] as ResolvedModel;
+    deps.usage?.using(resolved);
+    try {
+      return await completeWithRetry(deps, resolved, { ...sent, model: resolved.model });
+    } catch (error) {
+      const next = route.chain[route.at + 1];
+      if (next === undefined || streamedPieces || !fallsBack(error, request.signal)) throw error;
+      deps.onFallback?.(error as ProviderError, resolved.ref, next.ref);
+      route.at++;
+    }
+  }
+}
+
+/**
+ * What goes to the next model: what a retry would have tried again (429, 408, 5xx — Anthropic's
+ * 529 `overloaded_error` too —, a timeout, an unreachable provider). Not a 400/401/403/404, which
+ * another model would not mend, nor the run's own deadline or the gateway's stop.
+ */
+function fallsBack(error: unknown, signal: AbortSignal): boolean {
+  return !signal.aborted && error instanceof ProviderError && error.transient;
 }
 
 /**
@@ -152,7 +216,7 @@ async function completeWithRetry(
     try {
       const complete = () => provider.complete(completion);
       const result = await (deps.span ? tracedModelCall(deps.span, resolved, call, complete) : complete());
-      if (result.usage) deps.usage?.called(result.usage);
+      if (result.usage) deps.usage?.called(result.usage, resolved);
       return result;
     } catch (error) {
       if (completion.signal.aborted || !(error instanceof ProviderError) || !error.transient) throw error;

@@ -269,6 +269,11 @@ export class RunWorker {
               { runId: run.id, error: failure.message, delayMs, call },
               'provider call failed; retrying',
             ),
+          onFallback: (failure, from, to) =>
+            log.warn(
+              { runId: run.id, from, to, status: failure.status, error: failure.message },
+              'model call failed; falling back',
+            ),
           span,
           usage,
         },

@@ -224,6 +224,12 @@ const providerSchema = z.discriminatedUnion('api', [...PROVIDER_CONFIGS]);
 
 const modelEntrySchema = z.union([nonEmpty, z.strictObject({ id: nonEmpty, alias: nonEmpty.optional() })]);
 
+/** An agent's model: a reference, or the one called first and those tried next (config/model-chain.ts). */
+const modelSettingSchema = z.union([
+  nonEmpty,
+  z.strictObject({ primary: nonEmpty, fallbacks: z.array(nonEmpty).default([]) }),
+]);
+
 const heartbeatSchema = z.strictObject({ every: duration.default('30m') });
 
 const agentSchema = z.strictObject({
@@ -231,7 +237,7 @@ const agentSchema = z.strictObject({
   default: z.boolean().default(false),
   name: nonEmpty.optional(),
   workspace: nonEmpty.optional(),
-  model: nonEmpty.optional(),
+  model: modelSettingSchema.optional(),
   heartbeat: heartbeatSchema.optional(),
   /** The tools its runs may call (docs/tools.md); absent: no tools, one model call per turn. */
   tools: agentToolsSchema.optional(),
@@ -240,7 +246,7 @@ const agentSchema = z.strictObject({
 const agentsSchema = z.strictObject({
   defaults: z
     .strictObject({
-      model: nonEmpty.optional(),
+      model: modelSettingSchema.optional(),
       models: z.array(modelEntrySchema).optional(),
       timeoutSeconds: z.number().min(1).max(86_400).default(600),
       maxConcurrent: z.number().int().positive().max(256).default(4),

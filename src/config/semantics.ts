@@ -15,6 +15,7 @@ import {
   RUNS_HOOK_NAME,
   trustedProxyProblems,
 } from './hook-token-rules.js';
+import { chainRefsOf, type ModelSetting } from './model-chain.js';
 import { isInside } from './paths.js';
 import {
   mainSessionKeyOf,
@@ -240,11 +241,12 @@ function checkModels(
     }
   });
   const resolveAlias = (ref: string) => aliases.get(ref) ?? ref;
-  if (raw.agents.defaults.model)
-    checkModelRef(resolveAlias(raw.agents.defaults.model), 'agents.defaults.model');
-  for (const [index, agent] of agents.entries()) {
-    if (agent.model) checkModelRef(resolveAlias(agent.model), `agents.list[${index}].model`);
-  }
+  const checkSetting = (setting: ModelSetting | undefined, at: string) => {
+    if (setting === undefined) return;
+    for (const link of chainRefsOf(setting, at)) checkModelRef(resolveAlias(link.ref), link.at);
+  };
+  checkSetting(raw.agents.defaults.model, 'agents.defaults.model');
+  for (const [index, agent] of agents.entries()) checkSetting(agent.model, `agents.list[${index}].model`);
   return { allowed, aliases, providers };
 }
 

@@ -12,6 +12,7 @@
 import { HEARTBEAT_MARKER, HEARTBEAT_OK, isHeartbeatAck } from '../agents/heartbeat-protocol.js';
 import type { ModelRouter } from '../agents/models.js';
 import { newOwnerId } from '../agents/owner.js';
+import type { ProviderError } from '../agents/providers/types.js';
 import { wrapUntrusted } from '../agents/safety.js';
 import { type RetryPolicy, runTurn } from '../agents/turn.js';
 import { meterFor, UsageMeter, type UsageMetrics } from '../agents/usage-meter.js';
@@ -217,8 +218,22 @@ export class HeartbeatScheduler {
         { session: sessionKey, error: failure.message, delayMs, call },
         'provider call failed; retrying',
       );
+    // The agent's chain applies to its heartbeat too (docs/agent-runs.md, "Fallbacks").
+    const onFallback = (failure: ProviderError, from: string, to: string) =>
+      log.warn(
+        { session: sessionKey, from, to, status: failure.status, error: failure.message },
+        'model call failed; falling back',
+      );
     return runTurn(
-      { store, models, retry: this.deps.providerRetry, onRetry, span: beat.span, usage: beat.usage },
+      {
+        store,
+        models,
+        retry: this.deps.providerRetry,
+        onRetry,
+        onFallback,
+        span: beat.span,
+        usage: beat.usage,
+      },
       { agent, model: null, sessionKey, userTurn: prompt, signal },
     );
   }

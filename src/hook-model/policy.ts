@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { recipientProblem } from '../channels/recipients.js';
+import { primaryOf } from '../config/model-chain.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { ChannelId } from '../config/schema.js';
 import { normalisedOrigin, originSet } from '../http/callback-url.js';
@@ -85,14 +86,17 @@ export class HookPolicy {
 
   /**
    * The model a run will use: the override (an alias or `<provider>/<model>`,
-   * checked against the allowlist), else the agent's, else `agents.defaults.model`.
+   * checked against the allowlist), else the agent's, else `agents.defaults.model` — the
+   * primary of a chain, whose fallbacks the worker adds (docs/agent-runs.md, "Fallbacks").
    * Resolved at accept time so the run record shows it.
    */
   resolveModel(requested: string | undefined, agent: ResolvedAgent): string | null {
     const { allowed, aliases, providers } = this.config.modelPolicy;
     if (requested === undefined) {
-      const fallback = agent.model ?? this.config.agents.defaults.model;
-      return fallback === undefined ? null : (aliases.get(fallback) ?? fallback);
+      const setting = agent.model ?? this.config.agents.defaults.model;
+      if (setting === undefined) return null;
+      const primary = primaryOf(setting);
+      return aliases.get(primary) ?? primary;
     }
     const model = aliases.get(requested) ?? requested;
     if (allowed !== undefined) {

@@ -82,7 +82,7 @@ export interface HeartbeatRow extends DeliveryColumns, UsageColumns {
 /** The columns of a RunView but its two texts (the reply and the error), for a SELECT list. */
 export const RUN_VIEW_FACT_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at,
                 delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id, attachments, steps, waiting_for,
-                input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd`;
+                usage_model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd`;
 
 /** The columns `toRunView` reads, for a SELECT list. */
 export const RUN_VIEW_COLUMNS = `${RUN_VIEW_FACT_COLUMNS}, reply, error`;
@@ -112,7 +112,9 @@ export function runViewWith<Texts extends object>(
     status: row.status,
     agentId: row.agent_id,
     sessionKey: row.session_key,
-    model: row.model,
+    // The model that answered (the last call's, a fallback's: docs/agent-runs.md, "Fallbacks"),
+    // written with the completion; before that, the model the run was accepted with.
+    model: row.usage_model ?? row.model,
     createdAt: iso(row.created_at) as string,
     startedAt: iso(row.started_at),
     finishedAt: iso(row.finished_at),

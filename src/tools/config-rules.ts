@@ -10,13 +10,16 @@ import { exactServerOf } from './selectors.js';
 /** Provider APIs that cannot offer tools to a model. */
 export const TOOLLESS_APIS: readonly string[] = ['command', 'echo'];
 
+/** An agent's `model`: a reference or a chain (docs/configuration.md, "Models"). */
+type ModelSetting = string | { primary: string; fallbacks: readonly string[] };
+
 /** The parts of the config these rules read (the schema's output is one). */
 export interface ToolRulesConfig {
   tools: ToolsConfig;
   models: { providers: Record<string, { api: string }> };
   agents: {
-    defaults: { model?: string; models?: readonly (string | { id: string; alias?: string })[] };
-    list: readonly { id: string; model?: string; tools?: AgentToolsConfig }[];
+    defaults: { model?: ModelSetting; models?: readonly (string | { id: string; alias?: string })[] };
+    list: readonly { id: string; model?: ModelSetting; tools?: AgentToolsConfig }[];
   };
   hooks: { mappings: readonly { tools?: readonly string[] }[] };
 }
@@ -43,7 +46,7 @@ export function toolConfigRules(config: ToolRulesConfig): { problems: string[]; 
   return { problems, warnings: toollessAgents(config).map((agent) => agent.warning) };
 }
 
-/** The agents with `tools` whose model's provider takes none, each with the warning to show. */
+/** The agents with `tools` whose model's provider takes none (any model of its chain), each with the warning to show. */
 export function toollessAgents(config: ToolRulesConfig): { id: string; warning: string }[] {
   const aliases = new Map<string, string>();
   for (const entry of config.agents.defaults.models ?? []) {
@@ -52,16 +55,20 @@ export function toollessAgents(config: ToolRulesConfig): { id: string; warning: 
   const found: { id: string; warning: string }[] = [];
   config.agents.list.forEach((agent, index) => {
     if (!agent.tools) return;
-    const written = agent.model ?? config.agents.defaults.model;
-    if (written === undefined) return;
-    const model = aliases.get(written) ?? written;
-    const provider = model.slice(0, model.indexOf('/'));
-    const api = config.models.providers[provider]?.api;
-    if (api === undefined || !TOOLLESS_APIS.includes(api)) return;
-    found.push({
-      id: agent.id,
-      warning: `agents.list[${index}].tools: its model "${model}" is of a provider with api "${api}", which takes no tools`,
-    });
+    const setting = agent.model ?? config.agents.defaults.model;
+    if (setting === undefined) return;
+    const chain = typeof setting === 'string' ? [setting] : [setting.primary, ...setting.fallbacks];
+    for (const written of chain) {
+      const model = aliases.get(written) ?? written;
+      const provider = model.slice(0, model.indexOf('/'));
+      const api = config.models.providers[provider]?.api;
+      if (api === undefined || !TOOLLESS_APIS.includes(api)) continue;
+      found.push({
+        id: agent.id,
+        warning: `agents.list[${index}].tools: its model "${model}" is of a provider with api "${api}", which takes no tools`,
+      });
+      return;
+    }
   });
   return found;
 }

@@ -5,6 +5,7 @@
  * provider's program must exist and be executable; `echo` needs nothing.
  */
 import { providerFor } from '../../agents/providers/index.js';
+import { chainRefsOf } from '../../config/model-chain.js';
 import type { RawConfig } from '../../config/schema.js';
 import { httpProbe } from './http-probe.js';
 import type { Probe } from './types.js';
@@ -24,7 +25,7 @@ export function providerProbes(raw: RawConfig, timeoutMs: number, env: NodeJS.Pr
   });
 }
 
-/** Models the config names for this provider (agent and default models, the allowlist, aliases resolved). */
+/** Models the config names for this provider (agent and default models with their fallbacks, the allowlist, aliases resolved). */
 function modelsNamed(raw: RawConfig, providerId: string): string[] {
   const aliases = new Map<string, string>();
   const refs: string[] = [];
@@ -35,8 +36,9 @@ function modelsNamed(raw: RawConfig, providerId: string): string[] {
       if (entry.alias) aliases.set(entry.alias, entry.id);
     }
   }
-  if (raw.agents.defaults.model) refs.push(raw.agents.defaults.model);
-  for (const agent of raw.agents.list) if (agent.model) refs.push(agent.model);
+  for (const setting of [raw.agents.defaults.model, ...raw.agents.list.map((agent) => agent.model)]) {
+    if (setting) refs.push(...chainRefsOf(setting, '').map((link) => link.ref));
+  }
   const models = new Set<string>();
   for (const ref of refs.map((r) => aliases.get(r) ?? r)) {
     const slash = ref.indexOf('/');

@@ -56,6 +56,10 @@ export interface RunView {
   status: RunStatus;
   agentId: string;
   sessionKey: string;
+  /**
+   * The model that answered — the last model call's, a fallback's when one was taken
+   * (docs/agent-runs.md, "Fallbacks") — once the run finished; before, the one it was accepted with.
+   */
   model: string | null;
   createdAt: string;
   startedAt: string | null;

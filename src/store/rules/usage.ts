@@ -23,6 +23,8 @@ export const STEP_USAGE_COLUMNS = 'input_tokens, output_tokens, cache_read_token
 
 /** A row's usage columns as a driver reads them (PostgreSQL's sums may come as text). */
 export interface UsageColumns {
+  /** The model that answered (the last call's); null before the completion or without a call. */
+  usage_model?: string | null;
   input_tokens: number | string | null;
   output_tokens: number | string | null;
   cache_read_tokens: number | string | null;
