@@ -2,7 +2,8 @@
  * Store conformance for usage and cost (docs/usage.md), the same tests for every driver
  * (drivers.ts): a completion's usage reads back on the RunView and the run list (zeros before
  * it finishes, `costUsd` null without a price); a model step keeps its call's usage; a
- * heartbeat's usage reads back on its view; `usageSummary` sums the runs finished in the
+ * heartbeat's usage reads back on its view; the RunView's `model` is the completion's (the model that
+ * answered), else the accepted one; `usageSummary` sums the runs finished in the
  * window per hook, token, agent and model, the costliest first.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -107,6 +108,23 @@ describe.each(DRIVERS)('Store conformance, usage: $name', (driver) => {
     expect(page?.runs[0]?.usage).toEqual(view);
     const summaries = await store.admin.listRunSummaries({ limit: 10 });
     expect(summaries?.runs[0]?.usage).toEqual(view);
+  });
+
+  it("the RunView's model is the one that answered, once written with the completion (docs/agent-runs.md, Fallbacks)", async () => {
+    const run = agent({ model: 'claude/claude-sonnet-4-5' });
+    await accept(run);
+    expect((await store.getRun(run.id))?.model).toBe('claude/claude-sonnet-4-5');
+    await store.runs.claimRuns('worker', T0 + 1000, LEASE, 10);
+    expect(await store.runs.completeRun(completion(run, usage({ model: 'oai/gpt-5-mini' })))).toBe(true);
+    expect((await store.getRun(run.id))?.model).toBe('oai/gpt-5-mini');
+    expect((await store.admin.listRuns({ limit: 10 }))?.runs[0]?.model).toBe('oai/gpt-5-mini');
+    expect((await store.admin.listRunSummaries({ limit: 10 }))?.runs[0]?.model).toBe('oai/gpt-5-mini');
+  });
+
+  it('a completion without usage keeps the model the run was accepted with', async () => {
+    const run = agent({ model: 'claude/claude-sonnet-4-5' });
+    await finish(run, undefined);
+    expect((await store.getRun(run.id))?.model).toBe('claude/claude-sonnet-4-5');
   });
 
   it('no price: costUsd stays null; no usage at all: zeros', async () => {
