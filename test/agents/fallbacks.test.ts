@@ -5,8 +5,8 @@
  * which the RunView's `model` names; a 400 fails the run without calling the fallback; a chain
  * of three whose first two fail (one of them a refused port); a tool loop whose second call falls
  * back stays on the fallback; each call priced at its own model; a requested model other than
- * the primary has no fallbacks; a streamed call that sent pieces does not fall back; the log
- * line; each call's span names its own model; `config check` names a bad fallback's key path.
+ * the primary has no fallbacks; a streamed call that sent pieces does not fall back; a heartbeat
+ * falls back too; the log line; each call's span names its own model; `config check` names a bad fallback's key path.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { runTurn } from '../../src/agents/turn.js';
 import { RunWorker } from '../../src/agents/worker.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import type { ResolvedAgent, ResolvedConfig } from '../../src/config/resolved.js';
+import { HeartbeatScheduler } from '../../src/heartbeat/scheduler.js';
 import { createLogger } from '../../src/log.js';
 import { startTracing } from '../../src/observability/tracing.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -25,7 +26,7 @@ import type { ToolSource } from '../../src/tools/types.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic.js';
 import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { type FakeOtlp, startFakeOtlp } from '../fakes/otlp.js';
-import { queueRun } from '../helpers/agent-rig.js';
+import { queueEvent, queueRun } from '../helpers/agent-rig.js';
 import { tempDir, writeConfig } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { fakeToolSet } from './tools/fake-tool-set.js';
@@ -291,6 +292,41 @@ describe('model fallbacks', () => {
     expect(pieces.join('')).toBe('Hello');
     expect(anthropic.requests).toHaveLength(1);
     expect(openai.requests).toHaveLength(0);
+  });
+});
+
+describe('a heartbeat', () => {
+  it("falls back along its agent's chain", async () => {
+    const config = configured({ primary: CLAUDE, fallbacks: [OAI] });
+    anthropic.script([{ status: 529, error: 'Overloaded' }]);
+    openai.script([{ usage: { prompt: 40, completion: 4 }, reply: 'HEARTBEAT_OK' }]);
+    const heartbeat = new HeartbeatScheduler({
+      store,
+      config,
+      models: new ModelRouter(config),
+      log: capturingLog(),
+      providerRetry: SHORT_RETRY,
+    });
+    await queueEvent(store, 'something happened');
+    await heartbeat.start();
+    heartbeat.request('agent:main:main');
+    try {
+      const [beat] = await waitFor(
+        async () => {
+          const beats = await store.sessions.listHeartbeats('agent:main:main', 10);
+          return beats.length > 0 ? beats : undefined;
+        },
+        'a heartbeat',
+        10_000,
+        10,
+      );
+      expect(beat?.status).toBe('succeeded');
+      expect(beat?.usage.costUsd).toBeCloseTo((40 * 0.25 + 4 * 2) / 1e6, 12);
+      expect(anthropic.requests).toHaveLength(2);
+      expect(fallbackLines()[0]).toMatchObject({ from: CLAUDE, to: OAI, status: 529 });
+    } finally {
+      await heartbeat.stop(0);
+    }
   });
 });
 
