@@ -315,6 +315,53 @@ describe('cross-field checks of models and agents', () => {
     expect(problems).toHaveLength(3);
   });
 
+  it('each reference of a model chain, by its key path, aliases resolved (docs/configuration.md, Models)', () => {
+    const problems = problemsOf(
+      load(hooks, {
+        models: echo,
+        agents: {
+          defaults: {
+            model: { primary: 'e', fallbacks: ['echo/echo', 'openai/gpt-5-mini'] },
+            models: [{ id: 'echo/echo', alias: 'e' }],
+          },
+          list: [{ id: 'main', model: { primary: 'anthropic/claude', fallbacks: ['e', 'bare'] } }],
+        },
+      }),
+    );
+    expect(problems).toEqual([
+      'agents.defaults.model.fallbacks[1]: provider "openai" is not configured in models.providers',
+      'agents.list[0].model.primary: provider "anthropic" is not configured in models.providers',
+      'agents.list[0].model.fallbacks[1]: "bare" must be "<provider>/<model>"',
+    ]);
+  });
+
+  it('an agent with tools whose fallback takes none is a warning', () => {
+    const warnings = accepted(
+      load(hooks, {
+        models: { providers: { echo: { api: 'echo' }, oai: { api: 'openai-chat' } } },
+        tools: { servers: { repo: { transport: 'stdio', command: ['node', 'repo.js'] } } },
+        agents: {
+          defaults: { model: { primary: 'oai/gpt-5-mini', fallbacks: ['echo/echo'] } },
+          list: [{ id: 'main', tools: { allow: ['repo.*'] } }],
+        },
+      }),
+    );
+    expect(warnings).toContain(
+      'agents.list[0].tools: its model "echo/echo" is of a provider with api "echo", which takes no tools',
+    );
+  });
+
+  it('a chain without fallbacks is accepted; one without its primary is refused', () => {
+    expect(
+      accepted(load(hooks, { models: echo, agents: { defaults: { model: { primary: 'echo/echo' } } } })),
+    ).toEqual([]);
+    expect(
+      problemsOf(
+        load(hooks, { models: echo, agents: { defaults: { model: { fallbacks: ['echo/echo'] } } } }),
+      ).join('\n'),
+    ).toContain('agents.defaults.model');
+  });
+
   it('a model reference that is not <provider>/<model>', () => {
     const problems = problemsOf(load(hooks, { models: echo, agents: { defaults: { model: 'gpt-4o' } } }));
     expect(problems).toEqual(['agents.defaults.model: "gpt-4o" must be "<provider>/<model>"']);
