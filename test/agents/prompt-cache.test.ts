@@ -4,7 +4,8 @@
  * reads its prefix from the cache (the RunView's `cacheReadTokens`); and the measurement — a
  * ten-turn session priced at claude-sonnet-4-5's prices, with and without `promptCache` — whose
  * figures this test prints and docs/usage.md quotes: caching is substantially cheaper there,
- * and dearer for a session of one turn (a cache write costs 1.25× input).
+ * and dearer for a session of one turn (a cache write costs 1.25× input). Through the fake
+ * OpenAI, each run carries its session's `prompt_cache_key`.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import type { ResolvedConfig } from '../../src/config/resolved.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { RunView } from '../../src/store/types.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic.js';
+import { type FakeOpenAi, startFakeOpenAi } from '../fakes/openai.js';
 import { NO_RETRY, queueRun, silentLog } from '../helpers/agent-rig.js';
 import { tempDir, writeConfig } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
@@ -28,14 +30,19 @@ const question = (n: number) => `Question ${n}: ${'what changed in the release, 
 const answer = (n: number) => `Answer ${n}: ${'the parser was rewritten to stream its input. '.repeat(17)}`;
 
 let anthropic: FakeAnthropic;
+let openai: FakeOpenAi;
 let dir: string;
 let store: SqliteStore;
 let worker: RunWorker | undefined;
 
 beforeAll(async () => {
   anthropic = await startFakeAnthropic({ apiKey: 'sk-ant-test', caching: true });
+  openai = await startFakeOpenAi({ apiKey: 'sk-test' });
 });
-afterAll(() => anthropic.close());
+afterAll(async () => {
+  await anthropic.close();
+  await openai.close();
+});
 afterEach(async () => {
   await worker?.stop(0);
   worker = undefined;
@@ -43,7 +50,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(promptCache: boolean): Promise<void> {
+async function start(promptCache: boolean, model = 'claude/claude-sonnet-4-5'): Promise<void> {
   dir = tempDir('agentgate-prompt-cache-');
   const configDir = join(dir, 'config');
   const workspace = join(dir, 'workspace');
@@ -60,10 +67,11 @@ async function start(promptCache: boolean): Promise<void> {
           promptCache,
           prices: { 'claude-sonnet-4-5': { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
         },
+        oai: { api: 'openai-chat', baseUrl: openai.baseUrl, apiKey: 'sk-test', promptCache },
       },
     },
     agents: {
-      defaults: { model: 'claude/claude-sonnet-4-5', heartbeat: { every: '0' } },
+      defaults: { model, heartbeat: { every: '0' } },
       list: [{ id: 'main', default: true, workspace }],
     },
   });
@@ -73,6 +81,7 @@ async function start(promptCache: boolean): Promise<void> {
   store = new SqliteStore({ path: join(dir, 'store.db'), synchronous: 'normal' });
   anthropic.clearCache();
   anthropic.requests.length = 0;
+  openai.requests.length = 0;
   let turn = 0;
   anthropic.setReply(() => answer(++turn));
   worker = new RunWorker({
@@ -99,10 +108,10 @@ const finished = (runId: string) =>
   );
 
 /** A session of `turns` runs, one after the other; their RunViews. */
-async function session(turns: number): Promise<RunView[]> {
+async function session(turns: number, sessionKey = 'hook:release'): Promise<RunView[]> {
   const runs: RunView[] = [];
   for (let n = 1; n <= turns; n++) {
-    const run = await queueRun(store, { sessionKey: 'hook:release', message: question(n) });
+    const run = await queueRun(store, { sessionKey, message: question(n) });
     const done = await finished(run.id);
     expect(done.status).toBe('succeeded');
     runs.push(done);
@@ -176,4 +185,23 @@ describe('prompt caching through the worker (anthropic-messages)', () => {
       ].join('\n'),
     );
   }, 60_000);
+});
+
+describe('prompt caching through the worker (openai-chat)', () => {
+  it("each run sends its session's prompt_cache_key: one per session, none when off", async () => {
+    await start(true, 'oai/gpt-5-mini');
+    await session(2, 'hook:telegram:+15551234567');
+    await session(1, 'hook:telegram:+15557654321');
+    const keys = openai.requests.map((r) => r.body.prompt_cache_key);
+    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).toMatch(/^[0-9a-f]{32}$/);
+    expect(keys[2]).not.toBe(keys[0]);
+    await worker?.stop(0);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+    await start(false, 'oai/gpt-5-mini');
+    await session(1);
+    expect(openai.requests[0]?.body).not.toHaveProperty('prompt_cache_key');
+  });
 });

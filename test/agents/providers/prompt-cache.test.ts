@@ -127,6 +127,30 @@ describe('anthropic-messages prompt caching', () => {
     });
   }
 
+  it("a tool loop's next call reads the call before it, its results included", async () => {
+    const tools = [{ name: 'repo.get', description: 'Gets', inputSchema: { type: 'object' } }];
+    const loop: ConversationMessage[] = [
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'repo.get', arguments: {} }] },
+      { role: 'tool', callId: 'call_1', text: 'result one '.repeat(50), isError: false },
+    ];
+    const first = await provider().complete(request({ system: SYSTEM, messages: loop, tools }));
+    const next = await provider().complete(
+      request({
+        system: SYSTEM,
+        tools,
+        messages: [
+          ...loop,
+          { role: 'assistant', content: '', toolCalls: [{ id: 'call_2', name: 'repo.get', arguments: {} }] },
+          { role: 'tool', callId: 'call_2', text: 'result two', isError: false },
+        ],
+      }),
+    );
+    expect(next.usage?.cacheReadTokens).toBe(
+      (first.usage?.cacheReadTokens ?? 0) + (first.usage?.cacheWriteTokens ?? 0),
+    );
+  });
+
   it('without breakpoints nothing is cached: all input, every time', async () => {
     await provider(false).complete(request({ system: SYSTEM }));
     const again = await provider(false).complete(request({ system: SYSTEM }));
