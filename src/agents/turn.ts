@@ -96,17 +96,12 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
   const system = await readWorkspaceFile(request.agent.workspace, SYSTEM_PROMPT_FILE);
   const history = fitHistory(await store.sessions.loadTranscript(request.sessionKey, HISTORY_TURNS));
   const messages: ConversationMessage[] = [...history, userMessage(request)];
-  const base = {
-    model: resolved.model,
-    system,
-    thinking: request.thinking ?? null,
-    signal: request.signal,
-    sessionKey: request.sessionKey,
-  };
+  const base = { model: resolved.model, system, thinking: request.thinking ?? null, signal: request.signal };
   const call = (messages: ConversationMessage[], tools?: readonly ToolSpec[]) =>
     completeWithRetry(deps, resolved, {
       ...base,
       messages,
+      sessionKey: request.sessionKey,
       ...(tools?.length ? { tools } : {}),
       ...(request.onDelta ? { onDelta: request.onDelta } : {}),
     });
