@@ -101,6 +101,7 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
     completeWithRetry(deps, resolved, {
       ...base,
       messages,
+      sessionKey: request.sessionKey,
       ...(tools?.length ? { tools } : {}),
       ...(request.onDelta ? { onDelta: request.onDelta } : {}),
     });
