@@ -108,6 +108,7 @@ export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<str
     completeWithFallback(deps, route, {
       ...base,
       messages,
+      sessionKey: request.sessionKey,
       ...(tools?.length ? { tools } : {}),
       ...(request.onDelta ? { onDelta: request.onDelta } : {}),
     });

@@ -36,8 +36,23 @@
  * `message_start` (`output_tokens` 1 so far), the final `output_tokens` in `message_delta`.
  * The counts are `options.usage` (default 10 input, 5 output, no cache), or one reply's
  * own: `{usage: {input, output, cacheRead, cacheWrite}, reply}`.
+ *
+ * Prompt caching (docs/usage.md, "Prompt caching"; anthropic-cache.ts): `cache_control` is
+ * checked wherever it is sent, as the API checks it (at most 4 breakpoints, none on a thinking
+ * block, an empty text block or a message itself). With `caching` on, the fake caches as the
+ * API does — the prefixes up to the breakpoints, by a hash of what they hold — and an answer
+ * that names no usage of its own reports the tokens counted from the request (about 4
+ * characters each): `cache_read_input_tokens` for the longest prefix found,
+ * `cache_creation_input_tokens` for the rest up to the last breakpoint, `input_tokens` for
+ * what follows, and `output_tokens` for the reply.
  */
 import type { ServerResponse } from 'node:http';
+import {
+  approxTokens,
+  checkCacheControl,
+  type FakeCacheOptions,
+  FakePromptCache,
+} from './anthropic-cache.js';
 import {
   AbortWatch,
   pieces,
@@ -131,6 +146,12 @@ export interface FakeAnthropicOptions {
   streamDelayMs?: number;
   /** The usage every answer reports, unless the reply names its own; default 10 input, 5 output. */
   usage?: FakeAnthropicUsage;
+  /**
+   * Prompt caching modelled (anthropic-cache.ts): the usage is counted from each request and
+   * its reply, the cache read and written as the API would (a reply's own usage still wins).
+   * `true` is `{}` (prefixes of 1024 tokens and more are cached).
+   */
+  caching?: boolean | FakeCacheOptions;
 }
 
 export interface FakeAnthropic {
@@ -142,6 +163,8 @@ export interface FakeAnthropic {
   script(replies: FakeAnthropicReply[]): void;
   /** Resolves when a request's connection is closed by the client before its reply. */
   nextAbort(): Promise<RecordedAnthropicRequest>;
+  /** Forgets the prompt cache (`caching`). */
+  clearCache(): void;
   close(): Promise<void>;
 }
 
@@ -161,6 +184,9 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const requests: RecordedAnthropicRequest[] = [];
   const aborts = new AbortWatch<RecordedAnthropicRequest>();
   let counter = 0;
+  const cache = options.caching
+    ? new FakePromptCache(options.caching === true ? {} : options.caching)
+    : undefined;
 
   const server = await startServer(async (req, res) => {
     const body = (await readBody(req)).json as AnthropicMessagesBody | undefined;
@@ -210,10 +236,14 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
 
     let reply = await handler(body as AnthropicMessagesBody, recorded);
     let usage = options.usage ?? DEFAULT_USAGE;
+    let named = false;
     while (typeof reply === 'object' && 'usage' in reply && 'reply' in reply) {
       usage = reply.usage;
       reply = reply.reply;
+      named = true;
     }
+    if (cache && !named)
+      usage = { ...cache.input(body as AnthropicMessagesBody), output: outputTokens(reply) };
     if (options.delayMs) await waitUnlessClosed(res, options.delayMs);
     if (res.destroyed) return;
     counter += 1;
@@ -240,8 +270,17 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       handler = () => replies[Math.min(next++, replies.length - 1)] as FakeAnthropicReply;
     },
     nextAbort: () => aborts.next(),
+    clearCache: () => cache?.clear(),
     close: server.close,
   };
+}
+
+/** A reply's output tokens, counted as the cache counts its input (about 4 characters each). */
+function outputTokens(reply: FakeAnthropicReply): number {
+  if (typeof reply === 'string') return Math.max(1, approxTokens(reply));
+  if ('stream' in reply) return Math.max(1, approxTokens(reply.stream.join('')));
+  if ('toolUses' in reply) return Math.max(1, approxTokens(JSON.stringify(reply)));
+  return 1;
 }
 
 function defaultReply(body: AnthropicMessagesBody): string {
@@ -320,7 +359,11 @@ function checkBody(body: AnthropicMessagesBody): string | undefined {
       if (problem) return problem;
     }
   }
-  const toolProblem = checkTools(body.tools) ?? checkToolTurns(body.messages) ?? checkThinkingKept(body);
+  const toolProblem =
+    checkTools(body.tools) ??
+    checkToolTurns(body.messages) ??
+    checkThinkingKept(body) ??
+    checkCacheControl(body);
   if (toolProblem) return toolProblem;
   if (body.thinking !== undefined) {
     const { type, budget_tokens: budget } = body.thinking;

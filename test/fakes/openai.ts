@@ -328,6 +328,9 @@ function checkBody(body: OpenAiChatBody): string | undefined {
   }
   const toolProblem = checkTools(body.tools) ?? checkToolTurns(body.messages);
   if (toolProblem) return toolProblem;
+  if (body.prompt_cache_key !== undefined && typeof body.prompt_cache_key !== 'string') {
+    return "Invalid type for 'prompt_cache_key': expected a string.";
+  }
   if (body.reasoning_effort !== undefined && !REASONING_EFFORTS.has(body.reasoning_effort)) {
     return `Invalid value for 'reasoning_effort': '${body.reasoning_effort}'.`;
   }

@@ -93,6 +93,7 @@ function sqliteDriver(): Driver {
 function postgresDriver(): Driver {
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   let stores: PgStore[] = [];
+  let migrated = false;
   return {
     name: 'postgres',
     replicas: true,
@@ -101,12 +102,9 @@ function postgresDriver(): Driver {
     },
     async reset() {
       if (!database) throw new Error('setup did not run');
-      const store = new PgStore({ url: database.url, poolMax: 2 });
-      await store.ready;
-      await store.pool.query(
-        `TRUNCATE events, runs, run_heads, idempotency, transcripts, routes, heartbeats, heartbeat_leases, deliveries, callbacks, run_attachments, run_steps, run_approvals RESTART IDENTITY`,
-      );
-      await store.close();
+      // The first test's store makes the tables; each later one starts from them emptied.
+      if (migrated) await emptyTables(database.url);
+      migrated = true;
     },
     open(options = {}) {
       if (!database) throw new Error('setup did not run');
@@ -125,3 +123,26 @@ function postgresDriver(): Driver {
 }
 
 export const DRIVERS: Driver[] = PG_ENABLED ? [sqliteDriver(), postgresDriver()] : [sqliteDriver()];
+
+/**
+ * Deletes the rows of every table the migrations made, whichever they are, and
+ * keeps `schema_migrations`, so the next gateway finds the schema current. A
+ * DELETE, not a TRUNCATE: on a test's few rows it took a fifth of the time (a
+ * TRUNCATE swaps every table's files). The identity sequences go on counting,
+ * which the store's order by `seq` allows. Call it with no store open on the
+ * database: an open one could still be writing.
+ */
+export async function emptyTables(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      `SELECT quote_ident(tablename) AS name FROM pg_tables
+        WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'`,
+    );
+    const deletes = rows.map((row) => `DELETE FROM ${row.name};`).join(' ');
+    await client.query(`BEGIN; ${deletes} COMMIT;`);
+  } finally {
+    await client.end();
+  }
+}

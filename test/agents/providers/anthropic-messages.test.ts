@@ -81,10 +81,11 @@ describe('anthropic-messages provider', () => {
     expect(fake.requests[0]?.body).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 1000,
-      system: 'You are terse.',
+      // Prompt caching marks the system prompt and the newest earlier turn (docs/usage.md).
+      system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }],
       messages: [
         { role: 'user', content: 'one' },
-        { role: 'assistant', content: 'two' },
+        { role: 'assistant', content: [{ type: 'text', text: 'two', cache_control: { type: 'ephemeral' } }] },
         { role: 'user', content: 'three' },
       ],
     });

@@ -259,7 +259,14 @@ describe('anthropic-messages tool use', () => {
             role: 'user',
             content: [
               { type: 'tool_result', tool_use_id: 'call_1', content: 'PR 7 (wrapped)' },
-              { type: 'tool_result', tool_use_id: 'call_2', content: 'server died', is_error: true },
+              // The latest results are a breakpoint (docs/usage.md, "Prompt caching").
+              {
+                type: 'tool_result',
+                tool_use_id: 'call_2',
+                content: 'server died',
+                is_error: true,
+                cache_control: { type: 'ephemeral' },
+              },
             ],
           },
         ]);

@@ -14,6 +14,7 @@ import {
   type ThinkingLevel,
 } from '../kit/types.js';
 import type { AnthropicMessagesConfig } from './config.js';
+import { cachedSystem, cachedTurns } from './prompt-cache.js';
 import { StreamedThinking, thinkingBlocksOf, thinkingLost } from './thinking-blocks.js';
 import { StreamedToolUses, toolUsesOf, wireTools } from './tool-use.js';
 import { anthropicUsage, StreamedUsage } from './usage.js';
@@ -45,11 +46,14 @@ export function createAnthropicMessagesProvider(
     async complete(request: CompletionRequest): Promise<CompletionResult> {
       // Made once per request: the tools' names on the wire, and back (kit/tool-names.ts).
       const names = new ToolNames(request.tools ?? []);
+      // Breakpoints on the system prompt and the newest earlier turn, unless turned off (prompt-cache.ts).
+      const cache = config.promptCache !== false;
+      const turns = wireTurns(request.messages, names);
       const body: Record<string, unknown> = {
         model: request.model,
         max_tokens: config.maxTokens,
-        ...(request.system ? { system: request.system } : {}),
-        messages: wireTurns(request.messages, names),
+        ...(request.system ? { system: cache ? cachedSystem(request.system) : request.system } : {}),
+        messages: cache ? cachedTurns(turns) : turns,
       };
       if (request.thinking && request.thinking !== 'off' && !thinkingLost(request.messages)) {
         const budget = THINKING_BUDGET_TOKENS[request.thinking];

@@ -11,5 +11,10 @@ export const anthropicMessagesConfig = z.strictObject({
   headers: z.record(z.string(), z.string()).optional(),
   /** USD per million tokens, by model id (docs/usage.md, "Prices"). */
   prices: pricesField,
+  /**
+   * Prompt caching (docs/usage.md, "Prompt caching"): breakpoints on the system prompt and the
+   * newest earlier turn. Absent: on; `false` sends none.
+   */
+  promptCache: z.boolean().optional(),
 });
 export type AnthropicMessagesConfig = z.output<typeof anthropicMessagesConfig>;

@@ -92,6 +92,12 @@ export interface CompletionRequest {
    * them (under names their APIs accept, kit/tool-names.ts); `command` and `echo` take none.
    */
   tools?: readonly ToolSpec[];
+  /**
+   * The session the call is a turn of. Providers with prompt caching (docs/usage.md, "Prompt
+   * caching") may key their cache by it — a digest of it only, never the key itself, which can
+   * hold a sender's identifiers. Absent: a call of no session.
+   */
+  sessionKey?: string;
 }
 
 export interface CompletionResult {

@@ -13,6 +13,7 @@ import {
   ProviderError,
 } from '../kit/types.js';
 import type { OpenAiChatConfig } from './config.js';
+import { promptCacheKey } from './prompt-cache-key.js';
 import { StreamedToolCalls, toolCallsOf, wireTools } from './tool-calls.js';
 import { openAiUsage } from './usage.js';
 import { wireMessage } from './wire-messages.js';
@@ -31,6 +32,10 @@ export function createOpenAiChatProvider(name: string, config: OpenAiChatConfig)
         ...request.messages.map((message) => wireMessage(message, names)),
       ];
       const body: Record<string, unknown> = { model: request.model, messages };
+      // One cache per session, under a digest of its key (prompt-cache-key.ts); `promptCache: false` sends none.
+      if (config.promptCache !== false && request.sessionKey) {
+        body.prompt_cache_key = promptCacheKey(request.sessionKey);
+      }
       // `off` (or no level) sends nothing: non-reasoning models reject the field outright.
       if (request.thinking && request.thinking !== 'off') body.reasoning_effort = request.thinking;
       // No tools, no field: the request is exactly what it is without them.

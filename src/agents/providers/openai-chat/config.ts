@@ -10,5 +10,10 @@ export const openAiChatConfig = z.strictObject({
   headers: z.record(z.string(), z.string()).optional(),
   /** USD per million tokens, by model id (docs/usage.md, "Prices"). */
   prices: pricesField,
+  /**
+   * Prompt caching (docs/usage.md, "Prompt caching"): a `prompt_cache_key` digested from the
+   * session key. Absent: on; `false` sends none (for a compatible server that refuses the field).
+   */
+  promptCache: z.boolean().optional(),
 });
 export type OpenAiChatConfig = z.output<typeof openAiChatConfig>;
