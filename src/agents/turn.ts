@@ -87,8 +87,8 @@ export interface TurnRequest {
   signal: AbortSignal;
   /**
    * A streamed run's reply pieces (docs/callers.md, "Streamed answers"). A call that
-   * failed after handing out a piece is not retried: the pieces already sent cannot be
-   * taken back, so the deltas joined stay the reply (or the run fails).
+   * failed after handing out a piece is not retried, nor sent to a fallback: the pieces
+   * already sent cannot be taken back, so the deltas joined stay the reply (or the run fails).
    */
   onDelta?: (text: string) => void;
   /** The run's tools; absent: one model call, no tools offered. */
