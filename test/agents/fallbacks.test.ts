@@ -67,7 +67,7 @@ afterEach(async () => {
   anthropic.requests.length = 0;
 });
 
-function configFile(model: unknown): string {
+function configFile(model: unknown, defaults: Record<string, unknown> = {}): string {
   dir = tempDir('agentgate-fallbacks-');
   const configDir = join(dir, 'config');
   mkdirSync(configDir);
@@ -91,7 +91,7 @@ function configFile(model: unknown): string {
     },
     tools: { servers: { repo: { transport: 'stdio', command: ['node', 'repo.js'] } } },
     agents: {
-      defaults: { model, heartbeat: { every: '0' } },
+      defaults: { model, heartbeat: { every: '0' }, ...defaults },
       list: [{ id: 'main', default: true, tools: { allow: ['repo.*'], maxSteps: 4 } }],
     },
   });
@@ -375,6 +375,27 @@ describe('model fallback spans', () => {
     expect(answered?.attributes['gen_ai.request.model']).toBe('gpt-5-mini');
     expect(answered?.attributes['gen_ai.response.model']).toBe('gpt-5-mini');
     expect(answered?.attributes['agentgate.provider']).toBe('oai');
+  });
+});
+
+describe('which models a run calls', () => {
+  it("resolves the chain's aliases; the primary (or none) gets the chain, another model only itself", () => {
+    const path = configFile(
+      { primary: 'sonnet', fallbacks: ['mini'] },
+      {
+        models: [
+          { id: CLAUDE, alias: 'sonnet' },
+          { id: OAI, alias: 'mini' },
+        ],
+      },
+    );
+    const loaded = loadConfigFile(path, {});
+    if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
+    const router = new ModelRouter(loaded.config);
+    expect(router.defaultFor('main')).toBe(CLAUDE);
+    expect(router.chainFor('main', null)).toEqual([CLAUDE, OAI]);
+    expect(router.chainFor('main', CLAUDE)).toEqual([CLAUDE, OAI]);
+    expect(router.chainFor('main', OAI)).toEqual([OAI]);
   });
 });
 

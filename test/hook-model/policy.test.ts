@@ -153,6 +153,23 @@ describe('resolveModel', () => {
     expect(p.resolveModel(undefined, p.resolveAgent('main'))).toBe('echo/q');
     expect(p.resolveModel(undefined, p.resolveAgent('ops'))).toBe('echo/o');
   });
+
+  it('without an override, a chain: its primary, alias-resolved (docs/agent-runs.md, Fallbacks)', () => {
+    const p = policy({
+      agents: {
+        defaults: {
+          model: { primary: 'quick', fallbacks: ['echo/o'] },
+          models: [{ id: 'echo/q', alias: 'quick' }, 'echo/o'],
+        },
+        list: [
+          { id: 'main', default: true },
+          { id: 'ops', model: { primary: 'echo/o', fallbacks: ['quick'] } },
+        ],
+      },
+    });
+    expect(p.resolveModel(undefined, p.resolveAgent('main'))).toBe('echo/q');
+    expect(p.resolveModel(undefined, p.resolveAgent('ops'))).toBe('echo/o');
+  });
 });
 
 describe('checkChannel and checkRecipient', () => {
