@@ -98,7 +98,7 @@ export interface TurnRequest {
 /** Makes the turn and returns the model's reply text. */
 export async function runTurn(deps: TurnDeps, request: TurnRequest): Promise<string> {
   const { store, models } = deps;
-  const route: Route = { chain: resolveChain(models, request), at: 0 };
+  const route: Route = { chain: resolveChain(models, request), at: 0, foreignBefore: 0 };
   deps.usage?.using(route.chain[0] as ResolvedModel);
   const system = await readWorkspaceFile(request.agent.workspace, SYSTEM_PROMPT_FILE);
   const history = fitHistory(await store.sessions.loadTranscript(request.sessionKey, HISTORY_TURNS));
@@ -143,6 +143,12 @@ function resolveChain(models: ModelRouter, request: TurnRequest): ResolvedModel[
 interface Route {
   chain: ResolvedModel[];
   at: number;
+  /**
+   * How many messages of the conversation came before the last fallback: their
+   * `providerBlocks` (Anthropic's signed thinking) belong to an earlier model and are not
+   * sent to this one, which then does without, as for a resumed run.
+   */
+  foreignBefore: number;
 }
 
 /**
@@ -169,15 +175,27 @@ async function completeWithFallback(
   for (;;) {
     const resolved = route.chain[route.at] as ResolvedModel;
     deps.usage?.using(resolved);
+    const messages = withoutForeignBlocks(sent.messages, route.foreignBefore);
     try {
-      return await completeWithRetry(deps, resolved, { ...sent, model: resolved.model });
+      return await completeWithRetry(deps, resolved, { ...sent, messages, model: resolved.model });
     } catch (error) {
       const next = route.chain[route.at + 1];
       if (next === undefined || streamedPieces || !fallsBack(error, request.signal)) throw error;
       deps.onFallback?.(error as ProviderError, resolved.ref, next.ref);
       route.at++;
+      route.foreignBefore = sent.messages.length;
     }
   }
+}
+
+/** The conversation with the first `count` messages' provider blocks left out. */
+function withoutForeignBlocks(messages: ConversationMessage[], count: number): ConversationMessage[] {
+  if (count === 0) return messages;
+  return messages.map((message, index) => {
+    if (index >= count || message.role !== 'assistant' || !message.providerBlocks) return message;
+    const { providerBlocks: _, ...rest } = message;
+    return rest;
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
  * answering 529 `overloaded_error`, 503, or 429 with Retry-After is answered by the next model,
  * which the RunView's `model` names; a 400 fails the run without calling the fallback; a chain
  * of three whose first two fail (one of them a refused port); a tool loop whose second call falls
- * back stays on the fallback; each call priced at its own model; a requested model other than
+ * back stays on the fallback, and is not sent the primary's signed thinking; each call priced at its own model; a requested model other than
  * the primary has no fallbacks; a streamed call that sent pieces does not fall back; a heartbeat
  * falls back too; the log line; each call's span names its own model; `config check` names a bad fallback's key path.
  */
@@ -87,6 +87,7 @@ function configFile(model: unknown, defaults: Record<string, unknown> = {}): str
           prices: { 'claude-sonnet-4-5': { input: 3, output: 15 } },
         },
         down: { api: 'openai-chat', baseUrl: refusedUrl, apiKey: 'sk-down' },
+        claude2: { api: 'anthropic-messages', baseUrl: anthropic.url, apiKey: 'sk-ant-test' },
       },
     },
     tools: { servers: { repo: { transport: 'stdio', command: ['node', 'repo.js'] } } },
@@ -252,6 +253,26 @@ describe('model fallbacks', () => {
     expect(done.usage.costUsd).toBeCloseTo((100 * 3 + 10 * 15 + 500 * 0.25 + 50 * 2) / 1e6, 12);
     const steps = await store.steps.list(run.id);
     expect(steps.map((s) => s.kind)).toEqual(['model', 'tool', 'model', 'tool', 'model']);
+  });
+
+  it("a fallback is not sent the primary's signed thinking blocks; it calls without thinking", async () => {
+    const config = configured({ primary: CLAUDE, fallbacks: ['claude2/claude-haiku-4-5'] });
+    anthropic.script([
+      { thinking: 'look it up', toolUses: [{ name: 'repo__get', input: {} }] },
+      { status: 529, error: 'Overloaded' },
+      { status: 529, error: 'Overloaded' },
+      'Reviewed PR 7.',
+    ]);
+    await start(config, true);
+    const done = await finished((await queueRun(store, { thinking: 'low' })).id);
+    expect(done.status).toBe('succeeded');
+    expect(done.model).toBe('claude2/claude-haiku-4-5');
+    const last = anthropic.requests.at(-1)?.body;
+    expect(last?.model).toBe('claude-haiku-4-5');
+    expect(JSON.stringify(last?.messages)).not.toContain('"thinking"');
+    expect(last?.thinking).toBeUndefined();
+    // The primary's second call still had its own blocks.
+    expect(JSON.stringify(anthropic.requests[1]?.body.messages)).toContain('look it up');
   });
 
   it('a requested model other than the primary has no fallbacks', async () => {
