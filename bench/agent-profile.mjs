@@ -13,13 +13,18 @@
 // A V8 profile's samples are wall time while the main thread is not idle: a thread
 // waiting for a core, or inside a sync of the WAL (charged to better-sqlite3's
 // `sqliteTransaction`), keeps taking samples. Compare shares, not absolute µs, on a
-// busy machine. --sql-counts preloads bench/sql-count-preload.mjs, which counts every
-// statement the gateway executes in the window (by its SQL), printed per 1000
-// requests: what the store did, independent of the machine.
+// busy machine, or pass --perf: the gateway runs with `--perf-basic-prof` and `perf
+// record` (on-CPU samples only) profiles the window instead; each file's and function's
+// share of its samples times the window's CPU gives on-CPU µs (self time only).
+// --sql-counts preloads bench/sql-count-preload.mjs, which counts every statement the
+// gateway executes in the window (by its SQL), printed per 1000 requests: what the
+// store did, independent of the machine. --worker held gives the gateway one worker
+// slot and a model that holds its call (bench/stall-model.mjs), as drain.mjs accepts.
 //
 //   node bench/agent-profile.mjs [--rounds 3] [--duration 8] [--warmup 2] [--connections 64]
 //                                [--keys one|distinct] [--gateway-dir <checkout>]... [--top 25]
-//                                [--sql-counts] [--keep <dir>]
+//                                [--worker running|held] [--sql-counts] [--perf] [--keep <dir>]
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -45,6 +50,8 @@ const { values } = parseArgs({
     'sql-counts': { type: 'boolean', default: false },
     // held: one worker slot and a model that holds its call (bench/stall-model.mjs), as drain.mjs accepts.
     worker: { type: 'string', default: 'running' },
+    // On-CPU samples (perf record, cpu-clock) instead of V8's profile.
+    perf: { type: 'boolean', default: false },
   },
 });
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -123,6 +130,50 @@ function profileWindow(path, fromUs, toUs) {
   return { all, selfFn, selfFile, totalFn, totalFile };
 }
 
+/** `perf record` of a process's on-CPU time for `seconds`; settles when it has written its file. */
+function perfRecord(pid, file, seconds) {
+  const child = spawn(
+    'perf',
+    ['record', '-q', '-F', '499', '-g', '-p', String(pid), '-o', file, '--', 'sleep', String(seconds)],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return new Promise((done, fail) => {
+    child.on('error', fail);
+    child.on('exit', done);
+  });
+}
+
+/**
+ * A perf profile as profileWindow's maps, each entry's share of the samples times
+ * `cpuUs` (the window's CPU from /proc): on-CPU µs. Self time only (no totals).
+ */
+function perfReport(file, cpuUs) {
+  const out = spawnSync(
+    'perf',
+    ['report', '-i', file, '--no-children', '-q', '--stdio', '-g', 'none', '--sort', 'dso,sym', '-t', '\t'],
+    {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  ).stdout;
+  const selfFn = new Map();
+  const selfFile = new Map();
+  const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
+  for (const line of out.split('\n')) {
+    const [share, dso, symbol] = line.split('\t').map((field) => field.trim());
+    if (!symbol) continue;
+    const us = (Number.parseFloat(share) / 100) * cpuUs;
+    // JIT frames name their script: one key per build's file, whichever checkout it is.
+    const fn = symbol.replace(/^\[.\] /, '').replace(/(file:\/\/)?\S*?\/(dist|node_modules)\//, '$2/');
+    const script = /^JS:\S*\s+(\S+?):\d+:\d+$/.exec(fn)?.[1];
+    add(selfFn, fn, us);
+    add(selfFile, script ? `JS ${script}` : dso.startsWith('[JIT]') ? '[JIT]' : dso, us);
+  }
+  return { all: cpuUs, selfFn, selfFile, totalFn: new Map(), totalFile: new Map() };
+}
+
 function config(home, stall) {
   const path = join(home, 'agentgate.json5');
   const agents = stall
@@ -161,9 +212,7 @@ async function sample(dir, name, round) {
     'node',
     [
       ...preload,
-      '--cpu-prof',
-      '--cpu-prof-dir',
-      profDir,
+      ...(values.perf ? ['--perf-basic-prof'] : ['--cpu-prof', '--cpu-prof-dir', profDir]),
       join(dir, 'dist/cli/main.js'),
       'run',
       '--config',
@@ -203,7 +252,10 @@ async function sample(dir, name, round) {
   const switches0 = contextSwitches(server.child.pid);
   if (values['sql-counts']) server.child.kill('SIGUSR2');
   const fromUs = monotonicUs();
+  const perfData = join(home, 'perf.data');
+  const recording = values.perf ? perfRecord(server.child.pid, perfData, Number(values.duration)) : undefined;
   const r = await load(Number(values.duration));
+  await recording;
   const toUs = monotonicUs();
   if (values['sql-counts']) server.child.kill('SIGUSR2');
   const cpuSeconds = cpu();
@@ -213,9 +265,17 @@ async function sample(dir, name, round) {
   stall?.release();
   await stopServer(server.child);
   await stall?.close();
-  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   const answered = r.ok + r.other;
-  const prof = profileWindow(join(profDir, file), fromUs, toUs);
+  const prof = values.perf
+    ? perfReport(perfData, cpuSeconds * 1e6)
+    : profileWindow(
+        join(
+          profDir,
+          readdirSync(profDir).find((f) => f.endsWith('.cpuprofile')),
+        ),
+        fromUs,
+        toUs,
+      );
   const sql = values['sql-counts'] ? JSON.parse(readFileSync(countsFile, 'utf8')) : {};
   if (!values.keep) rmSync(home, { recursive: true, force: true });
   return {
@@ -254,7 +314,7 @@ function medians(samples, which) {
   return out;
 }
 const fmt = (n) => n.toFixed(1).padStart(7);
-for (const which of ['selfFile', 'totalFile', 'selfFn', 'totalFn']) {
+for (const which of values.perf ? ['selfFile', 'selfFn'] : ['selfFile', 'totalFile', 'selfFn', 'totalFn']) {
   const per = results.map((samples) => medians(samples, which));
   const keys = [...new Set(per.flatMap((m) => [...m.keys()]))];
   // Sorted by the largest difference from the first gateway, then by size.
