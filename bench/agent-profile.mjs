@@ -212,7 +212,10 @@ async function sample(dir, name, round) {
     'node',
     [
       ...preload,
-      ...(values.perf ? ['--perf-basic-prof'] : ['--cpu-prof', '--cpu-prof-dir', profDir]),
+      // V8's log (which --perf-basic-prof turns on) goes to the sample's folder, not the current one.
+      ...(values.perf
+        ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(home, 'v8.log')}`]
+        : ['--cpu-prof', '--cpu-prof-dir', profDir]),
       join(dir, 'dist/cli/main.js'),
       'run',
       '--config',
@@ -276,6 +279,8 @@ async function sample(dir, name, round) {
         fromUs,
         toUs,
       );
+  // The symbol map --perf-basic-prof wrote for perf, read by the report above.
+  if (values.perf) rmSync(`/tmp/perf-${server.child.pid}.map`, { force: true });
   const sql = values['sql-counts'] ? JSON.parse(readFileSync(countsFile, 'utf8')) : {};
   if (!values.keep) rmSync(home, { recursive: true, force: true });
   return {
