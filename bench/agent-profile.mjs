@@ -348,5 +348,6 @@ if (values['sql-counts']) {
 console.log('\n== per round');
 for (const [i, samples] of results.entries())
   console.log(
-    `${names[i]}: req/s ${samples.map((s) => s.rps.toFixed(0)).join(', ')}; CPU µs/req ${samples.map((s) => s.cpuUs.toFixed(0)).join(', ')}; profiled µs/req ${samples.map((s) => s.profUs.toFixed(0)).join(', ')}; runs finished in window ${samples.map((s) => s.finishedIn).join(', ')}; voluntary switches/req ${samples.map((s) => s.switchesPerReq.toFixed(2)).join(', ')}`,
+    `${names[i]}: req/s ${samples.map((s) => s.rps.toFixed(0)).join(', ')}; CPU µs/req ${samples.map((s) => s.cpuUs.toFixed(0)).join(', ')}; profiled µs/req ${samples.map((s) => s.profUs.toFixed(0)).join(', ')}; runs finished in window ${samples.map((s) => s.finishedIn).join(', ')}; voluntary switches/req ${samples.map((s) => s.switchesPerReq.toFixed(2)).join(', ')}; others % ${samples.map((s) => s.othersCpu?.toFixed(0)).join(', ')}`,
   );
+if (!values.keep) rmSync(work, { recursive: true, force: true });
