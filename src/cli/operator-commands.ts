@@ -40,7 +40,14 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .description('is the gateway up and ready, and how many runs and deliveries wait (exit 1 when not)')
     .option('--json', 'print JSON')
     .action(lazy(io, async () => (await import('./commands/status.js')).statusCommand));
+  registerRunsCommands(program, io);
+  registerUsageCommand(program, io);
+  registerSendCommands(program, io);
+  registerDoctorCommand(program, io);
+}
 
+/** `runs list|show|retry|redeliver|steps|approve|deny`. */
+function registerRunsCommands(program: Command, io: CliIo): void {
   const runs = program
     .command('runs')
     .description(
@@ -104,8 +111,10 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .argument('<runId>')
     .option('--json', "print the API's answer as JSON")
     .action(lazy(io, async () => (await import('./commands/run-steps.js')).runsDenyCommand));
-  registerUsageCommand(program, io);
+}
 
+/** `send wake|agent`: a test hook through the running gateway. */
+function registerSendCommands(program: Command, io: CliIo): void {
   const send = program
     .command('send')
     .description('send a test hook through the running gateway (prints the JSON answer)');
@@ -134,7 +143,9 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
       seconds,
     )
     .action(lazy(io, async () => (await import('./commands/send.js')).sendAgentCommand));
+}
 
+function registerDoctorCommand(program: Command, io: CliIo): void {
   program
     .command('doctor')
     .description(

@@ -74,100 +74,111 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     registerRunStepsRoutes(scope, { store });
     registerUsageRoutes(scope, { store });
 
-    const runSchema = {
-      summary: 'One run',
-      tags: ['runs'],
-      security: ADMIN_SECURITY,
-      params: RunParams,
-      response: { 200: RunDetail, 401: ErrorAnswer, 404: ErrorAnswer },
-    };
-    api.get('/api/runs/:runId', { schema: runSchema }, async (request) => {
-      const { runId } = request.params;
-      const [run, stored] = await Promise.all([store.getRun(runId), store.admin.getStoredRun(runId)]);
-      if (!run || !stored) throw new HttpError('not_found', `no run with id "${echoed(runId)}"`);
-      // The operator's view adds what the run was given (the list's fields and the
-      // message as received); a caller holding only the hook token gets the RunView alone
-      // (docs/callers.md, "Following a run").
-      const { source, name, retryOf, message } = stored.run;
-      return { ...run, source, name, retryOf: retryOf ?? null, message };
-    });
-
-    api.get(
-      '/api/runs/:runId/attachments/:index',
-      {
-        schema: {
-          summary: 'One of a run’s files, as it was sent',
-          description:
-            'The bytes of `attachments[index]` of the RunView (from 0), with its media type. Images are ' +
-            'served inline, everything else as a download (`Content-Disposition: attachment`); always ' +
-            '`X-Content-Type-Options: nosniff` and a sandboxing Content-Security-Policy.',
-          tags: ['runs'],
-          security: ADMIN_SECURITY,
-          params: AttachmentParams,
-          response: {
-            200: z.string().describe('The file’s bytes (binary), its media type as the Content-Type.'),
-            400: ErrorAnswer,
-            401: ErrorAnswer,
-            404: ErrorAnswer,
-          },
-        },
-      },
-      async (request, reply) => {
-        const { runId, index } = request.params;
-        const file = await store.admin.getAttachment(runId, index);
-        if (!file) throw new HttpError('not_found', `run "${echoed(runId)}" has no attachment ${index}`);
-        // Raw bytes: Fastify sends a Buffer as it is (the answer schemas describe the JSON errors only).
-        return reply.headers(attachmentHeaders(file)).send(file.data as never);
-      },
-    );
-
-    api.get(
-      '/api/sessions/:sessionKey/events',
-      {
-        schema: {
-          ...sessionDoc('A session’s system events, oldest first', EventsAnswer),
-          params: SessionParams,
-          querystring: EventsQuery,
-        },
-      },
-      async (request) => {
-        const { sessionKey } = request.params;
-        const { limit, after } = request.query;
-        const events = await store.listEvents(sessionKey, { limit, after });
-        if (events === undefined)
-          throw invalidPayload('after', `no event "${after}" in session "${sessionKey}"`);
-        return { events };
-      },
-    );
-
-    api.get(
-      '/api/sessions/:sessionKey/transcript',
-      {
-        schema: {
-          ...sessionDoc('A session’s newest transcript turns, oldest first', TranscriptAnswer),
-          params: SessionParams,
-          querystring: TranscriptQuery,
-        },
-      },
-      async (request) => ({
-        messages: await store.sessions.loadTranscript(request.params.sessionKey, request.query.limit),
-      }),
-    );
-
-    api.get(
-      '/api/sessions/:sessionKey/heartbeats',
-      {
-        schema: {
-          ...sessionDoc('A main session’s newest heartbeats', HeartbeatsAnswer),
-          params: SessionParams,
-          querystring: HeartbeatsQuery,
-        },
-      },
-      async (request) => ({
-        heartbeats: await store.sessions.listHeartbeats(request.params.sessionKey, request.query.limit),
-      }),
-    );
+    registerRunReadRoutes(scope, store);
+    registerSessionRoutes(scope, store);
   });
+}
+
+/** One run, and one of its files. */
+function registerRunReadRoutes(scope: FastifyInstance, store: AdminDeps['store']): void {
+  const api = scope.withTypeProvider<ZodTypeProvider>();
+  const runSchema = {
+    summary: 'One run',
+    tags: ['runs'],
+    security: ADMIN_SECURITY,
+    params: RunParams,
+    response: { 200: RunDetail, 401: ErrorAnswer, 404: ErrorAnswer },
+  };
+  api.get('/api/runs/:runId', { schema: runSchema }, async (request) => {
+    const { runId } = request.params;
+    const [run, stored] = await Promise.all([store.getRun(runId), store.admin.getStoredRun(runId)]);
+    if (!run || !stored) throw new HttpError('not_found', `no run with id "${echoed(runId)}"`);
+    // The operator's view adds what the run was given (the list's fields and the
+    // message as received); a caller holding only the hook token gets the RunView alone
+    // (docs/callers.md, "Following a run").
+    const { source, name, retryOf, message } = stored.run;
+    return { ...run, source, name, retryOf: retryOf ?? null, message };
+  });
+
+  api.get(
+    '/api/runs/:runId/attachments/:index',
+    {
+      schema: {
+        summary: 'One of a run’s files, as it was sent',
+        description:
+          'The bytes of `attachments[index]` of the RunView (from 0), with its media type. Images are ' +
+          'served inline, everything else as a download (`Content-Disposition: attachment`); always ' +
+          '`X-Content-Type-Options: nosniff` and a sandboxing Content-Security-Policy.',
+        tags: ['runs'],
+        security: ADMIN_SECURITY,
+        params: AttachmentParams,
+        response: {
+          200: z.string().describe('The file’s bytes (binary), its media type as the Content-Type.'),
+          400: ErrorAnswer,
+          401: ErrorAnswer,
+          404: ErrorAnswer,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { runId, index } = request.params;
+      const file = await store.admin.getAttachment(runId, index);
+      if (!file) throw new HttpError('not_found', `run "${echoed(runId)}" has no attachment ${index}`);
+      // Raw bytes: Fastify sends a Buffer as it is (the answer schemas describe the JSON errors only).
+      return reply.headers(attachmentHeaders(file)).send(file.data as never);
+    },
+  );
+}
+
+/** A session's events, transcript and heartbeats. */
+function registerSessionRoutes(scope: FastifyInstance, store: AdminDeps['store']): void {
+  const api = scope.withTypeProvider<ZodTypeProvider>();
+  api.get(
+    '/api/sessions/:sessionKey/events',
+    {
+      schema: {
+        ...sessionDoc('A session’s system events, oldest first', EventsAnswer),
+        params: SessionParams,
+        querystring: EventsQuery,
+      },
+    },
+    async (request) => {
+      const { sessionKey } = request.params;
+      const { limit, after } = request.query;
+      const events = await store.listEvents(sessionKey, { limit, after });
+      if (events === undefined)
+        throw invalidPayload('after', `no event "${after}" in session "${sessionKey}"`);
+      return { events };
+    },
+  );
+
+  api.get(
+    '/api/sessions/:sessionKey/transcript',
+    {
+      schema: {
+        ...sessionDoc('A session’s newest transcript turns, oldest first', TranscriptAnswer),
+        params: SessionParams,
+        querystring: TranscriptQuery,
+      },
+    },
+    async (request) => ({
+      messages: await store.sessions.loadTranscript(request.params.sessionKey, request.query.limit),
+    }),
+  );
+
+  api.get(
+    '/api/sessions/:sessionKey/heartbeats',
+    {
+      schema: {
+        ...sessionDoc('A main session’s newest heartbeats', HeartbeatsAnswer),
+        params: SessionParams,
+        querystring: HeartbeatsQuery,
+      },
+    },
+    async (request) => ({
+      heartbeats: await store.sessions.listHeartbeats(request.params.sessionKey, request.query.limit),
+    }),
+  );
 }
 
 const RunParams = z.object({ runId: z.string() });

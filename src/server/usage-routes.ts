@@ -22,7 +22,8 @@ const USAGE = {
   summary: 'Usage and cost, grouped',
   description:
     'The tokens and cost of the runs that finished in `[since, until)`, summed by hook, token, agent or ' +
-    'model, the costliest first. `costUsd` sums the priced runs; null when none was.',
+    'model, the costliest first. `costUsd` sums the priced runs; null when none was. With `bucket=hour|day`, ' +
+    'each group is split by the UTC hour or day its runs finished in, each row with its bucket’s start `at`.',
   tags: ['usage'],
   security: ADMIN_SECURITY,
   querystring: UsageQuery,
@@ -33,13 +34,15 @@ export function registerUsageRoutes(app: FastifyInstance, deps: UsageRoutesDeps)
   const now = deps.now ?? Date.now;
   app.withTypeProvider<ZodTypeProvider>().get('/api/usage', { schema: USAGE }, async (request) => {
     const at = now();
-    const { by } = request.query;
+    const { by, bucket } = request.query;
     const since =
       request.query.since === undefined ? at - DEFAULT_USAGE_WINDOW_MS : pointInTime(request.query.since, at);
     const until = request.query.until === undefined ? at : pointInTime(request.query.until, at);
     // The query's checks let through only times that read (usage-schemas.ts).
     if (since === undefined || until === undefined) throw invalidPayload('since', 'must be a time');
     if (since >= until) throw invalidPayload('until', 'must be later than since');
-    return { usage: await deps.store.admin.usageSummary({ by, since, until }) };
+    return {
+      usage: await deps.store.admin.usageSummary({ by, since, until, ...(bucket ? { bucket } : {}) }),
+    };
   });
 }

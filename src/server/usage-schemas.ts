@@ -4,7 +4,7 @@
  * (admin-schemas.ts).
  */
 import { z } from 'zod';
-import { USAGE_GROUPINGS } from '../store/types.js';
+import { USAGE_BUCKETS, USAGE_GROUPINGS } from '../store/types.js';
 
 const tokens = (what: string) => z.number().int().describe(what);
 
@@ -54,6 +54,13 @@ export const UsageQuery = z.object({
     'Runs that finished at or after this time (ISO 8601, or a duration back from now: `24h`); default 24 h ago.',
   ),
   until: timeParam('…and strictly before this one (ISO 8601, or a duration back from now); default now.'),
+  bucket: z
+    .enum(USAGE_BUCKETS, { error: `must be one of ${quoted(USAGE_BUCKETS)}` })
+    .optional()
+    .describe(
+      'Split each group by the UTC hour or day its runs finished in (each row then has `at`), the oldest ' +
+        'bucket first; without it, one row per group.',
+    ),
 });
 
 export const UsageAnswer = z.object({
@@ -66,12 +73,21 @@ export const UsageAnswer = z.object({
           .describe(
             'The hook (`hook:agent`, `hook:<mapping id>`), token id, agent id or model; null for runs without one.',
           ),
-        runs: z.number().int().describe('The runs that finished in the window.'),
+        runs: z
+          .number()
+          .int()
+          .describe('The runs that finished in the window (in the bucket, with `bucket`).'),
+        at: z
+          .string()
+          .optional()
+          .describe(
+            'With `bucket`: the start of the row’s bucket, ISO 8601 in UTC (`2026-11-28T15:00:00.000Z`).',
+          ),
         costUsd: z
           .number()
           .nullable()
           .describe('The cost of the group’s priced runs; null when none was priced.'),
       }).describe('One group'),
     )
-    .describe('The groups, the costliest first.'),
+    .describe('The groups, the costliest first; with `bucket`, the oldest bucket first, then the costliest.'),
 });

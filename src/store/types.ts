@@ -73,7 +73,10 @@ export {
 export {
   type RunUsage,
   type TokenUsage,
+  USAGE_BUCKET_MS,
+  USAGE_BUCKETS,
   USAGE_GROUPINGS,
+  type UsageBucket,
   type UsageGroup,
   type UsageGrouping,
   type UsageSummaryOptions,

@@ -1,7 +1,8 @@
 /**
  * `GET /api/usage` through the admin API (docs/usage.md): the runs that finished in the window,
  * summed per hook (the default), token, agent or model, the costliest first; the window as ISO
- * times or durations back from now (default the last 24 h); a bad `by` or time is a 400; the
+ * times or durations back from now (default the last 24 h); `bucket=hour|day` splits each group
+ * by UTC hour or day, each row with its bucket's start `at`; a bad `by`, bucket or time is a 400; the
  * admin token only. Runs are accepted by real hooks with the worker off and completed through the
  * gateway's own store with their usage, so the figures are exact. Also the RunView's `usage` and
  * the route's OpenAPI entry. On SQLite and on PostgreSQL.
@@ -133,6 +134,43 @@ describe.each(STORES)('GET /api/usage on %s', (storeKind) => {
     expect((await g.admin('/api/usage?since=1h&until=30m')).body).toEqual({ usage: [] });
   });
 
+  it('with bucket=hour or day, splits each group by the UTC hour or day its runs finished in', async () => {
+    const g = await start();
+    const HOUR = 3_600_000;
+    const DAY = 24 * HOUR;
+    const recent = await finishedRun(g, usage('claude/claude-sonnet-4-5', 1000, 0.5), 60_000);
+    const old = await finishedRun(g, usage('claude/claude-sonnet-4-5', 7000, 9), 3 * DAY);
+    /** The start of the UTC hour or day the run finished in, from its own finish time. */
+    const bucketOf = async (runId: string, length: number) => {
+      const at = Date.parse((await g.admin(`/api/runs/${runId}`)).body.finishedAt);
+      return new Date(at - (at % length)).toISOString();
+    };
+    const daily = await g.admin('/api/usage?since=7d&bucket=day');
+    expect(daily.status, daily.text).toBe(200);
+    expect(daily.body.usage).toEqual([
+      {
+        key: 'hook:agent',
+        at: await bucketOf(old, DAY),
+        runs: 1,
+        inputTokens: 7000,
+        outputTokens: 10,
+        cacheReadTokens: 5,
+        cacheWriteTokens: 0,
+        costUsd: 9,
+      },
+      expect.objectContaining({ key: 'hook:agent', at: await bucketOf(recent, DAY), runs: 1, costUsd: 0.5 }),
+    ]);
+    const hourly = await g.admin('/api/usage?bucket=hour&by=model');
+    expect(hourly.body.usage).toMatchObject([
+      { key: 'claude/claude-sonnet-4-5', at: await bucketOf(recent, HOUR), runs: 1, inputTokens: 1000 },
+    ]);
+    // Without a bucket, as before: one row per group, no `at`.
+    expect((await g.admin('/api/usage?since=7d')).body.usage).toEqual([
+      expect.not.objectContaining({ at: expect.anything() }),
+    ]);
+    expectInvalidPayload(await g.admin('/api/usage?bucket=week'), 'bucket');
+  });
+
   it('refuses a bad by, a bad time, an empty window, and the hook token', async () => {
     const g = await start();
     expectInvalidPayload(await g.admin('/api/usage?by=colour'), 'by');
@@ -147,9 +185,18 @@ it('the OpenAPI document describes GET /api/usage, and the RunView and heartbeat
   const doc = (await gw.admin('/api/openapi.json')).body;
   const route = doc.paths['/api/usage'].get;
   expect(route.tags).toEqual(['usage']);
-  expect(route.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['by', 'since', 'until']);
+  expect(route.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+    'bucket',
+    'by',
+    'since',
+    'until',
+  ]);
   const answer = route.responses['200'].content['application/json'].schema;
   expect(JSON.stringify(answer)).toContain('cacheWriteTokens');
+  expect(answer.properties.usage.items.properties.at.type).toBe('string');
+  const bucket = route.parameters.find((p: { name: string }) => p.name === 'bucket');
+  expect(bucket.required).toBe(false);
+  expect(bucket.schema.enum).toEqual(['hour', 'day']);
   const run = doc.paths['/api/runs/{runId}'].get.responses['200'].content['application/json'].schema;
   expect(JSON.stringify(run)).toContain('costUsd');
   const beats =

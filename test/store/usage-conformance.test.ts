@@ -2,9 +2,10 @@
  * Store conformance for usage and cost (docs/usage.md), the same tests for every driver
  * (drivers.ts): a completion's usage reads back on the RunView and the run list (zeros before
  * it finishes, `costUsd` null without a price); a model step keeps its call's usage; a
- * heartbeat's usage reads back on its view; the RunView's `model` is the completion's (the model that
- * answered), else the accepted one; `usageSummary` sums the runs finished in the
- * window per hook, token, agent and model, the costliest first.
+ * heartbeat's usage reads back on its view; the RunView's `model` is the completion's (the model
+ * that answered), else the accepted one; `usageSummary` sums the runs finished in the window per
+ * hook, token, agent and model, the costliest first; with a bucket, split by the UTC hour or day
+ * each run finished in, the oldest bucket first.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelStep, NewRun, RunCompletion, RunUsage, Store } from '../../src/store/types.js';
@@ -261,5 +262,56 @@ describe.each(DRIVERS)('Store conformance, usage: $name', (driver) => {
     expect(await store.admin.usageSummary({ by: 'hook', since: T0 + 50_000, until: T0 + 60_000 })).toEqual(
       [],
     );
+  });
+
+  it('with a bucket, splits each group by the UTC hour or day its runs finished in', async () => {
+    const HOUR = 3_600_000;
+    // T0 is 03:04:05 UTC on 2 January 2025: its hour starts at 03:00, its day at midnight.
+    const hourOf = (ms: number) => new Date(ms - (ms % HOUR)).toISOString();
+    const a1 = agent({ source: 'hook:a' });
+    const a2 = agent({ source: 'hook:a' });
+    const a3 = agent({ source: 'hook:a' });
+    const b1 = agent({ source: 'hook:b' });
+    const b2 = agent({ source: 'hook:b' });
+    await finish(a1, usage({ costUsd: 1 }), T0 + 5000);
+    await finish(a2, usage({ costUsd: 2 }), T0 + 10_000);
+    await finish(a3, usage({ costUsd: null, inputTokens: 10 }), T0 + HOUR);
+    await finish(b1, usage({ costUsd: 5 }), T0 + 6000);
+    await finish(b2, usage({ costUsd: 0.5 }), T0 + 25 * HOUR);
+    const window = { since: T0, until: T0 + 48 * HOUR };
+    const hourly = await store.admin.usageSummary({ by: 'hook', bucket: 'hour', ...window });
+    expect(hourly.map((g) => [g.at, g.key, g.runs, g.costUsd])).toEqual([
+      ['2025-01-02T03:00:00.000Z', 'hook:b', 1, 5],
+      ['2025-01-02T03:00:00.000Z', 'hook:a', 2, 3],
+      [hourOf(T0 + HOUR), 'hook:a', 1, null],
+      [hourOf(T0 + 25 * HOUR), 'hook:b', 1, 0.5],
+    ]);
+    expect(hourly[1]).toEqual({
+      key: 'hook:a',
+      at: '2025-01-02T03:00:00.000Z',
+      runs: 2,
+      inputTokens: 4700,
+      outputTokens: 240,
+      cacheReadTokens: 4000,
+      cacheWriteTokens: 600,
+      costUsd: 3,
+    });
+    const daily = await store.admin.usageSummary({ by: 'hook', bucket: 'day', ...window });
+    expect(daily.map((g) => [g.at, g.key, g.runs, g.costUsd, g.inputTokens])).toEqual([
+      ['2025-01-02T00:00:00.000Z', 'hook:b', 1, 5, 2350],
+      ['2025-01-02T00:00:00.000Z', 'hook:a', 3, 3, 4710],
+      ['2025-01-03T00:00:00.000Z', 'hook:b', 1, 0.5, 2350],
+    ]);
+    const byModel = await store.admin.usageSummary({ by: 'model', bucket: 'day', ...window });
+    expect(byModel.map((g) => [g.at, g.key, g.runs])).toEqual([
+      ['2025-01-02T00:00:00.000Z', 'claude/claude-sonnet-4-5', 4],
+      ['2025-01-03T00:00:00.000Z', 'claude/claude-sonnet-4-5', 1],
+    ]);
+    // Without a bucket, the same runs as one row per group and no `at`.
+    const whole = await store.admin.usageSummary({ by: 'hook', ...window });
+    expect(whole.map((g) => [g.key, g.runs, 'at' in g])).toEqual([
+      ['hook:b', 2, false],
+      ['hook:a', 3, false],
+    ]);
   });
 });

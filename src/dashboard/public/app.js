@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The dashboard's shell: the token form, the hash routes (#/runs, #/runs/<id>,
- * #/deliveries, #/failures, #/session), the message areas, and the poll that keeps the
+ * #/deliveries, #/failures, #/usage, #/session), the message areas, and the poll that keeps the
  * current view live.
  *
  * Live by polling the API every 2 s rather than server-sent events: EventSource
@@ -17,6 +17,7 @@ import { failuresView } from './failures.js';
 import { runView } from './run.js';
 import { runsView } from './runs.js';
 import { sessionView } from './session.js';
+import { usageView } from './usage.js';
 
 const POLL_MS = 2000;
 
@@ -144,6 +145,7 @@ function route() {
     if (first === 'runs' && second) view = runView(shell, second);
     else if (first === 'deliveries') view = deliveriesView(shell, params);
     else if (first === 'failures') view = failuresView(shell);
+    else if (first === 'usage') view = usageView(shell, params);
     else if (first === 'session') view = sessionView(shell, params);
     else view = runsView(shell, params);
   } catch {

@@ -27,8 +27,17 @@ export interface RunUsage extends UsageView {
 export const USAGE_GROUPINGS = ['hook', 'tokenId', 'agent', 'model'] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
 
+/** How `GET /api/usage?bucket=` splits each group over time: UTC hours or UTC days. */
+export const USAGE_BUCKETS = ['hour', 'day'] as const;
+export type UsageBucket = (typeof USAGE_BUCKETS)[number];
+
+/** Each bucket's length: a UTC hour and a UTC day both start at a multiple of it since the epoch. */
+export const USAGE_BUCKET_MS: Record<UsageBucket, number> = { hour: 3_600_000, day: 86_400_000 };
+
 export interface UsageSummaryOptions {
   by: UsageGrouping;
+  /** Split each group by the bucket its runs finished in; one row per group when absent. */
+  bucket?: UsageBucket;
   /** Runs finished at or after this time (ms since the epoch)… */
   since: number;
   /** …and strictly before this one. */
@@ -41,4 +50,6 @@ export interface UsageGroup extends UsageView {
   key: string | null;
   /** The finished runs in the group. */
   runs: number;
+  /** With a bucket: the start of the row's bucket, ISO 8601 (UTC). */
+  at?: string;
 }

@@ -73,7 +73,7 @@ export class PgAdmin implements AdminStore {
   async usageSummary(options: UsageSummaryOptions): Promise<UsageGroup[]> {
     const rows = await read<UsageGroupRow>(
       this.pool,
-      usageSummarySql(options.by, (n) => `$${n}`),
+      usageSummarySql(options.by, (n) => `$${n}`, options.bucket),
       usageSummaryValues(options),
     );
     return rows.map(toUsageGroup);

@@ -8,11 +8,13 @@ import type {
   ModelStep,
   RunUsage,
   TokenUsage,
+  UsageBucket,
   UsageGroup,
   UsageGrouping,
   UsageSummaryOptions,
   UsageView,
 } from '../types.js';
+import { USAGE_BUCKET_MS } from '../types.js';
 
 /** The usage columns of `runs` and `heartbeats`, in the order `usageValues` gives them. */
 export const USAGE_COLUMNS =
@@ -82,18 +84,30 @@ const GROUP_COLUMNS: Record<UsageGrouping, string> = {
 
 /**
  * The summary's statement: `since` and `until` are its two parameters, written `placeholder(1)`
- * and `placeholder(2)` (`?` on SQLite, `$1` on PostgreSQL). Through `runs_finished`.
+ * and `placeholder(2)` (`?` on SQLite, `$1` on PostgreSQL). Through `runs_finished`. With a
+ * bucket, each group is split by the UTC hour or day its runs finished in: `finished_at` is
+ * integer milliseconds on both drivers, so the bucket's start is `finished_at` less its
+ * remainder by the bucket's length (from a closed set, so it goes into SQL as is); the rows
+ * then come oldest bucket first, the costliest group first within one.
  */
-export function usageSummarySql(by: UsageGrouping, placeholder: (n: number) => string): string {
+export function usageSummarySql(
+  by: UsageGrouping,
+  placeholder: (n: number) => string,
+  bucket?: UsageBucket,
+): string {
   const column = GROUP_COLUMNS[by];
   if (!column) throw new Error(`unknown usage grouping ${by}`);
-  return `SELECT ${column} AS group_key, COUNT(*) AS runs, SUM(input_tokens) AS input_tokens,
+  const length = bucket === undefined ? undefined : USAGE_BUCKET_MS[bucket];
+  if (bucket !== undefined && !length) throw new Error(`unknown usage bucket ${bucket}`);
+  const at = length ? `finished_at - (finished_at % ${length})` : undefined;
+  return `SELECT ${column} AS group_key, ${at ? `${at} AS bucket_at, ` : ''}COUNT(*) AS runs,
+                 SUM(input_tokens) AS input_tokens,
                  SUM(output_tokens) AS output_tokens, SUM(cache_read_tokens) AS cache_read_tokens,
                  SUM(cache_write_tokens) AS cache_write_tokens, SUM(cost_usd) AS cost_usd
             FROM runs
            WHERE finished_at IS NOT NULL AND finished_at >= ${placeholder(1)} AND finished_at < ${placeholder(2)}
-           GROUP BY ${column}
-           ORDER BY COALESCE(SUM(cost_usd), -1) DESC, SUM(input_tokens) + SUM(output_tokens) DESC, ${column}`;
+           GROUP BY ${column}${at ? `, ${at}` : ''}
+           ORDER BY ${at ? `${at}, ` : ''}COALESCE(SUM(cost_usd), -1) DESC, SUM(input_tokens) + SUM(output_tokens) DESC, ${column}`;
 }
 
 export const usageSummaryValues = (options: UsageSummaryOptions): [number, number] => [
@@ -104,8 +118,12 @@ export const usageSummaryValues = (options: UsageSummaryOptions): [number, numbe
 export interface UsageGroupRow extends UsageColumns {
   group_key: string | null;
   runs: number | string;
+  /** The bucket's start in ms (PostgreSQL's BIGINT comes as text); only with a bucket. */
+  bucket_at?: number | string;
 }
 
 export function toUsageGroup(row: UsageGroupRow): UsageGroup {
-  return { key: row.group_key, runs: Number(row.runs), ...usageViewOf(row) };
+  const group: UsageGroup = { key: row.group_key, runs: Number(row.runs), ...usageViewOf(row) };
+  if (row.bucket_at != null) group.at = new Date(Number(row.bucket_at)).toISOString();
+  return group;
 }

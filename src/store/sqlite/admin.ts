@@ -190,10 +190,10 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async usageSummary(options: UsageSummaryOptions): Promise<UsageGroup[]> {
-    const name = `usage:${options.by}`;
+    const name = `usage:${options.by}:${options.bucket ?? ''}`;
     let statement = this.listStatements.get(name);
     if (!statement) {
-      statement = this.db.prepare(usageSummarySql(options.by, () => '?'));
+      statement = this.db.prepare(usageSummarySql(options.by, () => '?', options.bucket));
       this.listStatements.set(name, statement);
     }
     return (statement.all(...usageSummaryValues(options)) as UsageGroupRow[]).map(toUsageGroup);
