@@ -20,7 +20,8 @@ export default defineConfig({
     pool: 'forks',
     // Vitest's default is one file at a time per core less one: on a 2-core machine, one file at
     // a time. Most files spend their time waiting on real servers, processes and timers, not on
-    // the CPU, so three at a time there took the suite from 422 s (two at a time) to 282 s.
+    // the CPU, so three at a time: 282 s for the suite on the quiet 2-core machine. In `.ci/run`,
+    // where the other Nodes are compiled beside it on one core, it took 421 s (422 s at two).
     maxWorkers: Math.max(3, availableParallelism() - 1),
     // The longest files start first, so none of them is left running alone at the end.
     sequence: { sequencer: SlowFirst },
