@@ -55,7 +55,7 @@ import { BODY_TEMPLATES, freshTag } from './bodies.mjs';
 import { othersCpuWindow, serverCpuWindow } from './machine-load.mjs';
 import { startOtlpSink } from './otlp-sink.mjs';
 import { startServer, stopServer } from './processes.mjs';
-import { printDrains, printNeighbours, printTable } from './report.mjs';
+import { printAgentSplit, printDrains, printNeighbours, printTable } from './report.mjs';
 import { scrapeSummary, startScraping } from './scrape.mjs';
 import { median } from './stats.mjs';
 import { commitCheck, openPgStore, openStore, pgDatabase, waitForIdleRuns } from './store-check.mjs';
@@ -275,26 +275,47 @@ async function loadAll(urls, path, seconds) {
  * ones too. With `scrapes` (a gateway's list, under --scrape-metrics) /metrics is
  * scraped every second throughout.
  */
-async function measure(target, path, totals, scrapes, pids = []) {
+async function measure(target, path, totals, scrapes, pids = [], store = undefined) {
   const urls = Array.isArray(target) ? target : [target];
   const scraping = scrapes ? startScraping(urls, ADMIN_TOKEN) : undefined;
   const runs = warmup > 0 ? [await loadAll(urls, path, warmup)] : [];
+  const finishedBefore = await store?.finishedRuns();
   const othersCpu = othersCpuWindow(servers.map((s) => s.child.pid));
   const serverCpu = serverCpuWindow(pids);
   runs.push(await loadAll(urls, path, duration));
   const cpuSeconds = serverCpu();
+  const finishedAfter = await store?.finishedRuns();
   if (scraping) scrapes.push(await scraping.stop());
   const sample = { ...runs.at(-1), othersCpu: othersCpu() };
   // The gateway's CPU per answered request in the measured window (its run backlog's work included).
   const answered = sample.ok + sample.other;
   if (pids.length > 0 && cpuSeconds !== null && answered > 0)
     sample.cpuUsPerRequest = (cpuSeconds * 1e6) / answered;
+  // The runs the worker executed during the window: their CPU is in the window's too.
+  if (store && answered > 0) sample.runsPerRequest = (finishedAfter - finishedBefore) / answered;
   for (const r of totals ? runs : []) {
     totals.ok += r.ok;
     totals.sent += r.sent;
     totals.rejected += r.other;
   }
   return sample;
+}
+
+/**
+ * Waits for the agent load's backlog, measuring the gateway's CPU per run drained; with it,
+ * the last sample's CPU per request without the runs its window executed (an estimate: the
+ * accepts' own cost, the figure that says whether the accept path changed).
+ */
+async function drainBacklog(g) {
+  const sample = g.samples.agent.at(-1);
+  const finishedBefore = await g.store.finishedRuns();
+  const cpu = serverCpuWindow(g.pids);
+  drains.push(await waitForIdleRuns(g.store, drainTimeoutMs));
+  const cpuSeconds = cpu();
+  const drained = (await g.store.finishedRuns()) - finishedBefore;
+  if (cpuSeconds === null || drained === 0 || sample.cpuUsPerRequest === undefined) return {};
+  const cpuUsPerRun = (cpuSeconds * 1e6) / drained;
+  return { cpuUsPerRun, acceptCpuUsPerRequest: sample.cpuUsPerRequest - sample.runsPerRequest * cpuUsPerRun };
 }
 
 let exitCode = 0;
@@ -340,8 +361,9 @@ try {
     for (const g of order)
       g.samples.wake.push(await measure(g.urls, '/hooks/wake', g.totals.wake, scrapesOf(g), g.pids));
     for (const g of order) {
-      g.samples.agent.push(await measure(g.urls, '/hooks/agent', g.totals.agent, scrapesOf(g), g.pids));
-      drains.push(await waitForIdleRuns(g.store, drainTimeoutMs));
+      const sample = await measure(g.urls, '/hooks/agent', g.totals.agent, scrapesOf(g), g.pids, g.store);
+      g.samples.agent.push(sample);
+      Object.assign(sample, await drainBacklog(g));
     }
     const rps = (samples) => samples.at(-1).rps.toFixed(0);
     log(
@@ -377,6 +399,7 @@ try {
     ...gateways.map((g) => ({ label: `gateway /hooks/agent${g.name}`, samples: g.samples.agent })),
   ];
   printTable(targets, baselineSamples);
+  printAgentSplit(gateways);
   if (gateways.length > 1) printPairs(gateways);
   if (scrapeMetrics) {
     console.log('\n/metrics scrapes during the loads:');

@@ -11,8 +11,10 @@ export function openStore(path) {
   const active = db.prepare("SELECT count(*) AS n FROM runs WHERE status IN ('queued', 'running')");
   const wakes = db.prepare("SELECT count(*) AS n FROM events WHERE source = 'hook:wake'");
   const agentRuns = db.prepare("SELECT count(*) AS n FROM runs WHERE source = 'hook:agent'");
+  const finished = db.prepare('SELECT count(*) AS n FROM runs WHERE finished_at IS NOT NULL');
   return {
     activeRuns: () => active.get().n,
+    finishedRuns: () => finished.get().n,
     committedWakes: () => wakes.get().n,
     committedAgentRuns: () => agentRuns.get().n,
     close: () => db.close(),
@@ -25,6 +27,7 @@ export async function openPgStore(url) {
   const count = async (sql) => Number((await pool.query(sql)).rows[0].n);
   return {
     activeRuns: () => count("SELECT count(*) AS n FROM runs WHERE status IN ('queued', 'running')"),
+    finishedRuns: () => count('SELECT count(*) AS n FROM runs WHERE finished_at IS NOT NULL'),
     committedWakes: () => count("SELECT count(*) AS n FROM events WHERE source = 'hook:wake'"),
     committedAgentRuns: () => count("SELECT count(*) AS n FROM runs WHERE source = 'hook:agent'"),
     close: () => pool.end(),
