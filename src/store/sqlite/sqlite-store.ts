@@ -16,9 +16,10 @@
  * WAL checkpoints run on a thread of their own (wal-checkpointer.ts), not in the
  * COMMIT of whichever request crossed the threshold: copying ~40 MB of WAL there
  * stalled every request in flight. The thread runs while the gateway writes
- * (checkpoints-on-demand.ts); a store that writes little or nothing has none. The WAL starts over once it holds
- * `RESTART_PAGES`; the gateway's connection checkpoints by itself only past
- * `SAFETY_NET_PAGES`, should the thread be unable to.
+ * (checkpoints-on-demand.ts); a store that writes little or nothing has none.
+ * The WAL starts over once it holds `RESTART_PAGES`; the gateway's connection
+ * checkpoints by itself only past `SAFETY_NET_PAGES`, should the thread be
+ * unable to.
  *
  * One writer: an open store holds the file's writer lock (writer-lock.ts), so a
  * second gateway on the same file refuses to start, and the files and
