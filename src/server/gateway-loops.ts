@@ -27,7 +27,7 @@ import type { SpanStarter } from '../observability/work-span.js';
 import { RetentionEngine } from '../retention/engine.js';
 import type { Store } from '../store/types.js';
 import type { DeltaHub } from '../streaming/run-deltas.js';
-import { createToolSource } from '../tools/source.js';
+import { createLazyToolSource } from '../tools/lazy-source.js';
 import { systemClock } from '../util/clock.js';
 import { ApprovalGate } from './approval-gate.js';
 import { ApprovalTimeouts } from './approval-timeouts.js';
@@ -118,7 +118,7 @@ function outboxLoops(deps: LoopDeps, options: LoopOptions) {
 function agentLoops(deps: LoopDeps, options: LoopOptions) {
   const { config, store, log, metrics, tracing } = deps;
   const models = new ModelRouter(config);
-  const tools = createToolSource(config, log);
+  const tools = createLazyToolSource(config, log);
   const heartbeat = new HeartbeatScheduler({
     store,
     config,

@@ -1,12 +1,14 @@
 /**
  * The SQLite store's WAL checkpointer thread (src/store/sqlite/wal-checkpointer.ts):
  * under sustained writes at the pace of a loaded gateway the WAL stays bounded with
- * nothing lost, and the thread and its connection go away with the store.
+ * nothing lost, and the thread and its connection go away with the store. It runs only
+ * while the gateway writes (src/store/sqlite/checkpoints-on-demand.ts).
  */
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CheckpointsOnDemand } from '../../src/store/sqlite/checkpoints-on-demand.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { WalCheckpointer } from '../../src/store/sqlite/wal-checkpointer.js';
 import type { Action, Committed } from '../../src/store/types.js';
@@ -99,5 +101,72 @@ describe('the WAL checkpointer thread', () => {
     expect(checkpointer.lastError).toBeUndefined();
     raw.close();
     expect(existsSync(`${path}-wal`)).toBe(false); // ours was the last connection
+  });
+
+  describe('on demand', () => {
+    /** A WAL database written by `raw` alone, SQLite's own checkpoints off. */
+    function rawDatabase() {
+      const raw = new Database(path);
+      raw.pragma('journal_mode = WAL');
+      raw.pragma('wal_autocheckpoint = 0');
+      raw.exec('CREATE TABLE t (x TEXT)');
+      const changes = raw.prepare<[], number>('SELECT total_changes()').pluck();
+      return {
+        raw,
+        insert: raw.prepare('INSERT INTO t (x) VALUES (?)'),
+        writes: () => changes.get() as number,
+      };
+    }
+    const onDemand = (writes: () => number) =>
+      new CheckpointsOnDemand({
+        path,
+        synchronous: 'NORMAL',
+        intervalMs: 10,
+        restartPages: 64,
+        writes,
+        startBytes: 64 * 4096,
+        lookMs: 20,
+        idleLooks: 25,
+      });
+
+    it('starts the thread once the WAL holds startBytes, and stops it once the writes stop', async () => {
+      const { raw, insert, writes } = rawDatabase();
+      const checkpoints = onDemand(writes);
+      for (let i = 0; i < 10; i++) insert.run(TEXT); // a few writes: a few pages of WAL
+      await new Promise((resolve) => setTimeout(resolve, 200)); // ten looks
+      expect(checkpoints.running).toBe(false);
+
+      for (let i = 0; i < 2000; i++) insert.run(TEXT);
+      await expect.poll(() => checkpoints.running, { timeout: 5000 }).toBe(true);
+      // The thread copies the rows into the database file; this connection never checkpoints.
+      await expect.poll(() => statSync(path).size, { timeout: 5000 }).toBeGreaterThan(2000 * 1000);
+      expect(checkpoints.lastError).toBeUndefined();
+      // 25 looks without a write once it runs: the thread is stopped, the WAL file emptied.
+      await expect.poll(() => checkpoints.running, { timeout: 5000 }).toBe(false);
+      await expect.poll(walSize, { timeout: 5000 }).toBe(0);
+
+      insert.run(TEXT); // one write: no thread
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(checkpoints.running).toBe(false);
+      for (let i = 0; i < 2000; i++) insert.run(TEXT); // and again a WAL's worth: started again
+      await expect.poll(() => checkpoints.running, { timeout: 5000 }).toBe(true);
+      await checkpoints.stop();
+      expect(checkpoints.running).toBe(false);
+      raw.close();
+      expect(existsSync(`${path}-wal`)).toBe(false); // the thread's connection was closed first
+      const check = new Database(path, { readonly: true });
+      expect(check.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 4011 }); // nothing lost
+      check.close();
+    });
+
+    it('starts the thread at once for a WAL left by a gateway that did not stop cleanly', async () => {
+      const { raw, insert, writes } = rawDatabase();
+      for (let i = 0; i < 2000; i++) insert.run(TEXT);
+      const checkpoints = onDemand(writes);
+      expect(checkpoints.running).toBe(true);
+      await expect.poll(() => statSync(path).size, { timeout: 5000 }).toBeGreaterThan(2000 * 1000);
+      await checkpoints.stop();
+      raw.close();
+    });
   });
 });

@@ -15,9 +15,11 @@
  *
  * WAL checkpoints run on a thread of their own (wal-checkpointer.ts), not in the
  * COMMIT of whichever request crossed the threshold: copying ~40 MB of WAL there
- * stalled every request in flight. The WAL starts over once it holds
- * `RESTART_PAGES`; the gateway's connection checkpoints by itself only past
- * `SAFETY_NET_PAGES`, should the thread be unable to.
+ * stalled every request in flight. The thread runs while the gateway writes
+ * (checkpoints-on-demand.ts); a store that writes little or nothing has none.
+ * The WAL starts over once it holds `RESTART_PAGES`; the gateway's connection
+ * checkpoints by itself only past `SAFETY_NET_PAGES`, should the thread be
+ * unable to.
  *
  * One writer: an open store holds the file's writer lock (writer-lock.ts), so a
  * second gateway on the same file refuses to start, and the files and
@@ -69,6 +71,7 @@ import { SqliteAdmin } from './admin.js';
 import { SqliteAlerts } from './alerts.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 import { SqliteCallbacks } from './callbacks.js';
+import { CheckpointsOnDemand } from './checkpoints-on-demand.js';
 import { MIGRATIONS } from './migrations.js';
 import { SqliteOutbox } from './outbox.js';
 import { createPrivateFile, makePrivateDir } from './private-files.js';
@@ -79,7 +82,6 @@ import { SqliteRunQueue } from './run-queue.js';
 import { SqliteSessions } from './sessions.js';
 import { SqliteSteps } from './steps.js';
 import { SqliteTxWriter } from './tx-writer.js';
-import { WalCheckpointer } from './wal-checkpointer.js';
 import { WriterLock } from './writer-lock.js';
 
 export interface SqliteStoreOptions {
@@ -103,7 +105,7 @@ const sqliteFlag = (value: boolean) => (value ? 1 : 0);
 export class SqliteStore implements Store {
   private readonly writerLock: WriterLock;
   private readonly db: Database.Database;
-  private readonly checkpointer: WalCheckpointer;
+  private readonly checkpointer: CheckpointsOnDemand;
   private readonly statements;
   /** Accepts arriving in the same event-loop turn commit together. */
   private readonly accepts: GroupCommit<PendingAccept, AcceptResult>;
@@ -163,7 +165,13 @@ export class SqliteStore implements Store {
     }
 
     // After the migrations: the thread's connection finds the database in WAL mode.
-    this.checkpointer = new WalCheckpointer({ path: options.path, synchronous, restartPages: RESTART_PAGES });
+    const changes = this.db.prepare<[], number>('SELECT total_changes()').pluck();
+    this.checkpointer = new CheckpointsOnDemand({
+      path: options.path,
+      synchronous,
+      restartPages: RESTART_PAGES,
+      writes: () => changes.get() as number,
+    });
     const db = this.db;
     this.statements = {
       findIdempotency: db.prepare<

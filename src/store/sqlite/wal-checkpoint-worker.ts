@@ -36,7 +36,7 @@ const db = new Database(options.path, { fileMustExist: true, timeout: options.bu
 // A checkpoint's fsyncs follow this connection's setting: the same as the gateway's,
 // so the database file is as durable as the WAL frames it replaces.
 db.pragma(`synchronous = ${options.synchronous}`);
-const checkpoint = (mode: 'PASSIVE' | 'RESTART') =>
+const checkpoint = (mode: 'PASSIVE' | 'RESTART' | 'TRUNCATE') =>
   (db.pragma(`wal_checkpoint(${mode})`) as CheckpointResult[])[0] as CheckpointResult;
 
 /** How long the thread keeps copying while waiting for a commit to start the WAL over... */
@@ -80,6 +80,11 @@ function startOver(first: CheckpointResult): void {
 port.on('message', (message: unknown) => {
   if (message !== 'stop') return;
   clearTimeout(timer);
+  // Copies the rest and empties the WAL file, so that its size says again how much the gateway
+  // wrote since (checkpoints-on-demand.ts). Busy — a commit under way — it is left as it is.
+  try {
+    checkpoint('TRUNCATE');
+  } catch {}
   db.close();
   port.close(); // nothing left to keep the thread alive: it exits
 });

@@ -32,6 +32,8 @@ export class WalCheckpointer {
   private readonly exited: Promise<void>;
   /** The last checkpoint that failed (the thread tries again on its next tick). */
   lastError: string | undefined;
+  /** Whether the thread has started running its code (it checkpoints from then on). */
+  online = false;
 
   constructor(options: WalCheckpointerOptions) {
     const data: CheckpointWorkerData = {
@@ -44,6 +46,9 @@ export class WalCheckpointer {
       busyTimeoutMs: 20,
     };
     this.worker = new Worker(WORKER_URL, { workerData: data, env: {}, argv: [], execArgv: [] });
+    this.worker.once('online', () => {
+      this.online = true;
+    });
     this.worker.on('message', (message: { kind: string; message: string }) => {
       if (message.kind === 'error') this.lastError = message.message;
     });
