@@ -122,7 +122,7 @@ ensure_bases() {
   printf '%s\n' "$key"
 }
 
-# Each build with a changed src/ leaves its build stage's layers behind (about 15 MB). Past
+# Each build with a changed src/ leaves its build stage's layers behind (about 10 MB). Past
 # $AGENTGATE_CI_IMAGE_STORAGE_MB (4096) the untagged ones go, the layer cache with them: the
 # next build runs `npm ci` again.
 limit_storage() {
