@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { PROVIDER_CONFIGS } from '../agents/providers/index.js';
 import { type AnyPlatform, CHANNEL_IDS, PLATFORMS } from '../channels/platforms/index.js';
+import { verifySettingsSchema } from '../senders/index.js';
 import { RETENTION_DEFAULTS } from '../store/driver.js';
 import { storeConfigSchema } from '../store/drivers/registry.js';
 import { ALERT_EVENTS } from '../store/types.js';
@@ -17,7 +18,6 @@ export { CHANNEL_IDS, type ChannelId } from '../channels/platforms/index.js';
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
 export const PRESETS = ['gmail'] as const;
-export const VERIFY_KINDS = ['github', 'stripe', 'slack', 'standard-webhooks'] as const;
 
 const nonEmpty = z.string().min(1, 'must not be empty');
 const port = z.number().int().min(0).max(65535);
@@ -89,7 +89,8 @@ const mappingSchema = z.strictObject({
   allowUnsafeExternalContent: z.boolean().default(false),
   forEach: nonEmpty.optional(),
   transform: z.strictObject({ module: nonEmpty, export: nonEmpty.optional() }).optional(),
-  verify: z.strictObject({ kind: z.enum(VERIFY_KINDS), secret: nonEmpty }).optional(),
+  /** The sender's signature check (docs/senders.md, "Signed senders"). */
+  verify: verifySettingsSchema.optional(),
   /** The operator's completion callback for this mapping's runs, not a template (docs/callers.md). */
   callbackUrl: nonEmpty.optional(),
   /** The answer waits for the run, up to hooks.maxWaitSeconds (docs/callers.md). */

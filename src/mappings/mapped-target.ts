@@ -12,8 +12,8 @@ import { agentRequestSchema, validatePayload, wakeRequestSchema } from '../hook-
 import type { HookRequest, HookTarget } from '../hook-model/targets.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 import type { Logger } from '../log.js';
+import { verifySignature } from '../senders/index.js';
 import type { Action } from '../store/types.js';
-import { verifySignature } from './signatures.js';
 import { compileTemplate, type TemplateContext } from './templates.js';
 import type { TransformAction, TransformPool } from './transforms.js';
 
@@ -70,10 +70,10 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
     accepts: source === undefined ? undefined : (payload) => payload.source === source,
     async build(request: HookRequest, ctx: ActionContext): Promise<Action[]> {
       if (mapping.verify) {
-        const verdict = verifySignature({
-          ...mapping.verify,
+        const verdict = verifySignature(mapping.verify, {
           headers: request.headers,
           body: request.body,
+          payload: request.payload,
           now: ctx.now,
         });
         if (!verdict.ok) throw new SignatureRejected(verdict.reason);
