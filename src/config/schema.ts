@@ -91,6 +91,8 @@ const mappingSchema = z.strictObject({
   transform: z.strictObject({ module: nonEmpty, export: nonEmpty.optional() }).optional(),
   /** The sender's signature check (docs/senders.md, "Signed senders"). */
   verify: verifySettingsSchema.optional(),
+  /** `signature`: the sender's signature alone opens this hook, no hook token (docs/senders.md). */
+  auth: z.enum(['token', 'signature']).default('token'),
   /** The operator's completion callback for this mapping's runs, not a template (docs/callers.md). */
   callbackUrl: nonEmpty.optional(),
   /** The answer waits for the run, up to hooks.maxWaitSeconds (docs/callers.md). */
@@ -157,6 +159,8 @@ const gmailSchema = z.strictObject({
 export const HOOK_TOKEN_ID = /^[a-z0-9_-]{1,64}$/;
 /** The id of `hooks.token` wherever token ids appear (RunView, metrics, filters). */
 export const DEFAULT_TOKEN_ID = 'default';
+/** The token id of what a hook opened by its sender's signature alone accepts (docs/senders.md). */
+export const SIGNATURE_TOKEN_ID = 'signature';
 const hookTokenSchema = z.strictObject({
   id: z.string().regex(HOOK_TOKEN_ID, 'must be 1-64 lowercase letters, digits, "-" or "_"'),
   token: nonEmpty,

@@ -34,6 +34,11 @@ export interface HookTarget {
    */
   verifies?: boolean;
   /**
+   * The sender's signature is the credential (`auth: "signature"`, docs/senders.md): no hook
+   * token is asked for, and a bad signature is `invalid_signature`.
+   */
+  signatureIsCredential?: boolean;
+  /**
    * Requests per minute to this hook, all callers together (docs/callers.md,
    * "Per-hook limits"), and the bucket they are counted in when shared (/wake and
    * /agent share one); without `bucket`, each hook name has its own.

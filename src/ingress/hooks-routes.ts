@@ -39,7 +39,7 @@ import { sendAnswer, streamedRunId, streamOptions, waitForRuns, waitsForCompleti
 import { malformedContentTypeIsAbsent, readHookBody } from './stage-body.js';
 import { commitActions, prepareCommit, recordCommit } from './stage-commit.js';
 import { takeTarget } from './stage-target.js';
-import { openHookRequest } from './stage-token.js';
+import { openHookRequest, signedSender } from './stage-token.js';
 import { STREAM_KEEP_ALIVE_MS, streamAnswer } from './stream-answer.js';
 import { StreamSlots } from './stream-slots.js';
 
@@ -158,6 +158,7 @@ function registerDoor(scope: FastifyInstance, door: HookDoor): void {
   const guard = scope.requireToken<DoorRequest, 'hook'>({
     token: 'hook',
     method: 'POST',
+    withoutToken: (request) => signedSender(door, request as DoorRequest),
     onAuthenticated: (request, address, token) => openHookRequest(door, request, address, token),
   });
   scope.decorateRequest('hookState', null);

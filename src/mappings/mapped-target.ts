@@ -22,8 +22,8 @@ export const FOR_EACH_LIMIT = 100;
 
 /** A signature check failed: a 401 that counts toward the auth-failure lockout. */
 export class SignatureRejected extends HttpError {
-  constructor(reason: string) {
-    super('unauthorized', `webhook signature rejected: ${reason}`);
+  constructor(reason: string, isCredential: boolean) {
+    super(isCredential ? 'invalid_signature' : 'unauthorized', `webhook signature rejected: ${reason}`);
   }
 }
 
@@ -65,6 +65,7 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
     source: `hook:${mapping.match?.path ?? id}`,
     maxBodyBytes: mapping.maxBodyBytes ?? options.defaultMaxBodyBytes,
     verifies: mapping.verify !== undefined,
+    signatureIsCredential: mapping.auth === 'signature',
     rateLimit: mapping.rateLimit,
     maxConcurrentRuns: mapping.maxConcurrentRuns,
     accepts: source === undefined ? undefined : (payload) => payload.source === source,
@@ -76,7 +77,7 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
           payload: request.payload,
           now: ctx.now,
         });
-        if (!verdict.ok) throw new SignatureRejected(verdict.reason);
+        if (!verdict.ok) throw new SignatureRejected(verdict.reason, mapping.auth === 'signature');
       }
       const headers = visibleHeaders(request.headers);
       const items = itemsOf(mapping, request.payload);
