@@ -93,6 +93,11 @@ const mappingSchema = z.strictObject({
   verify: verifySettingsSchema.optional(),
   /** `signature`: the sender's signature alone opens this hook, no hook token (docs/senders.md). */
   auth: z.enum(['token', 'signature']).default('token'),
+  /**
+   * What makes a redelivery the same request (docs/senders.md, "Redeliveries"): a header or a
+   * path in the JSON body; a mapping with `verify` takes its sender's own id without it.
+   */
+  dedupe: z.union([z.strictObject({ header: nonEmpty }), z.strictObject({ path: nonEmpty })]).optional(),
   /** The operator's completion callback for this mapping's runs, not a template (docs/callers.md). */
   callbackUrl: nonEmpty.optional(),
   /** The answer waits for the run, up to hooks.maxWaitSeconds (docs/callers.md). */

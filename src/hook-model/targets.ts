@@ -39,6 +39,11 @@ export interface HookTarget {
    */
   signatureIsCredential?: boolean;
   /**
+   * The sender's id of this delivery (docs/senders.md, "Redeliveries"), read once the request
+   * is built (its signature checked): a redelivery under it replays the first answer.
+   */
+  deliveryId?(request: HookRequest, now: number): string | undefined;
+  /**
    * Requests per minute to this hook, all callers together (docs/callers.md,
    * "Per-hook limits"), and the bucket they are counted in when shared (/wake and
    * /agent share one); without `bucket`, each hook name has its own.

@@ -4,6 +4,7 @@
  * (401, counted toward the lockout: docs/senders.md), its transform (500 `mapping_failed`).
  */
 import { clientAddress, refuseAuthFailure } from '../auth/guards.js';
+import type { HookRequest } from '../hook-model/targets.js';
 import type { SignatureRejected } from '../mappings/mapped-target.js';
 import type { Action } from '../store/types.js';
 import type { BuiltHook, DoorRequest, HookDoor, TargetedHook } from './hook-request.js';
@@ -19,24 +20,29 @@ export function buildActions(
 ): Action[] | Promise<Action[]> {
   state.at = at;
   const { hooks, target } = state;
-  return target.build(
-    {
-      payload: state.payload,
-      body: state.body,
-      headers: request.headers,
-      query: request.query,
-      name: state.name,
-      url: request.url,
-    },
-    {
-      policy: hooks.policy,
-      defaultTimeoutSeconds: hooks.config.agents.defaults.timeoutSeconds,
-      now: at,
-      source: target.source,
-      tokenId: state.token.id,
-      attachmentMaxBytes: hooks.config.hooks.attachments?.maxBytes,
-    },
-  );
+  const hookRequest: HookRequest = {
+    payload: state.payload,
+    body: state.body,
+    headers: request.headers,
+    query: request.query,
+    name: state.name,
+    url: request.url,
+  };
+  const built = target.build(hookRequest, {
+    policy: hooks.policy,
+    defaultTimeoutSeconds: hooks.config.agents.defaults.timeoutSeconds,
+    now: at,
+    source: target.source,
+    tokenId: state.token.id,
+    attachmentMaxBytes: hooks.config.hooks.attachments?.maxBytes,
+  });
+  const { deliveryId } = target;
+  if (deliveryId === undefined) return built;
+  // Once built: the build checked the signature, so the id read is a signed one.
+  return Promise.resolve(built).then((actions) => {
+    state.deliveryId = deliveryId(hookRequest, at);
+    return actions;
+  });
 }
 
 /** A rejected signature counts as a failed authentication: its 401, or the 429 once locked out. */

@@ -43,6 +43,7 @@ export function openHookRequest(
     target: null,
     at: 0,
     actions: null,
+    deliveryId: undefined,
     span: null,
     claim: undefined,
     streamed: undefined,

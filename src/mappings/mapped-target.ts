@@ -13,6 +13,7 @@ import type { HookRequest, HookTarget } from '../hook-model/targets.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { verifySignature } from '../senders/index.js';
+import { deliveryIdReader } from './delivery-id.js';
 import type { Action } from '../store/types.js';
 import { compileTemplate, type TemplateContext } from './templates.js';
 import type { TransformAction, TransformPool } from './transforms.js';
@@ -59,6 +60,7 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
   // same policy as a request's sessionKey. A fixed one is the operator's choice.
   const sessionKeyFromPayload = mapping.sessionKey?.includes('{{') ?? false;
   const source = mapping.match?.source;
+  const readDeliveryId = deliveryIdReader(mapping);
 
   return {
     name: id,
@@ -66,6 +68,12 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
     maxBodyBytes: mapping.maxBodyBytes ?? options.defaultMaxBodyBytes,
     verifies: mapping.verify !== undefined,
     signatureIsCredential: mapping.auth === 'signature',
+    ...(readDeliveryId
+      ? {
+          deliveryId: (request: HookRequest, now: number) =>
+            readDeliveryId({ headers: request.headers, body: request.body, payload: request.payload, now }),
+        }
+      : {}),
     rateLimit: mapping.rateLimit,
     maxConcurrentRuns: mapping.maxConcurrentRuns,
     accepts: source === undefined ? undefined : (payload) => payload.source === source,
