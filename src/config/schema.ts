@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { PROVIDER_CONFIGS } from '../agents/providers/index.js';
 import { type AnyPlatform, CHANNEL_IDS, PLATFORMS } from '../channels/platforms/index.js';
+import { boundedFilterSchema } from '../filters/schema.js';
 import { verifySettingsSchema } from '../senders/index.js';
 import { RETENTION_DEFAULTS } from '../store/driver.js';
 import { storeConfigSchema } from '../store/drivers/registry.js';
@@ -97,6 +98,8 @@ const mappingSchema = z.strictObject({
    * What makes a redelivery the same request (docs/senders.md, "Redeliveries"): a header or a
    * path in the JSON body; a mapping with `verify` takes its sender's own id without it.
    */
+  /** Which requests the mapping takes at all (docs/mappings.md, "Filters"); others are 200 `filtered`. */
+  filter: boundedFilterSchema.optional(),
   dedupe: z.union([z.strictObject({ header: nonEmpty }), z.strictObject({ path: nonEmpty })]).optional(),
   /** The operator's completion callback for this mapping's runs, not a template (docs/callers.md). */
   callbackUrl: nonEmpty.optional(),

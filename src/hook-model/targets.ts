@@ -22,6 +22,10 @@ export interface HookRequest {
   url: string;
 }
 
+/** What a target builds for a request its filter turns away (docs/mappings.md, "Filters"). */
+export const FILTERED = 'filtered';
+export type Built = Action[] | typeof FILTERED;
+
 export interface HookTarget {
   /** What the target is called in logs and idempotency scopes, e.g. "wake" or "github". */
   name: string;
@@ -53,7 +57,7 @@ export interface HookTarget {
   maxConcurrentRuns?: number;
   /** For targets chosen by payload (`match.source`); absent means any payload. */
   accepts?(payload: Record<string, unknown>): boolean;
-  build(request: HookRequest, ctx: ActionContext): Action[] | Promise<Action[]>;
+  build(request: HookRequest, ctx: ActionContext): Built | Promise<Built>;
 }
 
 export function builtInTargets(config: ResolvedConfig): Map<string, HookTarget> {

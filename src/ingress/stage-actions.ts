@@ -3,8 +3,10 @@
  * payload's and the policy's checks (400s; docs/errors.md), a mapping's sender signature
  * (401, counted toward the lockout: docs/senders.md), its transform (500 `mapping_failed`).
  */
+
+import type { FastifyReply } from 'fastify';
 import { clientAddress, refuseAuthFailure } from '../auth/guards.js';
-import type { HookRequest } from '../hook-model/targets.js';
+import type { Built, HookRequest } from '../hook-model/targets.js';
 import type { SignatureRejected } from '../mappings/mapped-target.js';
 import type { Action } from '../store/types.js';
 import type { BuiltHook, DoorRequest, HookDoor, TargetedHook } from './hook-request.js';
@@ -13,11 +15,7 @@ import type { BuiltHook, DoorRequest, HookDoor, TargetedHook } from './hook-requ
  * The target's actions, built at `at` (kept on the state for the idempotency record): an
  * array for a built-in hook, a promise for a mapping that awaits.
  */
-export function buildActions(
-  state: TargetedHook,
-  request: DoorRequest,
-  at: number,
-): Action[] | Promise<Action[]> {
+export function buildActions(state: TargetedHook, request: DoorRequest, at: number): Built | Promise<Built> {
   state.at = at;
   const { hooks, target } = state;
   const hookRequest: HookRequest = {
@@ -43,6 +41,21 @@ export function buildActions(
     state.deliveryId = deliveryId(hookRequest, at);
     return actions;
   });
+}
+
+/**
+ * A request the mapping's filter turned away (docs/mappings.md, "Filters"): authenticated (a
+ * signature that passed completes it), counted, answered 200, and nothing stored.
+ */
+export function answerFiltered(
+  door: HookDoor,
+  state: TargetedHook,
+  request: DoorRequest,
+  reply: FastifyReply,
+) {
+  if (state.target.verifies) door.limiter.succeed(clientAddress(request));
+  door.metrics?.hookFiltered(state.target.name);
+  return reply.code(200).send({ ok: true, filtered: true });
 }
 
 /** A rejected signature counts as a failed authentication: its 401, or the 429 once locked out. */

@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { MappingConfig } from '../config/schema.js';
 import { readHeader } from '../http/webhook-signature.js';
 import { deliveryIdOf } from '../senders/index.js';
-import { lookupPath } from './templates.js';
+import { lookupPath } from '../util/json-path.js';
 
 export interface DeliverySource {
   headers: IncomingHttpHeaders;

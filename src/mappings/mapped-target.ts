@@ -7,14 +7,15 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MappingConfig } from '../config/schema.js';
+import { compileFilter } from '../filters/evaluate.js';
 import { type ActionContext, agentAction, wakeAction } from '../hook-model/actions.js';
 import { agentRequestSchema, validatePayload, wakeRequestSchema } from '../hook-model/payload.js';
-import type { HookRequest, HookTarget } from '../hook-model/targets.js';
+import { type Built, FILTERED, type HookRequest, type HookTarget } from '../hook-model/targets.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { verifySignature } from '../senders/index.js';
-import { deliveryIdReader } from './delivery-id.js';
 import type { Action } from '../store/types.js';
+import { deliveryIdReader } from './delivery-id.js';
 import { compileTemplate, type TemplateContext } from './templates.js';
 import type { TransformAction, TransformPool } from './transforms.js';
 
@@ -61,6 +62,7 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
   const sessionKeyFromPayload = mapping.sessionKey?.includes('{{') ?? false;
   const source = mapping.match?.source;
   const readDeliveryId = deliveryIdReader(mapping);
+  const passes = mapping.filter ? compileFilter(mapping.filter) : undefined;
 
   return {
     name: id,
@@ -77,7 +79,7 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
     rateLimit: mapping.rateLimit,
     maxConcurrentRuns: mapping.maxConcurrentRuns,
     accepts: source === undefined ? undefined : (payload) => payload.source === source,
-    async build(request: HookRequest, ctx: ActionContext): Promise<Action[]> {
+    async build(request: HookRequest, ctx: ActionContext): Promise<Built> {
       if (mapping.verify) {
         const verdict = verifySignature(mapping.verify, {
           headers: request.headers,
@@ -87,6 +89,8 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
         });
         if (!verdict.ok) throw new SignatureRejected(verdict.reason, mapping.auth === 'signature');
       }
+      // After the signature, before templates and transforms: a request turned away costs no more.
+      if (passes && !passes({ payload: request.payload, headers: request.headers })) return FILTERED;
       const headers = visibleHeaders(request.headers);
       const items = itemsOf(mapping, request.payload);
       const actions: Action[] = [];
