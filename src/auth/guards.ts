@@ -32,6 +32,12 @@ export interface TokenGuardOptions<I> {
   disabled?: string;
   /** The one method taken; any other is refused 405 right after the query-token check. */
   method?: string;
+  /**
+   * Who a request is that needs no token, asked after the lockout: a hook its sender's
+   * signature opens (docs/senders.md, "Signatures as the credential"), checked later, with
+   * the body. Undefined: the token is needed.
+   */
+  withoutToken?: (request: FastifyRequest) => I | undefined;
 }
 
 /**
@@ -50,7 +56,8 @@ export interface Authenticated<I> {
 
 /**
  * A token check in the documented order (docs/authentication.md): token in the
- * query → method → lockout → credential (ambiguity) → token. Refusals other
+ * query → method → lockout → credential (ambiguity) → token; a request `withoutToken`
+ * names stops after the lockout. Refusals other
  * than a failed token are thrown synchronously. Counting the success is the
  * caller's, since a hook whose sender signature is still to be checked is not
  * authenticated yet.
@@ -67,6 +74,8 @@ export function tokenGuard<I>(options: TokenGuardOptions<I>): (request: FastifyR
     }
     const address = clientAddress(request);
     refuseIfLockedOut(limiter, address);
+    const signed = options.withoutToken?.(request);
+    if (signed !== undefined) return { address, identity: signed };
     const matches = matcher();
     if (matches === undefined) throw new HttpError('unauthorized', disabled);
     const identity = matches(credential(request.raw.rawHeaders));

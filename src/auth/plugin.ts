@@ -39,6 +39,8 @@ export interface RouteAuth<R extends FastifyRequest = FastifyRequest, K extends 
    * authenticated yet, so the hook routes count it themselves.
    */
   onAuthenticated?: (request: R, address: string, identity: Identities[K]) => void;
+  /** Who a request is that needs no token (guards.ts); undefined: the token is needed. */
+  withoutToken?: (request: FastifyRequest) => Identities[K] | undefined;
 }
 
 export type OnRequestGuard<R extends FastifyRequest> = (
@@ -83,6 +85,7 @@ function authPlugin(app: FastifyInstance, options: AuthPluginOptions, done: (err
         unauthorized,
         disabled: auth.disabled,
         method: auth.method,
+        withoutToken: auth.withoutToken,
       });
       return guardHook<R, Identities[K]>(guard, auth.onAuthenticated ?? succeed);
     },

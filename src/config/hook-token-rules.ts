@@ -8,7 +8,7 @@
  * A problem names the key path and never holds a token.
  */
 import { parseCidr } from '../util/cidr.js';
-import { DEFAULT_TOKEN_ID, type RawConfig } from './schema.js';
+import { DEFAULT_TOKEN_ID, type RawConfig, SIGNATURE_TOKEN_ID } from './schema.js';
 
 export const MIN_HOOK_TOKEN_LENGTH = 16;
 export const RECOMMENDED_TOKEN_LENGTH = 32;
@@ -62,6 +62,10 @@ export function hookTokenRules(raw: RawConfig, now: number): { problems: string[
     // --- id: unique, and not the one hooks.token goes by ---
     if (entry.id === DEFAULT_TOKEN_ID) {
       problems.push(`${at}.id: "${DEFAULT_TOKEN_ID}" is the id of hooks.token; choose another`);
+    } else if (entry.id === SIGNATURE_TOKEN_ID) {
+      problems.push(
+        `${at}.id: "${SIGNATURE_TOKEN_ID}" names what signed senders send (auth: "signature"); choose another`,
+      );
     } else {
       const first = firstWithId.get(entry.id);
       if (first !== undefined) {

@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { PROVIDER_CONFIGS } from '../agents/providers/index.js';
 import { type AnyPlatform, CHANNEL_IDS, PLATFORMS } from '../channels/platforms/index.js';
+import { boundedFilterSchema } from '../filters/schema.js';
+import { verifySettingsSchema } from '../senders/index.js';
 import { RETENTION_DEFAULTS } from '../store/driver.js';
 import { storeConfigSchema } from '../store/drivers/registry.js';
 import { ALERT_EVENTS } from '../store/types.js';
@@ -17,7 +19,6 @@ export { CHANNEL_IDS, type ChannelId } from '../channels/platforms/index.js';
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
 export const PRESETS = ['gmail'] as const;
-export const VERIFY_KINDS = ['github', 'stripe', 'slack', 'standard-webhooks'] as const;
 
 const nonEmpty = z.string().min(1, 'must not be empty');
 const port = z.number().int().min(0).max(65535);
@@ -89,7 +90,17 @@ const mappingSchema = z.strictObject({
   allowUnsafeExternalContent: z.boolean().default(false),
   forEach: nonEmpty.optional(),
   transform: z.strictObject({ module: nonEmpty, export: nonEmpty.optional() }).optional(),
-  verify: z.strictObject({ kind: z.enum(VERIFY_KINDS), secret: nonEmpty }).optional(),
+  /** The sender's signature check (docs/senders.md, "Signed senders"). */
+  verify: verifySettingsSchema.optional(),
+  /** `signature`: the sender's signature alone opens this hook, no hook token (docs/senders.md). */
+  auth: z.enum(['token', 'signature']).default('token'),
+  /**
+   * What makes a redelivery the same request (docs/senders.md, "Redeliveries"): a header or a
+   * path in the JSON body; a mapping with `verify` takes its sender's own id without it.
+   */
+  /** Which requests the mapping takes at all (docs/mappings.md, "Filters"); others are 200 `filtered`. */
+  filter: boundedFilterSchema.optional(),
+  dedupe: z.union([z.strictObject({ header: nonEmpty }), z.strictObject({ path: nonEmpty })]).optional(),
   /** The operator's completion callback for this mapping's runs, not a template (docs/callers.md). */
   callbackUrl: nonEmpty.optional(),
   /** The answer waits for the run, up to hooks.maxWaitSeconds (docs/callers.md). */
@@ -156,6 +167,8 @@ const gmailSchema = z.strictObject({
 export const HOOK_TOKEN_ID = /^[a-z0-9_-]{1,64}$/;
 /** The id of `hooks.token` wherever token ids appear (RunView, metrics, filters). */
 export const DEFAULT_TOKEN_ID = 'default';
+/** The token id of what a hook opened by its sender's signature alone accepts (docs/senders.md). */
+export const SIGNATURE_TOKEN_ID = 'signature';
 const hookTokenSchema = z.strictObject({
   id: z.string().regex(HOOK_TOKEN_ID, 'must be 1-64 lowercase letters, digits, "-" or "_"'),
   token: nonEmpty,

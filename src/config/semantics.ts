@@ -85,8 +85,11 @@ export function checkConfig(
 /** `hooks.token`, `gateway.auth.token`, every token's characters, the senders' tokens and trusted proxies. */
 function checkTokens(raw: RawConfig, now: number, { problems, warnings }: Findings): void {
   const { hooks, gateway } = raw;
-  if (hooks.enabled && !hooks.token && hooks.tokens.length === 0) {
-    problems.push('hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)');
+  const signedOnly = hooks.mappings.some((mapping) => mapping.auth === 'signature');
+  if (hooks.enabled && !hooks.token && hooks.tokens.length === 0 && !signedOnly) {
+    problems.push(
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens, or a mapping with auth: "signature")',
+    );
   }
   if (hooks.token !== undefined) {
     if (hooks.token.length < MIN_HOOK_TOKEN_LENGTH) {
@@ -189,6 +192,13 @@ function checkMappingNames(hooks: RawConfig['hooks'], hooksPath: string, { probl
     if (first !== undefined) {
       problems.push(`${at}: "${mapping.id}" is already the id of hooks.mappings[${first}]`);
     } else seenIds.set(mapping.id, index);
+  });
+  hooks.mappings.forEach((mapping, index) => {
+    if (mapping.auth === 'signature' && mapping.verify === undefined) {
+      problems.push(
+        `hooks.mappings[${index}].auth: "signature" needs verify: the sender's signature is then the only credential`,
+      );
+    }
   });
   hooks.mappings.forEach((mapping, index) => {
     const path = mapping.match?.path;

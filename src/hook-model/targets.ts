@@ -22,6 +22,10 @@ export interface HookRequest {
   url: string;
 }
 
+/** What a target builds for a request its filter turns away (docs/mappings.md, "Filters"). */
+export const FILTERED = 'filtered';
+export type Built = Action[] | typeof FILTERED;
+
 export interface HookTarget {
   /** What the target is called in logs and idempotency scopes, e.g. "wake" or "github". */
   name: string;
@@ -34,6 +38,16 @@ export interface HookTarget {
    */
   verifies?: boolean;
   /**
+   * The sender's signature is the credential (`auth: "signature"`, docs/senders.md): no hook
+   * token is asked for, and a bad signature is `invalid_signature`.
+   */
+  signatureIsCredential?: boolean;
+  /**
+   * The sender's id of this delivery (docs/senders.md, "Redeliveries"), read once the request
+   * is built (its signature checked): a redelivery under it replays the first answer.
+   */
+  deliveryId?(request: HookRequest, now: number): string | undefined;
+  /**
    * Requests per minute to this hook, all callers together (docs/callers.md,
    * "Per-hook limits"), and the bucket they are counted in when shared (/wake and
    * /agent share one); without `bucket`, each hook name has its own.
@@ -43,7 +57,7 @@ export interface HookTarget {
   maxConcurrentRuns?: number;
   /** For targets chosen by payload (`match.source`); absent means any payload. */
   accepts?(payload: Record<string, unknown>): boolean;
-  build(request: HookRequest, ctx: ActionContext): Action[] | Promise<Action[]>;
+  build(request: HookRequest, ctx: ActionContext): Built | Promise<Built>;
 }
 
 export function builtInTargets(config: ResolvedConfig): Map<string, HookTarget> {

@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   ambiguous_credentials: 400,
   unauthorized: 401,
+  // A hook opened by its sender's signature alone (docs/senders.md, "Signatures as the credential"):
+  invalid_signature: 401,
   // A valid hook token used outside its scope or its sources (docs/senders.md):
   token_not_allowed: 403,
   source_not_allowed: 403,

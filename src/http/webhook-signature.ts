@@ -2,7 +2,7 @@
  * Standard Webhooks (https://www.standardwebhooks.com), both directions: the
  * completion callbacks sign with it (docs/callers.md, "What is sent") and a
  * mapping's `verify: {kind: "standard-webhooks"}` checks senders with it
- * (README, "Signatures"). One secret parser serves both.
+ * (docs/senders.md, "Signed senders"). One secret parser serves both.
  *
  * The secret is `whsec_<base64>`, the HMAC key its base64-decoded bytes; the
  * signature of a message is `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
@@ -11,7 +11,7 @@
  * reference `standardwebhooks` library.
  *
  * The small header, timestamp and comparison helpers are exported because the
- * other sender schemes (src/mappings/signatures.ts) refuse with the same words.
+ * other senders (src/senders/) refuse with the same words.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';

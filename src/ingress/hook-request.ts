@@ -61,6 +61,8 @@ export interface HookRequestState {
   /** When the actions were built (ms since the epoch): their `createdAt`, the idempotency record's. */
   at: number;
   actions: Action[] | null;
+  /** The sender's delivery id, when the target reads one (docs/senders.md, "Redeliveries"). */
+  deliveryId: string | undefined;
   // The commit stage (stage-commit.ts):
   /** The request's SERVER span with tracing on (docs/tracing.md), else null. */
   span: Span | null;

@@ -21,6 +21,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
 import type { ResolvedConfig } from '../config/resolved.js';
+import { type Built, FILTERED } from '../hook-model/targets.js';
 import { refuseOverlongSegment } from '../http/path-length.js';
 import type { Logger } from '../log.js';
 import { SignatureRejected } from '../mappings/mapped-target.js';
@@ -34,12 +35,12 @@ import { answerCounters, hookSpans } from './hook-observers.js';
 import { type DoorRequest, type HookDoor, type HookRoute, hookStateOf } from './hook-request.js';
 import { RunCompletions } from './run-completions.js';
 import { registerRunStatusRoute } from './run-status-route.js';
-import { actionsBuilt, buildActions, refuseSignature } from './stage-actions.js';
+import { actionsBuilt, answerFiltered, buildActions, refuseSignature } from './stage-actions.js';
 import { sendAnswer, streamedRunId, streamOptions, waitForRuns, waitsForCompletion } from './stage-answer.js';
 import { malformedContentTypeIsAbsent, readHookBody } from './stage-body.js';
 import { commitActions, prepareCommit, recordCommit } from './stage-commit.js';
 import { takeTarget } from './stage-target.js';
-import { openHookRequest } from './stage-token.js';
+import { openHookRequest, signedSender } from './stage-token.js';
 import { STREAM_KEEP_ALIVE_MS, streamAnswer } from './stream-answer.js';
 import { StreamSlots } from './stream-slots.js';
 
@@ -78,12 +79,14 @@ export interface IngressDeps {
 async function handleHook(door: HookDoor, request: DoorRequest, reply: FastifyReply) {
   const state = hookStateOf(request);
   takeTarget(state, request.body);
-  let actions: Action[];
+  let built: Built;
   try {
-    actions = await buildActions(state, request, door.now());
+    built = await buildActions(state, request, door.now());
   } catch (error) {
     throw error instanceof SignatureRejected ? await refuseSignature(door, request, error) : error;
   }
+  if (built === FILTERED) return answerFiltered(door, state, request, reply);
+  const actions = built;
   actionsBuilt(door, state, request, actions);
   if (actions.length === 0) return reply.code(204).send();
 
@@ -158,6 +161,7 @@ function registerDoor(scope: FastifyInstance, door: HookDoor): void {
   const guard = scope.requireToken<DoorRequest, 'hook'>({
     token: 'hook',
     method: 'POST',
+    withoutToken: (request) => signedSender(door, request as DoorRequest),
     onAuthenticated: (request, address, token) => openHookRequest(door, request, address, token),
   });
   scope.decorateRequest('hookState', null);

@@ -13,7 +13,7 @@ import { traceparentOf } from '../observability/tracing.js';
 import type { AcceptResult, Action, Committed, NewRun } from '../store/types.js';
 import { logAccepted } from './accepted-log.js';
 import type { BuiltHook, DoorRequest, HookDoor } from './hook-request.js';
-import { idempotencyClaim } from './idempotency.js';
+import { deliveryClaim, idempotencyClaim } from './idempotency.js';
 import { wantsEventStream } from './stream-answer.js';
 
 /** A commit that is answered: a fresh one, or the replay of an earlier one. */
@@ -31,7 +31,11 @@ export function prepareCommit(
   const span = door.tracing ? request.traceSpan : null;
   state.span = span;
   if (span) stampTrace(actions, traceparentOf(span.spanContext()));
-  state.claim = idempotencyClaim(request.headers, `${door.hooksPath}/${state.name}`, state.body, state.at);
+  const scope = `${door.hooksPath}/${state.name}`;
+  state.claim =
+    state.deliveryId === undefined
+      ? idempotencyClaim(request.headers, scope, state.body, state.at)
+      : deliveryClaim(scope, state.deliveryId, state.at);
   // A streamed answer (docs/callers.md): its run streams, and its pieces are followed from
   // before the commit, so none is missed.
   const streamed = wantsEventStream(request.headers.accept) ? soleRun(actions) : undefined;

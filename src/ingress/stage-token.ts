@@ -6,10 +6,22 @@
  */
 import type { HookToken } from '../auth/hook-tokens.js';
 import { refuseOutsideScope, refuseOutsideSources } from '../auth/sender-rules.js';
+import { SIGNATURE_TOKEN_ID } from '../config/schema.js';
 import type { HookTarget } from '../hook-model/targets.js';
 import { echoed, HttpError } from '../http/errors.js';
 import { takeHookRate } from './hook-rate.js';
 import type { DoorRequest, HookDoor, HookRequestState } from './hook-request.js';
+
+/** What a hook its sender's signature opens accepts, in the token's place (docs/senders.md). */
+export const SIGNED_SENDER: HookToken = Object.freeze({ id: SIGNATURE_TOKEN_ID });
+
+/**
+ * A hook name whose every mapping takes `auth: "signature"` needs no token: the identity its
+ * requests go by until the signature is checked with the body (stage-actions.ts).
+ */
+export function signedSender(door: HookDoor, request: DoorRequest): HookToken | undefined {
+  return door.ingress.state.router.opensWithSignature(request.params['*'] ?? '') ? SIGNED_SENDER : undefined;
+}
 
 export function openHookRequest(
   door: HookDoor,
@@ -31,6 +43,7 @@ export function openHookRequest(
     target: null,
     at: 0,
     actions: null,
+    deliveryId: undefined,
     span: null,
     claim: undefined,
     streamed: undefined,

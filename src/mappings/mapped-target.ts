@@ -7,13 +7,15 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MappingConfig } from '../config/schema.js';
+import { compileFilter } from '../filters/evaluate.js';
 import { type ActionContext, agentAction, wakeAction } from '../hook-model/actions.js';
 import { agentRequestSchema, validatePayload, wakeRequestSchema } from '../hook-model/payload.js';
-import type { HookRequest, HookTarget } from '../hook-model/targets.js';
+import { type Built, FILTERED, type HookRequest, type HookTarget } from '../hook-model/targets.js';
 import { HttpError, invalidPayload } from '../http/errors.js';
 import type { Logger } from '../log.js';
+import { verifySignature } from '../senders/index.js';
 import type { Action } from '../store/types.js';
-import { verifySignature } from './signatures.js';
+import { deliveryIdReader } from './delivery-id.js';
 import { compileTemplate, type TemplateContext } from './templates.js';
 import type { TransformAction, TransformPool } from './transforms.js';
 
@@ -22,8 +24,8 @@ export const FOR_EACH_LIMIT = 100;
 
 /** A signature check failed: a 401 that counts toward the auth-failure lockout. */
 export class SignatureRejected extends HttpError {
-  constructor(reason: string) {
-    super('unauthorized', `webhook signature rejected: ${reason}`);
+  constructor(reason: string, isCredential: boolean) {
+    super(isCredential ? 'invalid_signature' : 'unauthorized', `webhook signature rejected: ${reason}`);
   }
 }
 
@@ -59,25 +61,36 @@ export function mappedTarget(options: MappedTargetOptions): HookTarget {
   // same policy as a request's sessionKey. A fixed one is the operator's choice.
   const sessionKeyFromPayload = mapping.sessionKey?.includes('{{') ?? false;
   const source = mapping.match?.source;
+  const readDeliveryId = deliveryIdReader(mapping);
+  const passes = mapping.filter ? compileFilter(mapping.filter) : undefined;
 
   return {
     name: id,
     source: `hook:${mapping.match?.path ?? id}`,
     maxBodyBytes: mapping.maxBodyBytes ?? options.defaultMaxBodyBytes,
     verifies: mapping.verify !== undefined,
+    signatureIsCredential: mapping.auth === 'signature',
+    ...(readDeliveryId
+      ? {
+          deliveryId: (request: HookRequest, now: number) =>
+            readDeliveryId({ headers: request.headers, body: request.body, payload: request.payload, now }),
+        }
+      : {}),
     rateLimit: mapping.rateLimit,
     maxConcurrentRuns: mapping.maxConcurrentRuns,
     accepts: source === undefined ? undefined : (payload) => payload.source === source,
-    async build(request: HookRequest, ctx: ActionContext): Promise<Action[]> {
+    async build(request: HookRequest, ctx: ActionContext): Promise<Built> {
       if (mapping.verify) {
-        const verdict = verifySignature({
-          ...mapping.verify,
+        const verdict = verifySignature(mapping.verify, {
           headers: request.headers,
           body: request.body,
+          payload: request.payload,
           now: ctx.now,
         });
-        if (!verdict.ok) throw new SignatureRejected(verdict.reason);
+        if (!verdict.ok) throw new SignatureRejected(verdict.reason, mapping.auth === 'signature');
       }
+      // After the signature, before templates and transforms: a request turned away costs no more.
+      if (passes && !passes({ payload: request.payload, headers: request.headers })) return FILTERED;
       const headers = visibleHeaders(request.headers);
       const items = itemsOf(mapping, request.payload);
       const actions: Action[] = [];

@@ -24,7 +24,12 @@ export class HookRouter {
     private readonly presets: Map<string, HookTarget>,
     /** The transforms' worker pools: they outlive requests, so the router's owner ends them. */
     private readonly transforms: TransformPool[],
-  ) {}
+  ) {
+    this.anySignatureAuth = mappings.some((entry) => entry.target.signatureIsCredential === true);
+  }
+
+  /** Whether any mapping takes `auth: "signature"`: without one, no request pays for the question. */
+  private readonly anySignatureAuth: boolean;
 
   /** Builds the router, loading every transform module now so a broken one fails at start or reload. */
   static async create(
@@ -72,6 +77,17 @@ export class HookRouter {
   /** At shutdown: every transform worker is terminated. */
   terminate(): Promise<void> {
     return Promise.all(this.transforms.map((pool) => pool.terminate())).then(() => {});
+  }
+
+  /**
+   * Whether the sender's signature alone opens this hook name (docs/senders.md, "Signatures as
+   * the credential"): every target that may serve it takes `auth: "signature"`. A name one
+   * token mapping may also serve needs the hook token, as that mapping does.
+   */
+  opensWithSignature(name: string): boolean {
+    if (!this.anySignatureAuth) return false;
+    const candidates = this.candidates(name);
+    return candidates.length > 0 && candidates.every((target) => target.signatureIsCredential === true);
   }
 
   /** The targets that may serve this hook name, in precedence order; empty when none (404). */

@@ -43,6 +43,7 @@ export class GatewayMetrics {
   private readonly deliveriesPending: Gauge;
   private readonly heartbeats: Counter<'status'>;
   private readonly authFailures: Counter;
+  private readonly hooksFiltered: Counter<'hook'>;
   private readonly authLockouts: Counter;
   private readonly callbacks: Counter<'status'>;
   private readonly pruned: Counter<'kind'>;
@@ -100,6 +101,12 @@ export class GatewayMetrics {
     this.authFailures = new Counter({
       name: 'agentgate_auth_failures_total',
       help: 'Failed authentications (hook token, admin token, sender signature).',
+      registers,
+    });
+    this.hooksFiltered = new Counter({
+      name: 'agentgate_hook_filtered_total',
+      help: "Hook requests a mapping's filter turned away (answered 200, nothing stored), by hook.",
+      labelNames: ['hook'],
       registers,
     });
     this.authLockouts = new Counter({
@@ -162,6 +169,11 @@ export class GatewayMetrics {
    */
   hookAnswered(hook: string, code: number, seconds: number, token: string): void {
     this.hooks.record(hook, code, seconds, token);
+  }
+
+  /** A mapping's filter turned a request away (docs/mappings.md, "Filters"). */
+  hookFiltered(hook: string): void {
+    this.hooksFiltered.labels(hook).inc();
   }
 
   runFinished(status: RunFinishedStatus, seconds: number): void {

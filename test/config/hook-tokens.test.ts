@@ -90,7 +90,7 @@ describe('hooks.tokens', () => {
 
   it('hooks.enabled needs hooks.token or an entry of hooks.tokens', () => {
     expect(problemsOf(load({ enabled: true }))).toEqual([
-      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens, or a mapping with auth: "signature")',
     ]);
     const { config } = accepted(load({ enabled: true, tokens: [{ id: 'ci', token: CI }] }));
     expect(config.hooks.tokens.map((t) => t.id)).toEqual(['ci']);

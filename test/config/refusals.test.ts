@@ -60,7 +60,7 @@ const withTransform = (module: string, extra: Record<string, unknown> = {}) => (
 describe('startup refusals', () => {
   it('hooks.enabled without hooks.token', () => {
     expect(problemsOf(load({ enabled: true }))).toEqual([
-      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens, or a mapping with auth: "signature")',
     ]);
   });
 
@@ -449,7 +449,7 @@ describe('several problems at once', () => {
       ]),
     );
     expect(problems).toContain(
-      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens, or a mapping with auth: "signature")',
     );
   });
 
