@@ -5,7 +5,7 @@
  * run goes through; a 429 whose Retry-After outlasts the in-turn retries puts the run back
  * (`queued`, `notBefore`), holds the provider's other runs until then, and the run starts again
  * when the time comes; a chain with a free fallback is not held; a run held back longer than its
- * timeout in all fails `rate_limited`. And the gate on its own: order, aborts, the freed signal.
+ * timeout in all fails `rate_limited`. The config key; and the gate on its own: order, aborts, the freed signal.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -215,6 +215,27 @@ describe('a 429 that outlasts the retries', () => {
     expect(done.error).toContain('120 s in all, more than its timeout of 100 s');
     expect(anthropic.requests).toHaveLength(2);
     expect(deferrals).toEqual(['claude']);
+  });
+});
+
+describe('config', () => {
+  it('takes maxConcurrent on any provider entry, a positive integer, and names the key of a bad one', () => {
+    const configDir = join(tempDir('agentgate-plimits-config-'), 'config');
+    mkdirSync(configDir);
+    const load = (maxConcurrent: unknown) =>
+      loadConfigFile(
+        writeConfig(configDir, {
+          models: { providers: { echo: { api: 'echo', maxConcurrent } } },
+          agents: { defaults: { model: 'echo/echo' } },
+        }),
+        process.env,
+      );
+    const good = load(3);
+    expect(good.ok && good.config.modelPolicy.providers.get('echo')?.maxConcurrent).toBe(3);
+    const bad = load(0);
+    expect(bad.ok).toBe(false);
+    expect(bad.ok ? '' : bad.problems.join('\n')).toContain('models.providers.echo.maxConcurrent');
+    rmSync(join(configDir, '..'), { recursive: true, force: true });
   });
 });
 
