@@ -145,6 +145,9 @@ export class RunWorker {
   private readonly loop: ScanLoop;
   private stopRenewals = () => {};
   private stopFreed = () => {};
+  private readonly pollMs: number;
+  /** When the claims may next read the earliest deferral (wakeForDeferred). */
+  private deferralsReadAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly deps: WorkerDeps) {
     this.agents = new Map(deps.config.agents.list.map((agent) => [agent.id, agent]));
@@ -153,7 +156,8 @@ export class RunWorker {
     this.clock = deps.clock ?? systemClock;
     this.active = new InFlight(this.clock);
     // Deferred: the accepts of one group commit signal in one turn and cost one claim.
-    this.loop = new ScanLoop(() => this.claim(), this.clock, deps.pollMs ?? 1000, {
+    this.pollMs = deps.pollMs ?? 1000;
+    this.loop = new ScanLoop(() => this.claim(), this.clock, this.pollMs, {
       wakeOn: { signal: deps.store.committed, kinds: ['runs'] },
       deferred: true,
     });
@@ -202,11 +206,16 @@ export class RunWorker {
 
   /**
    * A claim that found less than it could take may have left runs deferred until a time
-   * (docs/agent-runs.md, "Provider limits"), here or on another replica: the loop looks again
-   * at the earliest, not only at its next poll.
+   * (docs/agent-runs.md, "Provider limits"), on another replica or before a restart: the loop
+   * looks again at the earliest, not only at its next poll. Read at most once per poll, so a
+   * claim woken by each accept does not pay a read more; this worker's own deferrals set the
+   * timer themselves (`defer`).
    */
   private async wakeForDeferred(): Promise<void> {
-    const at = await this.deps.store.runs.nextNotBefore(this.clock.now());
+    const now = this.clock.now();
+    if (now < this.deferralsReadAt) return;
+    this.deferralsReadAt = now + this.pollMs;
+    const at = await this.deps.store.runs.nextNotBefore(now);
     if (at !== null) this.loop.wakeBy(at);
   }
 

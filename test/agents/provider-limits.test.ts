@@ -87,7 +87,7 @@ function configured(model: unknown, oaiCap?: number): ResolvedConfig {
   return loaded.config;
 }
 
-async function start(config: ResolvedConfig): Promise<void> {
+async function start(config: ResolvedConfig, pollMs?: number): Promise<void> {
   clock = new ManualClock();
   logged = [];
   deferrals = [];
@@ -101,6 +101,7 @@ async function start(config: ResolvedConfig): Promise<void> {
     owner: OWNER,
     providerRetry: SHORT_RETRY,
     clock,
+    ...(pollMs ? { pollMs } : {}),
     metrics: { runFinished() {}, runDeferred: (provider) => void deferrals.push(provider) },
   });
   await worker.start();
@@ -185,6 +186,20 @@ describe('a 429 that outlasts the retries', () => {
     expect((await finished(second.id)).status).toBe('succeeded');
     expect((await viewOf(first.id))?.notBefore).toBeNull();
     expect(anthropic.requests).toHaveLength(3);
+  });
+
+  it('a run deferred by another process starts at its notBefore, not at the next poll', async () => {
+    const config = configured(CLAUDE);
+    anthropic.script(['ok']);
+    const run = await queueRun(store, { timeoutSeconds: 600 });
+    const now = new ManualClock().now(); // the time the worker's clock starts at
+    await store.runs.claimRuns('other-host:9:worker', now, 60_000, 1);
+    expect(await store.runs.deferRun(run.id, 'other-host:9:worker', now + 5000, now)).toBe(true);
+    await start(config, 600_000);
+    await clock.advance(4999);
+    expect(await statusOf(run.id)).toBe('queued');
+    await clock.advance(1);
+    expect((await finished(run.id)).status).toBe('succeeded');
   });
 
   it('falls back at once to a free provider, and the next runs skip the limited one', async () => {
