@@ -20,9 +20,11 @@ import { stopWithGrace } from '../loops/stop-with-grace.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import type { StepsStore } from '../store/contract/steps.js';
+import { combineHolds } from '../store/rules/claim-hold.js';
 import {
   type AlertOutcome,
   type ClaimedRun,
+  type ClaimHold,
   type DeliveryRecord,
   type NewAlert,
   type RunCompletion,
@@ -87,6 +89,11 @@ export interface WorkerDeps {
    * provider's slot, and a 429 that outlasts the retries puts the run back. Absent: none.
    */
   limits?: ProviderLimits;
+  /**
+   * Runs the claims leave queued for other reasons than providers (asked at every claim, joined
+   * with the providers' hold); absent: none.
+   */
+  claimHold?: () => ClaimHold | undefined;
   /**
    * Each run source's `maxConcurrentRuns` (docs/callers.md, "Per-hook limits"), asked at
    * every claim so a config reload applies to the next claim; absent means no caps.
@@ -194,7 +201,7 @@ export class RunWorker {
           this.leaseMs,
           capacity,
           this.deps.runCaps,
-          this.providerHold(),
+          this.claimHoldNow(),
         );
         for (const run of runs) this.launch(run);
         if (runs.length < capacity) return await this.wakeForDeferred();
@@ -219,11 +226,15 @@ export class RunWorker {
     if (at !== null) this.loop.wakeBy(at);
   }
 
-  /** The runs a claim leaves queued for the providers' sake, by the config in force (provider-hold.ts). */
-  private providerHold() {
+  /**
+   * The runs a claim leaves queued: for the providers' sake, by the config in force
+   * (provider-hold.ts), and whatever `claimHold` adds.
+   */
+  private claimHoldNow(): ClaimHold | undefined {
     const limits = this.deps.limits;
-    if (!limits) return undefined;
-    return providerHold(this.deps.currentConfig?.() ?? this.deps.config, this.deps.models, limits);
+    const config = this.deps.currentConfig?.() ?? this.deps.config;
+    const providers = limits ? providerHold(config, this.deps.models, limits) : undefined;
+    return combineHolds(providers, this.deps.claimHold?.());
   }
 
   /**
@@ -527,7 +538,7 @@ export class RunWorker {
           });
           return { ...outcome, next: undefined };
         }
-        const hold = this.providerHold();
+        const hold = this.claimHoldNow();
         return await store.runs.completeAndClaim(completion, {
           now: this.clock.now(),
           leaseMs: this.leaseMs,

@@ -18,7 +18,9 @@ import { ProviderLimits } from '../../src/agents/provider-limits.js';
 import { RunWorker } from '../../src/agents/worker.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import type { ResolvedConfig } from '../../src/config/resolved.js';
+import { combineHolds } from '../../src/store/rules/claim-hold.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { ClaimHold } from '../../src/store/types.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic.js';
 import { HeldProvider, queueRun } from '../helpers/agent-rig.js';
 import { tempDir, writeConfig } from '../helpers/gateway.js';
@@ -87,7 +89,11 @@ function configured(model: unknown, oaiCap?: number): ResolvedConfig {
   return loaded.config;
 }
 
-async function start(config: ResolvedConfig, pollMs?: number): Promise<void> {
+async function start(
+  config: ResolvedConfig,
+  pollMs?: number,
+  claimHold?: () => ClaimHold | undefined,
+): Promise<void> {
   clock = new ManualClock();
   logged = [];
   deferrals = [];
@@ -102,6 +108,7 @@ async function start(config: ResolvedConfig, pollMs?: number): Promise<void> {
     providerRetry: SHORT_RETRY,
     clock,
     ...(pollMs ? { pollMs } : {}),
+    ...(claimHold ? { claimHold } : {}),
     metrics: { runFinished() {}, runDeferred: (provider) => void deferrals.push(provider) },
   });
   await worker.start();
@@ -230,6 +237,37 @@ describe('a 429 that outlasts the retries', () => {
     expect(done.error).toContain('120 s in all, more than its timeout of 100 s');
     expect(anthropic.requests).toHaveLength(2);
     expect(deferrals).toEqual(['claude']);
+  });
+});
+
+describe('other holds', () => {
+  it("joins the worker's claimHold with the providers' hold: the runs either names stay queued", async () => {
+    const config = configured(OAI, 1);
+    const busy = await queueRun(store, { model: OAI });
+    const fromHeld = await queueRun(store, { model: CLAUDE, source: 'hook:held' });
+    const free = await queueRun(store, { model: CLAUDE });
+    anthropic.script(['ok']);
+    await start(config, undefined, () => ({ sources: ['hook:held'] }));
+    await held.received(1);
+    const waiting = await queueRun(store, { model: OAI });
+    expect((await finished(free.id)).status).toBe('succeeded');
+    await clock.advance(5000);
+    expect(await statusOf(fromHeld.id)).toBe('queued');
+    expect(await viewOf(waiting.id)).toMatchObject({ status: 'queued', startedAt: null });
+    expect(await statusOf(busy.id)).toBe('running');
+  });
+
+  it('combineHolds joins the lists, and is undefined or the one hold when there is no other', () => {
+    expect(combineHolds(undefined, {})).toBeUndefined();
+    expect(combineHolds({ sources: ['a'] }, undefined)).toEqual({ sources: ['a'] });
+    expect(combineHolds({ modelPrefixes: ['p/'], sources: ['a'] }, { sources: ['a', 'b'] })).toEqual({
+      modelPrefixes: ['p/'],
+      models: [],
+      agentIdsWithoutModel: [],
+      sources: ['a', 'b'],
+      tokenIds: [],
+      agentIds: [],
+    });
   });
 });
 

@@ -36,6 +36,15 @@ export function holdValues(hold: ClaimHold): string[][] {
   return HOLD_LISTS.map((list) => [...(hold[list] ?? [])]);
 }
 
+/** One hold that holds every run any of `holds` holds (their lists joined); undefined for none. */
+export function combineHolds(...holds: (ClaimHold | undefined)[]): ClaimHold | undefined {
+  const given = holds.filter(holdsAny);
+  if (given.length <= 1) return given[0];
+  return Object.fromEntries(
+    HOLD_LISTS.map((list) => [list, [...new Set(given.flatMap((hold) => hold[list] ?? []))]]),
+  ) as ClaimHold;
+}
+
 /**
  * SQL true when the run `alias` (a `runs` row) is not held. `IS NOT TRUE`: a NULL column (no
  * model, no token) matches no list and does not hold the run.
