@@ -3,13 +3,18 @@
  * run whose provider (the loopback Anthropic fake, over real HTTP) answers 429 with a
  * Retry-After longer than the in-turn retries is put back in the queue — `queued` with
  * `notBefore` on `GET /api/runs/{id}`, shown by `agentgate runs show` — and counted in
- * `agentgate_runs_deferred_total{provider}`; the provider is called once.
+ * `agentgate_runs_deferred_total{provider}`; the provider is called once. On SQLite and on
+ * PostgreSQL.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { describeRun, type RunView } from '../../src/cli/commands/runs.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
+import { createTestDatabase, PG_ENABLED } from '../store/drivers.js';
+
+const STORES = PG_ENABLED ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
+let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
 
 let anthropic: FakeAnthropic;
 let gw: TestGateway | undefined;
@@ -20,13 +25,18 @@ afterAll(() => anthropic.close());
 afterEach(async () => {
   await gw?.stop();
   gw = undefined;
+  await database?.drop();
+  database = undefined;
 });
 
-describe('a 429 that outlasts the retries, through the gateway', () => {
+describe.each(STORES)('a 429 that outlasts the retries, through the gateway on %s', (storeKind) => {
   it('puts the run back queued with notBefore on its RunView, and counts the deferral', async () => {
     anthropic.script([{ status: 429, error: 'rate limited', retryAfter: '300' }]);
+    anthropic.requests.length = 0;
+    if (storeKind === 'postgres') database = await createTestDatabase();
     gw = await startTestGateway(
       {
+        ...(database ? { store: { driver: 'postgres', url: database.url } } : {}),
         models: {
           providers: {
             claude: {
