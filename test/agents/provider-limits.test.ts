@@ -4,10 +4,11 @@
  * one provider's calls to its cap while the runs beyond it stay queued and another provider's
  * run goes through; a 429 whose Retry-After outlasts the in-turn retries puts the run back
  * (`queued`, `notBefore`), holds the provider's other runs until then, and the run starts again
- * when the time comes; a chain with a free fallback is not held; a run held back longer than its
- * timeout in all fails `rate_limited`. The config key; and the gate on its own: order, aborts, the freed signal.
+ * when the time comes, also one deferred by another process; a chain with a free fallback is
+ * not held; a run held back longer than its timeout in all fails `rate_limited`; a tool loop's
+ * every call waits for its slot; other holds join the providers'. The config key; and the gate
+ * on its own: order, aborts, reservations, the freed signal, rate limits on the clock.
  */
-
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,11 +22,13 @@ import type { ResolvedConfig } from '../../src/config/resolved.js';
 import { combineHolds } from '../../src/store/rules/claim-hold.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { ClaimHold } from '../../src/store/types.js';
+import type { ToolSource } from '../../src/tools/types.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic.js';
 import { HeldProvider, queueRun } from '../helpers/agent-rig.js';
 import { tempDir, writeConfig } from '../helpers/gateway.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { waitFor } from '../helpers/wait.js';
+import { fakeToolSet } from './tools/fake-tool-set.js';
 
 const OWNER = 'test-host:1:worker';
 /** Two calls per model, their wait at most 5 ms: any Retry-After in seconds outlasts them. */
@@ -65,7 +68,7 @@ afterEach(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function configured(model: unknown, oaiCap?: number): ResolvedConfig {
+function configured(model: unknown, oaiCap?: number, withTools = false): ResolvedConfig {
   dir = tempDir('agentgate-plimits-');
   const configDir = join(dir, 'config');
   mkdirSync(configDir);
@@ -81,7 +84,15 @@ function configured(model: unknown, oaiCap?: number): ResolvedConfig {
         claude: { api: 'anthropic-messages', baseUrl: anthropic.url, apiKey: 'sk-ant-test' },
       },
     },
-    agents: { defaults: { model, heartbeat: { every: '0' }, maxConcurrent: 4 } },
+    agents: {
+      defaults: { model, heartbeat: { every: '0' }, maxConcurrent: 4 },
+      ...(withTools
+        ? { list: [{ id: 'main', default: true, tools: { allow: ['repo.*'], maxSteps: 4 } }] }
+        : {}),
+    },
+    ...(withTools
+      ? { tools: { servers: { repo: { transport: 'stdio', command: ['node', 'repo.js'] } } } }
+      : {}),
   });
   const loaded = loadConfigFile(path, process.env);
   if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
@@ -93,6 +104,7 @@ async function start(
   config: ResolvedConfig,
   pollMs?: number,
   claimHold?: () => ClaimHold | undefined,
+  tools?: ToolSource,
 ): Promise<void> {
   clock = new ManualClock();
   logged = [];
@@ -109,6 +121,7 @@ async function start(
     clock,
     ...(pollMs ? { pollMs } : {}),
     ...(claimHold ? { claimHold } : {}),
+    ...(tools ? { tools, steps: store.steps } : {}),
     metrics: { runFinished() {}, runDeferred: (provider) => void deferrals.push(provider) },
   });
   await worker.start();
@@ -153,6 +166,47 @@ describe('maxConcurrent', () => {
       call.answer(`reply ${i}`);
     }
     for (const run of runs) expect((await finished(run.id)).status).toBe('succeeded');
+    expect(held.maxInFlight).toBe(1);
+  });
+});
+
+describe('maxConcurrent and tool loops', () => {
+  it('holds for each call of a loop: another run calls while one runs a tool, whose next call then waits', async () => {
+    const config = configured(OAI, 1, true);
+    let toolDone = () => {};
+    const toolGate = new Promise<void>((resolve) => {
+      toolDone = resolve;
+    });
+    const set = fakeToolSet({
+      'repo.get': {
+        answer: async () => {
+          await toolGate;
+          return { status: 'ok', text: 'PR 7' };
+        },
+      },
+    });
+    const tools: ToolSource = {
+      async forRun(agentTools) {
+        return agentTools ? { ...set, maxSteps: agentTools.maxSteps } : undefined;
+      },
+      async close() {},
+    };
+    const looping = await queueRun(store, { model: OAI, message: 'loop' });
+    await start(config, undefined, undefined, tools);
+    (await held.received(1)).answer({ toolCalls: [{ name: 'repo__get', arguments: {} }] });
+    // Its tool runs: no call in flight, so the second run starts and calls.
+    await waitFor(() => set.calls.length === 1 || undefined, 'the tool call');
+    const other = await queueRun(store, { model: OAI, message: 'other' });
+    const second = await held.received(2);
+    expect(second.text).toContain('other');
+    toolDone();
+    // The loop's next call waits for the slot the other run's call holds.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(held.calls).toHaveLength(2);
+    second.answer('other done');
+    (await held.received(3)).answer('loop done');
+    expect((await finished(looping.id)).reply).toBe('loop done');
+    expect((await finished(other.id)).status).toBe('succeeded');
     expect(held.maxInFlight).toBe(1);
   });
 });
