@@ -16,6 +16,8 @@ import type { RunToolSet, ToolSpec } from '../tools/types.js';
 import { fitHistory, HISTORY_TURNS } from './history.js';
 import { tracedModelCall } from './model-span.js';
 import type { ModelRouter, ResolvedModel } from './models.js';
+import { providerOf } from './provider-hold.js';
+import { type ModelCallGate, RunRateLimited } from './provider-limits.js';
 import { abortReason } from './providers/kit/abort.js';
 import {
   type ChatMessage,
@@ -60,6 +62,12 @@ export interface TurnDeps {
   toolMetrics?: ToolCallMetrics;
   /** Sums every model call's usage (docs/usage.md), whatever the turn's outcome. */
   usage?: UsageMeter;
+  /**
+   * Provider limits (docs/agent-runs.md, "Provider limits"): each call waits for its provider's
+   * slot, and a 429 that outlasts the retries ends the turn with RunRateLimited. Absent: calls
+   * are made at once, and such a 429 fails the turn after its retries.
+   */
+  gate?: ModelCallGate;
 }
 
 /** A run's tools (docs/agent-runs.md, "Tools"): given, the turn is a loop of model and tool calls. */
@@ -177,15 +185,45 @@ async function completeWithFallback(
     deps.usage?.using(resolved);
     const messages = withoutForeignBlocks(sent.messages, route.foreignBefore);
     try {
+      skipIfRateLimited(deps.gate, resolved);
       return await completeWithRetry(deps, resolved, { ...sent, messages, model: resolved.model });
     } catch (error) {
       const next = route.chain[route.at + 1];
-      if (next === undefined || streamedPieces || !fallsBack(error, request.signal)) throw error;
+      if (next === undefined || streamedPieces || !fallsBack(error, request.signal)) {
+        throw streamedPieces ? error : rateLimitedOr(deps.gate, route, error, request.signal);
+      }
       deps.onFallback?.(error as ProviderError, resolved.ref, next.ref);
       route.at++;
       route.foreignBefore = sent.messages.length;
     }
   }
+}
+
+/**
+ * A model whose provider answered 429 here for longer than a turn's retries wait is not called
+ * until then: the turn goes to its next model, or is put back in the queue (docs/agent-runs.md,
+ * "Provider limits").
+ */
+function skipIfRateLimited(gate: ModelCallGate | undefined, resolved: ResolvedModel): void {
+  const provider = providerOf(resolved.ref);
+  const until = gate?.limitedUntil(provider);
+  if (until === undefined) return;
+  throw new ProviderError(
+    `provider "${provider}" is rate limited (429) until ${new Date(until).toISOString()}`,
+    429,
+  );
+}
+
+/**
+ * What ends a turn whose last model failed: with provider limits, a 429 becomes RunRateLimited,
+ * until the earliest time one of the chain's providers takes calls again; any other error as is.
+ */
+function rateLimitedOr(gate: ModelCallGate | undefined, route: Route, error: unknown, signal: AbortSignal) {
+  if (!gate || signal.aborted || !(error instanceof ProviderError) || error.status !== 429) return error;
+  const times = route.chain.flatMap((model) => gate.limitedUntil(providerOf(model.ref)) ?? []);
+  if (times.length === 0) return error;
+  const provider = providerOf((route.chain[route.at] as ResolvedModel).ref);
+  return new RunRateLimited(provider, Math.min(...times), error.message);
 }
 
 /** The conversation with the first `count` messages' provider blocks left out. */
@@ -216,7 +254,6 @@ async function completeWithRetry(
   resolved: ResolvedModel,
   request: CompletionRequest,
 ): Promise<CompletionResult> {
-  const { provider } = resolved;
   let streamedPieces = false;
   const onDelta = request.onDelta;
   const completion: CompletionRequest = onDelta
@@ -233,19 +270,55 @@ async function completeWithRetry(
   const random = deps.random ?? Math.random;
   for (let call = 1; ; call++) {
     try {
-      const complete = () => provider.complete(completion);
-      const result = await (deps.span ? tracedModelCall(deps.span, resolved, call, complete) : complete());
-      if (result.usage) deps.usage?.called(result.usage, resolved);
-      return result;
+      return await callThroughGate(deps, resolved, call, completion);
     } catch (error) {
       if (completion.signal.aborted || !(error instanceof ProviderError) || !error.transient) throw error;
       if (streamedPieces) throw error;
-      if (call >= retry.maxCalls) throw error;
       const delay = retryDelay(retry, call, error.retryAfterMs, random);
+      if (outlastsRetries(deps.gate, resolved, error, delay, call, retry)) throw error;
+      if (call >= retry.maxCalls) throw error;
       deps.onRetry?.(error, delay, call);
       await sleep(delay, completion.signal);
     }
   }
+}
+
+/** One call, in its provider's slot when there are limits (the span times the call, not the wait). */
+async function callThroughGate(
+  deps: TurnDeps,
+  resolved: ResolvedModel,
+  call: number,
+  completion: CompletionRequest,
+): Promise<CompletionResult> {
+  const release = await deps.gate?.acquire(providerOf(resolved.ref), completion.signal);
+  try {
+    const complete = () => resolved.provider.complete(completion);
+    const result = await (deps.span ? tracedModelCall(deps.span, resolved, call, complete) : complete());
+    if (result.usage) deps.usage?.called(result.usage, resolved);
+    return result;
+  } finally {
+    release?.();
+  }
+}
+
+/**
+ * With provider limits, a 429 whose wait — the provider's Retry-After, else the next backoff —
+ * is longer than a retry waits, or that came on the last call, is not waited for in the turn:
+ * the provider is marked rate limited here until then (docs/agent-runs.md, "Provider limits").
+ */
+function outlastsRetries(
+  gate: ModelCallGate | undefined,
+  resolved: ResolvedModel,
+  error: ProviderError,
+  delay: number,
+  call: number,
+  retry: RetryPolicy,
+): boolean {
+  if (!gate || error.status !== 429) return false;
+  const wait = error.retryAfterMs ?? delay;
+  if (wait <= retry.maxDelayMs && call < retry.maxCalls) return false;
+  gate.rateLimited(providerOf(resolved.ref), wait);
+  return true;
 }
 
 function userMessage(request: TurnRequest): ChatMessage {

@@ -20,9 +20,11 @@ import { stopWithGrace } from '../loops/stop-with-grace.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
 import type { StepsStore } from '../store/contract/steps.js';
+import { combineHolds } from '../store/rules/claim-hold.js';
 import {
   type AlertOutcome,
   type ClaimedRun,
+  type ClaimHold,
   type DeliveryRecord,
   type NewAlert,
   type RunCompletion,
@@ -37,6 +39,8 @@ import { userTurnOf } from './attachments.js';
 import { isHeartbeatAck } from './heartbeat-protocol.js';
 import type { ModelRouter } from './models.js';
 import { ownerAliveChecker } from './owner.js';
+import { firstProviderOf, providerHold } from './provider-hold.js';
+import { type ProviderLimits, RunRateLimited } from './provider-limits.js';
 import type { ThinkingLevel } from './providers/types.js';
 import { runToolsFor } from './run-tools.js';
 import { type ApproveTool, RunParked } from './tool-approval.js';
@@ -76,7 +80,20 @@ export interface WorkerDeps {
   /** Time for leases, run timeouts, polls and the stop grace (tests pass a manual one). */
   clock?: Clock;
   /** Counts finished runs and their durations, and model calls' usage (docs/operating.md, "Metrics"). */
-  metrics?: Pick<GatewayMetrics, 'runFinished'> & Partial<UsageMetrics>;
+  metrics?: Pick<GatewayMetrics, 'runFinished'> &
+    Partial<UsageMetrics> &
+    Partial<Pick<GatewayMetrics, 'runDeferred'>>;
+  /**
+   * Provider limits (docs/agent-runs.md, "Provider limits"), shared with the heartbeats: runs of a
+   * provider at its `maxConcurrent` or rate limited stay queued, each model call waits for its
+   * provider's slot, and a 429 that outlasts the retries puts the run back. Absent: none.
+   */
+  limits?: ProviderLimits;
+  /**
+   * Runs the claims leave queued for other reasons than providers (asked at every claim, joined
+   * with the providers' hold); absent: none.
+   */
+  claimHold?: () => ClaimHold | undefined;
   /**
    * Each run source's `maxConcurrentRuns` (docs/callers.md, "Per-hook limits"), asked at
    * every claim so a config reload applies to the next claim; absent means no caps.
@@ -134,6 +151,10 @@ export class RunWorker {
   private readonly clock: Clock;
   private readonly loop: ScanLoop;
   private stopRenewals = () => {};
+  private stopFreed = () => {};
+  private readonly pollMs: number;
+  /** When the claims may next read the earliest deferral (wakeForDeferred). */
+  private deferralsReadAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly deps: WorkerDeps) {
     this.agents = new Map(deps.config.agents.list.map((agent) => [agent.id, agent]));
@@ -142,7 +163,8 @@ export class RunWorker {
     this.clock = deps.clock ?? systemClock;
     this.active = new InFlight(this.clock);
     // Deferred: the accepts of one group commit signal in one turn and cost one claim.
-    this.loop = new ScanLoop(() => this.claim(), this.clock, deps.pollMs ?? 1000, {
+    this.pollMs = deps.pollMs ?? 1000;
+    this.loop = new ScanLoop(() => this.claim(), this.clock, this.pollMs, {
       wakeOn: { signal: deps.store.committed, kinds: ['runs'] },
       deferred: true,
     });
@@ -157,6 +179,8 @@ export class RunWorker {
     if (orphans.length > 0)
       this.deps.log.info({ runs: orphans.length }, 'resuming runs of a previous process');
     this.stopRenewals = this.clock.setInterval(() => this.renewLeases(), this.leaseMs / 3);
+    // A provider's slot freed up: the runs the claims held for it may start.
+    this.stopFreed = this.deps.limits?.onFreed(() => this.notify()) ?? (() => {});
     this.loop.start();
   }
 
@@ -177,25 +201,75 @@ export class RunWorker {
           this.leaseMs,
           capacity,
           this.deps.runCaps,
+          this.claimHoldNow(),
         );
         for (const run of runs) this.launch(run);
-        if (runs.length < capacity) return;
+        if (runs.length < capacity) return await this.wakeForDeferred();
       }
     } catch (error) {
       this.deps.log.error({ err: error }, 'claiming runs failed; retrying on the next poll');
     }
   }
 
+  /**
+   * A claim that found less than it could take may have left runs deferred until a time
+   * (docs/agent-runs.md, "Provider limits"), on another replica or before a restart: the loop
+   * looks again at the earliest, not only at its next poll. Read at most once per poll, so a
+   * claim woken by each accept does not pay a read more; this worker's own deferrals set the
+   * timer themselves (`defer`).
+   */
+  private async wakeForDeferred(): Promise<void> {
+    const now = this.clock.now();
+    if (now < this.deferralsReadAt) return;
+    this.deferralsReadAt = now + this.pollMs;
+    const at = await this.deps.store.runs.nextNotBefore(now);
+    if (at !== null) this.loop.wakeBy(at);
+  }
+
+  /**
+   * The runs a claim leaves queued: for the providers' sake, by the config in force
+   * (provider-hold.ts), and whatever `claimHold` adds.
+   */
+  private claimHoldNow(): ClaimHold | undefined {
+    const limits = this.deps.limits;
+    const config = this.deps.currentConfig?.() ?? this.deps.config;
+    const providers = limits ? providerHold(config, this.deps.models, limits) : undefined;
+    return combineHolds(providers, this.deps.claimHold?.());
+  }
+
+  /**
+   * A place among its provider's calls for a run about to start, dropped at its first call; false
+   * when the provider is at its cap (one claim may take several runs of a provider at once).
+   */
+  private reserveProvider(run: ClaimedRun): (() => void) | false {
+    const limits = this.deps.limits;
+    if (!limits) return () => {};
+    const config = this.deps.currentConfig?.() ?? this.deps.config;
+    const provider = firstProviderOf(config, this.deps.models, run);
+    if (provider === undefined) return () => {};
+    if (limits.atCap(provider)) return false;
+    return limits.reserve(provider);
+  }
+
   private launch(run: ClaimedRun): void {
     // Leased again by this same worker (its lease ran out while renewals failed): the turn
     // already running here goes on; a second one would call the model twice.
     if (this.active.has(run.id)) return;
+    const reservation = this.reserveProvider(run);
+    if (reservation === false) {
+      // Back in the queue, not an attempt: it starts when its provider has room.
+      this.deps.log.debug({ runId: run.id }, 'run handed back: its provider is at maxConcurrent');
+      void this.handBack([run]);
+      return;
+    }
     this.deps.log.debug({ runId: run.id, source: run.source, attempt: run.attempts }, 'run started');
     void this.active.track(run.id, async (stop) => {
-      const next = await this.execute(run, stop).catch((error): ClaimedRun[] | undefined => {
-        this.deps.log.error({ err: error, runId: run.id }, 'run bookkeeping failed');
-        return undefined;
-      });
+      const next = await this.execute(run, stop, reservation)
+        .catch((error): ClaimedRun[] | undefined => {
+          this.deps.log.error({ err: error, runId: run.id }, 'run bookkeeping failed');
+          return undefined;
+        })
+        .finally(reservation);
       // Claimed as the stop began: handed back, as a stop hands back running turns.
       if (this.stopping) await this.handBack(next ?? []);
       else for (const nextRun of next ?? []) this.launch(nextRun);
@@ -210,7 +284,11 @@ export class RunWorker {
    * the completion's transaction, or undefined when none was asked for. With
    * tracing on, all of it — the model calls, the log lines — is inside the run's span.
    */
-  private async execute(run: ClaimedRun, stop: AbortSignal): Promise<ClaimedRun[] | undefined> {
+  private async execute(
+    run: ClaimedRun,
+    stop: AbortSignal,
+    reservation: () => void,
+  ): Promise<ClaimedRun[] | undefined> {
     const span = () => ({
       kind: 'consumer' as const,
       parent: run.traceParent,
@@ -224,7 +302,7 @@ export class RunWorker {
       },
     });
     return traced(this.deps.tracing, 'agentgate.run', span, (runSpan) =>
-      this.executeTraced(run, stop, runSpan),
+      this.executeTraced(run, stop, runSpan, reservation),
     );
   }
 
@@ -232,6 +310,7 @@ export class RunWorker {
     run: ClaimedRun,
     stop: AbortSignal,
     span: WorkSpan | undefined,
+    reservation: () => void,
   ): Promise<ClaimedRun[] | undefined> {
     const { store, log, owner } = this.deps;
     if (run.attempts > MAX_INTERRUPTED_ATTEMPTS) return this.giveUp(run, span);
@@ -276,6 +355,7 @@ export class RunWorker {
             ),
           span,
           usage,
+          ...(this.deps.limits ? { gate: this.deps.limits.forRun(reservation) } : {}),
         },
         {
           agent,
@@ -293,6 +373,13 @@ export class RunWorker {
     } catch (failure) {
       const reason = signal.reason;
       if (failure instanceof RunParked) return this.parked(run, failure, span);
+      if (failure instanceof RunRateLimited && !signal.aborted) {
+        const deferred = await this.defer(run, failure, span);
+        if (deferred) return undefined;
+        status = 'failed';
+        error = rateLimitedError(run, failure, this.clock.now());
+        return this.record(run, status, reply, error, userTurn, span, usage);
+      }
       if (reason instanceof Shutdown) {
         await store.runs.releaseRun(run.id, owner);
         span?.setAttributes({ 'agentgate.interrupted': true });
@@ -318,6 +405,40 @@ export class RunWorker {
     if (parked.why === 'waiting') this.deps.log.info({ runId: run.id }, 'run waits for an approval');
     else this.deps.log.warn({ runId: run.id }, 'run lost its lease while asking for an approval');
     return undefined;
+  }
+
+  /**
+   * Puts a rate-limited run back in the queue until its providers take calls again
+   * (docs/agent-runs.md, "Provider limits"): not an attempt, and its slot is free meanwhile.
+   * False when that would hold it back longer than its timeout in all: it fails instead.
+   */
+  private async defer(
+    run: ClaimedRun,
+    limited: RunRateLimited,
+    span: WorkSpan | undefined,
+  ): Promise<boolean> {
+    const now = this.clock.now();
+    const waitMs = Math.max(0, limited.until - now);
+    if (run.heldMs + waitMs > run.timeoutSeconds * 1000) return false;
+    const { log, owner } = this.deps;
+    const deferred = await this.deps.store.runs.deferRun(run.id, owner, limited.until, now);
+    span?.setAttributes({ 'agentgate.deferred_until_ms': limited.until });
+    if (!deferred) {
+      log.warn({ runId: run.id }, 'run lost its lease before it could be put back for a rate limit');
+      return true;
+    }
+    this.deps.metrics?.runDeferred?.(limited.provider);
+    log.info(
+      {
+        runId: run.id,
+        provider: limited.provider,
+        notBefore: new Date(limited.until).toISOString(),
+        heldMs: run.heldMs + waitMs,
+      },
+      'provider rate limited; run put back in the queue',
+    );
+    this.loop.wakeBy(limited.until);
+    return true;
   }
 
   /** Fails a run that was interrupted too often, without calling the model again. */
@@ -417,11 +538,13 @@ export class RunWorker {
           });
           return { ...outcome, next: undefined };
         }
+        const hold = this.claimHoldNow();
         return await store.runs.completeAndClaim(completion, {
           now: this.clock.now(),
           leaseMs: this.leaseMs,
           limit: 1,
           caps: this.deps.runCaps,
+          ...(hold ? { hold } : {}),
         });
       } catch (error) {
         const delay = COMPLETION_RETRY_DELAYS_MS[retry];
@@ -453,8 +576,18 @@ export class RunWorker {
   /** Stops claiming; lets running turns finish for up to `graceMs`, then aborts and re-queues them. */
   async stop(graceMs: number): Promise<void> {
     this.stopRenewals();
+    this.stopFreed();
     await stopWithGrace(this.loop, this.active, graceMs, new Shutdown());
   }
+}
+
+/** A run held back by rate limits longer than its timeout: its error, starting `rate_limited`. */
+function rateLimitedError(run: ClaimedRun, limited: RunRateLimited, now: number): string {
+  const heldSeconds = Math.round((run.heldMs + Math.max(0, limited.until - now)) / 1000);
+  return (
+    `rate_limited: provider "${limited.provider}" answered 429 (${limited.message}); waiting for it would ` +
+    `hold the run back ${heldSeconds} s in all, more than its timeout of ${run.timeoutSeconds} s`
+  );
 }
 
 function initialDelivery(run: ClaimedRun, status: string, reply: string | null): DeliveryRecord {

@@ -12,6 +12,7 @@
 import { HEARTBEAT_MARKER, HEARTBEAT_OK, isHeartbeatAck } from '../agents/heartbeat-protocol.js';
 import type { ModelRouter } from '../agents/models.js';
 import { newOwnerId } from '../agents/owner.js';
+import type { ModelCallGate } from '../agents/provider-limits.js';
 import type { ProviderError } from '../agents/providers/types.js';
 import { wrapUntrusted } from '../agents/safety.js';
 import { type RetryPolicy, runTurn } from '../agents/turn.js';
@@ -43,6 +44,8 @@ export interface HeartbeatDeps {
   log: Logger;
   /** Retries of transient provider errors within a turn (defaults in turn.ts). */
   providerRetry?: RetryPolicy;
+  /** Provider limits shared with the run worker (docs/agent-runs.md, "Provider limits"): heartbeats' calls count too. */
+  limits?: ModelCallGate;
   /** Time for coalescing, periodic beats, turn timeouts and the stop grace (tests pass a manual one). */
   clock?: Clock;
   /** Counts finished heartbeats, and model calls' usage (docs/operating.md, "Metrics"). */
@@ -233,6 +236,7 @@ export class HeartbeatScheduler {
         onFallback,
         span: beat.span,
         usage: beat.usage,
+        ...(this.deps.limits ? { gate: this.deps.limits } : {}),
       },
       { agent, model: null, sessionKey, userTurn: prompt, signal },
     );

@@ -36,6 +36,7 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly hooks: HookSeries;
   private readonly runsFinished: Counter<'status'>;
+  private readonly runsDeferred: Counter<'provider'>;
   private readonly runDuration: Histogram<'status'>;
   private readonly runsQueued: Gauge;
   private readonly runsRunning: Gauge;
@@ -79,6 +80,14 @@ export class GatewayMetrics {
     this.runsRunning = new Gauge({
       name: 'agentgate_runs_running',
       help: 'Agent runs executing now (read from the store: all replicas).',
+      registers,
+    });
+    this.runsDeferred = new Counter({
+      name: 'agentgate_runs_deferred_total',
+      help:
+        'Runs put back in the queue because their provider answered 429 for longer than their retries ' +
+        'wait (docs/agent-runs.md, "Provider limits"), by that provider.',
+      labelNames: ['provider'],
       registers,
     });
     this.deliveries = new Counter({
@@ -179,6 +188,11 @@ export class GatewayMetrics {
   runFinished(status: RunFinishedStatus, seconds: number): void {
     this.runsFinished.labels(status).inc();
     if (Number.isFinite(seconds) && seconds >= 0) this.runDuration.labels(status).observe(seconds);
+  }
+
+  /** A run was put back in the queue for a provider's rate limit (not a finish, not an attempt). */
+  runDeferred(provider: string): void {
+    this.runsDeferred.labels(provider).inc();
   }
 
   /** A delivery ended (not each retry). */

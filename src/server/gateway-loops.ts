@@ -6,6 +6,7 @@
  * on its own poll, so a loop never needs a handle on one built after it.
  */
 import { ModelRouter } from '../agents/models.js';
+import { ProviderLimits } from '../agents/provider-limits.js';
 import { type ApproveTool, RunParked } from '../agents/tool-approval.js';
 import type { RetryPolicy } from '../agents/turn.js';
 import { RunWorker } from '../agents/worker.js';
@@ -119,10 +120,16 @@ function agentLoops(deps: LoopDeps, options: LoopOptions) {
   const { config, store, log, metrics, tracing } = deps;
   const models = new ModelRouter(config);
   const tools = createLazyToolSource(config, log);
+  // Each provider's maxConcurrent, as the config in force says (docs/agent-runs.md, "Provider limits").
+  const limits = new ProviderLimits((provider) => {
+    const entry = deps.ingress.state.config.modelPolicy.providers.get(provider);
+    return entry?.maxConcurrent;
+  }, systemClock);
   const heartbeat = new HeartbeatScheduler({
     store,
     config,
     models,
+    limits,
     log,
     providerRetry: options.providerRetry,
     metrics,
@@ -132,6 +139,7 @@ function agentLoops(deps: LoopDeps, options: LoopOptions) {
     store,
     config,
     models,
+    limits,
     providerRetry: options.providerRetry,
     log,
     owner: deps.owner,

@@ -80,7 +80,7 @@ export interface AnthropicMessagesBody {
  */
 export type FakeAnthropicReply =
   | string
-  | { status: number; error: string; type?: string }
+  | { status: number; error: string; type?: string; retryAfter?: string }
   | { status?: number; json: unknown }
   | { status?: number; raw: string; contentType?: string }
   | { stream: string[]; fail?: { error: string; type?: string } | 'drop' }
@@ -654,7 +654,11 @@ function sendReply(
       usage: wireAnthropicUsage(usage),
     });
   }
-  if ('error' in reply) return sendError(res, reply.status, reply.error, reply.type);
+  if ('error' in reply) {
+    const headers: Record<string, string> =
+      reply.retryAfter === undefined ? {} : { 'retry-after': reply.retryAfter };
+    return sendError(res, reply.status, reply.error, reply.type, headers);
+  }
   if ('json' in reply) return sendChunkedJson(res, reply.status ?? 200, reply.json);
   if ('raw' in reply)
     return sendText(res, reply.status ?? 200, reply.raw, {
@@ -662,14 +666,27 @@ function sendReply(
     });
 }
 
-function sendError(res: ServerResponse, status: number, message: string, type?: string): void {
-  sendChunkedJson(res, status, {
-    type: 'error',
-    error: { type: type ?? ERROR_TYPES[status] ?? 'api_error', message },
-  });
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type?: string,
+  headers: Record<string, string> = {},
+): void {
+  sendChunkedJson(
+    res,
+    status,
+    { type: 'error', error: { type: type ?? ERROR_TYPES[status] ?? 'api_error', message } },
+    headers,
+  );
 }
 
 /** The fake's answers have always come without content-length (chunked). */
-function sendChunkedJson(res: ServerResponse, status: number, json: unknown): void {
-  sendJson(res, status, json, {}, { contentLength: false });
+function sendChunkedJson(
+  res: ServerResponse,
+  status: number,
+  json: unknown,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(res, status, json, headers, { contentLength: false });
 }

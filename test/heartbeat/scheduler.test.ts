@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HEARTBEAT_MARKER, HEARTBEAT_OK } from '../../src/agents/heartbeat-protocol.js';
+import { ProviderLimits } from '../../src/agents/provider-limits.js';
 import { COALESCE_MS, HeartbeatScheduler } from '../../src/heartbeat/scheduler.js';
 import { HeldProvider, NO_RETRY, queueEvent, type Rig, rig, silentLog } from '../helpers/agent-rig.js';
 import { settle } from '../helpers/manual-clock.js';
@@ -34,7 +35,7 @@ afterEach(async () => {
   await setup.close();
 });
 
-function startScheduler(defaults: Record<string, unknown> = {}): HeartbeatScheduler {
+function startScheduler(defaults: Record<string, unknown> = {}, limits?: ProviderLimits): HeartbeatScheduler {
   setup = rig(llm.fake.baseUrl, { defaults });
   deliveries = 0;
   // The scheduler no longer pokes delivery: the heartbeat's commit signals it.
@@ -46,6 +47,7 @@ function startScheduler(defaults: Record<string, unknown> = {}): HeartbeatSchedu
     log: silentLog,
     providerRetry: NO_RETRY,
     clock: setup.clock,
+    ...(limits ? { limits } : {}),
   });
   return scheduler;
 }
@@ -67,6 +69,25 @@ const recorded = (count: number) =>
 const quiet = () => sleep(50).then(settle);
 
 describe('heartbeat scheduler', () => {
+  it("waits for its provider's slot under maxConcurrent: a heartbeat's call counts with the runs'", async () => {
+    const limits = new ProviderLimits(() => 1, { now: () => setup.clock.now() });
+    startScheduler({}, limits);
+    // A run's call holds the provider's only slot.
+    const release = await limits.acquire('fake', new AbortController().signal);
+    await queueEvent(setup.store, 'disk full');
+    await scheduler.start();
+    scheduler.request(MAIN);
+    await setup.clock.advance(COALESCE_MS);
+    await quiet();
+    expect(llm.calls).toHaveLength(0);
+    release();
+    const call = await llm.received(1);
+    expect(limits.inFlight('fake')).toBe(1);
+    call.answer(HEARTBEAT_OK);
+    await recorded(1);
+    expect(limits.inFlight('fake')).toBe(0);
+  });
+
   it(`coalesces the requests of ${COALESCE_MS} ms into one heartbeat`, async () => {
     startScheduler();
     await queueEvent(setup.store, 'first');

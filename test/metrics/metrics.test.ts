@@ -59,6 +59,7 @@ describe('GET /metrics', () => {
       agentgate_hook_requests_total: 'counter',
       agentgate_hook_request_duration_seconds: 'histogram',
       agentgate_runs_finished_total: 'counter',
+      agentgate_runs_deferred_total: 'counter',
       agentgate_run_duration_seconds: 'histogram',
       agentgate_runs_queued: 'gauge',
       agentgate_runs_running: 'gauge',

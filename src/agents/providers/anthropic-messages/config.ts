@@ -1,10 +1,13 @@
 /** A `models.providers` entry with `api: "anthropic-messages"` (docs/agent-runs.md, "Providers"). */
 import { z } from 'zod';
 import { nonEmpty } from '../../../util/config-fields.js';
+import { maxConcurrentField } from '../kit/limits.js';
 import { pricesField } from '../kit/prices.js';
 
 export const anthropicMessagesConfig = z.strictObject({
   api: z.literal('anthropic-messages'),
+  /** Model calls in flight to this provider, at most, in one gateway process (docs/agent-runs.md, "Provider limits"). */
+  maxConcurrent: maxConcurrentField,
   baseUrl: nonEmpty.default('https://api.anthropic.com'),
   apiKey: nonEmpty.optional(),
   maxTokens: z.number().int().positive().default(4096),
