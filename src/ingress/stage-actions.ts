@@ -34,6 +34,7 @@ export function buildActions(
       now: at,
       source: target.source,
       tokenId: state.token.id,
+      hookId: target.name,
       attachmentMaxBytes: hooks.config.hooks.attachments?.maxBytes,
     },
   );
