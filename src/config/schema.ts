@@ -8,6 +8,7 @@ import { PROVIDER_CONFIGS } from '../agents/providers/index.js';
 import { type AnyPlatform, CHANNEL_IDS, PLATFORMS } from '../channels/platforms/index.js';
 import { RETENTION_DEFAULTS } from '../store/driver.js';
 import { storeConfigSchema } from '../store/drivers/registry.js';
+import { budgetsSchema } from './budget-rules.js';
 import { ALERT_EVENTS } from '../store/types.js';
 import { agentToolsSchema, mappingToolsSchema, TOOLS_DEFAULTS, toolsSchema } from '../tools/config.js';
 
@@ -308,6 +309,8 @@ export const configSchema = z.strictObject({
   }),
   channels: channelsSchema.default({}),
   alerts: alertsSchema.optional(),
+  /** Spend caps per hook, hook token, agent or all (docs/budgets.md); empty: none. */
+  budgets: budgetsSchema.default([]),
   /** MCP servers and approval (docs/tools.md). */
   tools: toolsSchema.default({ servers: {}, approvalTimeout: TOOLS_DEFAULTS.approvalTimeout }),
 });
