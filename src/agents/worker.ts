@@ -179,11 +179,21 @@ export class RunWorker {
           this.deps.runCaps,
         );
         for (const run of runs) this.launch(run);
-        if (runs.length < capacity) return;
+        if (runs.length < capacity) return await this.wakeForDeferred();
       }
     } catch (error) {
       this.deps.log.error({ err: error }, 'claiming runs failed; retrying on the next poll');
     }
+  }
+
+  /**
+   * A claim that found less than it could take may have left runs deferred until a time
+   * (docs/agent-runs.md, "Provider limits"), here or on another replica: the loop looks again
+   * at the earliest, not only at its next poll.
+   */
+  private async wakeForDeferred(): Promise<void> {
+    const at = await this.deps.store.runs.nextNotBefore(this.clock.now());
+    if (at !== null) this.loop.wakeBy(at);
   }
 
   private launch(run: ClaimedRun): void {

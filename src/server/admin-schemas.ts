@@ -118,6 +118,11 @@ export const RunView = z.object({
   createdAt: isoTime,
   startedAt: isoTime.nullable(),
   finishedAt: isoTime.nullable(),
+  notBefore: isoTime
+    .nullable()
+    .describe(
+      'A `queued` run held back until then (a provider answered 429 for longer than its retries wait); null otherwise.',
+    ),
   reply: z.string().nullable(),
   error: z.string().nullable(),
   delivery: z.object({

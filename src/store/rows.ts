@@ -67,6 +67,8 @@ export interface RunRow extends DeliveryColumns, UsageColumns {
   steps: number;
   /** The call a waiting run waits on, as JSON (rules/steps.ts); null otherwise. */
   waiting_for: string | null;
+  /** Until when a queued run is held back (store/rules/claim-hold.ts); null otherwise. */
+  not_before: number | null;
 }
 
 export interface HeartbeatRow extends DeliveryColumns, UsageColumns {
@@ -81,7 +83,7 @@ export interface HeartbeatRow extends DeliveryColumns, UsageColumns {
 
 /** The columns of a RunView but its two texts (the reply and the error), for a SELECT list. */
 export const RUN_VIEW_FACT_COLUMNS = `id, status, agent_id, session_key, model, created_at, started_at, finished_at,
-                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id, attachments, steps, waiting_for,
+                delivery_status, delivery_channel, delivery_to, delivery_reason, callback_status, callback_attempts, token_id, attachments, steps, waiting_for, not_before,
                 usage_model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd`;
 
 /** The columns `toRunView` reads, for a SELECT list. */
@@ -118,6 +120,8 @@ export function runViewWith<Texts extends object>(
     createdAt: iso(row.created_at) as string,
     startedAt: iso(row.started_at),
     finishedAt: iso(row.finished_at),
+    // Only while it waits: the lease that takes the run clears it.
+    notBefore: iso(row.not_before ?? null),
     ...texts,
     delivery: deliveryOf(row),
     callback: { status: row.callback_status, attempts: row.callback_attempts },

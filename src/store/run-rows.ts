@@ -37,6 +37,8 @@ export interface QueuedRow {
   attachments: string | null;
   /** runs.stream; absent where a query does not read it. */
   stream?: Flag;
+  /** runs.held_ms (store/rules/claim-hold.ts); absent where a query does not read it. */
+  held_ms?: number | string;
   /** runs.hook_id and runs.token_id (a budget's scopes: docs/budgets.md); absent where not read. */
   hook_id?: string | null;
   token_id?: string | null;
@@ -63,6 +65,7 @@ export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
   attempts: row.attempts,
   traceParent: row.trace_parent,
   attachmentInfo: attachmentInfoOf(row.attachments),
+  heldMs: Number(row.held_ms ?? 0),
   // Only when set, so a run that does not stream looks as it always did.
   ...(isSet(row.stream) ? { stream: true } : {}),
   // Likewise: a budget's scopes (docs/budgets.md), only when the run has them.
@@ -81,6 +84,7 @@ export function toStoredRun(row: StoredRunRow): StoredRun {
   const {
     startedAt: _startedAt,
     attempts: _attempts,
+    heldMs: _heldMs,
     attachmentInfo: attachments,
     ...run
   } = toClaimedRun(row);

@@ -53,6 +53,7 @@ export type { DeliveryOutboxStore, OutboxItem } from './contract/outbox.js';
 export type { ReplicaStore } from './contract/replicas.js';
 export type {
   ClaimedRun,
+  ClaimHold,
   ClaimRequest,
   CompletionOutcome,
   RunCompletion,

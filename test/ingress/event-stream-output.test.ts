@@ -44,6 +44,7 @@ const view = (reply: string | null): RunView => ({
   createdAt: '2025-01-01T00:00:00.000Z',
   startedAt: null,
   finishedAt: null,
+  notBefore: null,
   reply,
   error: null,
   delivery: { status: 'none', channel: null, to: null, reason: null },

@@ -144,6 +144,7 @@ describe.each(DRIVERS)('Store conformance: $name', (driver) => {
         createdAt: new Date(T0).toISOString(),
         startedAt: null,
         finishedAt: null,
+        notBefore: null,
         reply: null,
         error: null,
         delivery: { status: 'pending', channel: 'last', to: '+1555', reason: null },

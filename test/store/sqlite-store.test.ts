@@ -138,6 +138,7 @@ describe('accept', () => {
       createdAt: new Date(T0).toISOString(),
       startedAt: null,
       finishedAt: null,
+      notBefore: null,
       reply: null,
       error: null,
       delivery: { status: 'pending', channel: 'last', to: '+1555', reason: null },

@@ -33,6 +33,8 @@ export interface RunView {
   createdAt?: string;
   startedAt?: string | null;
   finishedAt?: string | null;
+  /** A queued run held back until then (a provider's rate limit); null otherwise. */
+  notBefore?: string | null;
   reply?: string | null;
   error?: string | null;
   source?: string;
@@ -301,6 +303,7 @@ export function describeRun(run: RunView, now = Date.now()): string {
     ['finished', when(run.finishedAt)],
     ['took', between(run.startedAt, run.finishedAt)],
   );
+  if (run.notBefore) entries.push(['not before', when(run.notBefore)]);
   if (run.retryOf) entries.push(['retry of', run.retryOf]);
   entries.push(['delivery', deliverySummary(run, true)]);
   if (run.callback && run.callback.status !== 'none') {

@@ -64,6 +64,11 @@ export interface RunView {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /**
+   * A queued run held back until then (docs/agent-runs.md, "Provider limits"): no claim takes it
+   * before; null otherwise.
+   */
+  notBefore: string | null;
   reply: string | null;
   error: string | null;
   delivery: { status: DeliveryStatus; channel: string | null; to: string | null; reason: string | null };

@@ -18,6 +18,24 @@ export interface ClaimedRun extends NewRun {
   startedAt: number;
   /** The run's files without their bytes (empty for none); `runs.loadAttachments` reads the bytes. */
   attachmentInfo: AttachmentInfo[];
+  /** How long `deferRun` has held the run back in all, in ms (0 for none). */
+  heldMs: number;
+}
+
+/**
+ * Runs a claim leaves queued (docs/agent-runs.md, "Provider limits"): a run is held when any
+ * list matches it. By model: `runs.model` starting with one of `modelPrefixes` (a provider's
+ * `<provider>/`) or equal to one of `models` (aliases), or — a run with no model — its agent
+ * among `agentIdsWithoutModel`. The caller, which knows the config, computes the lists; the
+ * store filters in SQL. Absent or all empty: nothing is held.
+ */
+export interface ClaimHold {
+  modelPrefixes?: readonly string[];
+  models?: readonly string[];
+  agentIdsWithoutModel?: readonly string[];
+  sources?: readonly string[];
+  tokenIds?: readonly string[];
+  agentIds?: readonly string[];
 }
 
 /** How a run ended, written atomically with its transcript turn and its summary event. */
@@ -70,10 +88,20 @@ export interface RunQueueStore {
     leaseMs: number,
     limit: number,
     caps?: (source: string) => number | undefined,
+    /** Runs to leave queued by this claim, whatever their turn. */
+    hold?: ClaimHold,
   ): Promise<ClaimedRun[]>;
   renewLeases(owner: string, runIds: readonly string[], until: number): Promise<void>;
   /** Puts a leased run back in the queue (graceful stop); returns false when the lease was lost. */
   releaseRun(runId: string, owner: string): Promise<boolean>;
+  /**
+   * Puts a leased run back in the queue until `notBefore` (ms since the epoch): no claim takes it
+   * before then. As a release, the claim is not counted as an attempt; the run's held time grows
+   * by `notBefore - now` (store/rules/claim-hold.ts). False when the lease was lost.
+   */
+  deferRun(runId: string, owner: string, notBefore: number, now: number): Promise<boolean>;
+  /** The earliest `notBefore` of a deferred run still ahead of `now`, or null for none. */
+  nextNotBefore(now: number): Promise<number | null>;
   /** Re-queues runs whose lease owner is known to be gone; returns their ids. */
   requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]>;
   /** A run's files with their bytes, in the order given (docs/attachments.md); empty for none. */
@@ -95,6 +123,7 @@ export interface ClaimRequest {
   /** At most this many runs: the slots the completion frees. */
   limit: number;
   caps?: (source: string) => number | undefined;
+  hold?: ClaimHold;
 }
 
 export interface CompletionOutcome {

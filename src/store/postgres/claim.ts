@@ -18,6 +18,14 @@
  */
 import type pg from 'pg';
 import { HEAD_SOURCES_CTE, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
+import {
+  dueSql,
+  HOLD_LISTS,
+  type HoldDialect,
+  holdsAny,
+  holdValues,
+  notHeldSql,
+} from '../rules/claim-hold.js';
 import { type QueuedRow, toClaimedRun } from '../run-rows.js';
 import type { ClaimedRun, ClaimRequest } from '../types.js';
 import type { Pipeline } from './db.js';
@@ -40,16 +48,18 @@ const LOCK_SOURCES = `SELECT count(pg_advisory_xact_lock(hashtextextended($2 || 
 /**
  * The claimable heads, locked for this claim. The oldest heads of every source
  * come from run_heads alone (an index-only scan per source): $1 plus the runs
- * running now (at $2), since a source's heads that are not claimable are
- * running ones; a head is its key's oldest unfinished run, so a hot key with
- * thousands queued costs one row, and a flooded source costs that many rows,
- * not its backlog. `ARRAY(…)` makes those few seqs a value computed first, so
- * runs is then read by primary key only: a join let the planner merge-join
- * through the whole backlog instead.
+ * that hold a head without being claimable — the runs running now (at $2) and
+ * the queued ones deferred past it (few, through runs_deferred; they keep their
+ * key's head: store/rules/claim-hold.ts); a head is its key's oldest unfinished
+ * run, so a hot key with thousands queued costs one row, and a flooded source
+ * costs that many rows, not its backlog. `ARRAY(…)` makes those few seqs a value
+ * computed first, so runs is then read by primary key only: a join let the
+ * planner merge-join through the whole backlog instead.
  */
 const CLAIMABLE_HEADS = `
   ${HEAD_SOURCES_CTE},
-  busy(n) AS (SELECT COUNT(*)::int FROM runs WHERE status = 'running' AND lease_until >= $2)
+  busy(n) AS (SELECT (SELECT COUNT(*)::int FROM runs WHERE status = 'running' AND lease_until >= $2)
+                   + (SELECT COUNT(*)::int FROM runs WHERE status = 'queued' AND not_before > $2))
   SELECT seq, source FROM runs
    WHERE seq = ANY(ARRAY(
            SELECT c.seq FROM sources CROSS JOIN LATERAL (
@@ -57,6 +67,35 @@ const CLAIMABLE_HEADS = `
               LIMIT $1::int + (SELECT n FROM busy)) c
             WHERE sources.source IS NOT NULL))
      AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
+     AND ${dueSql('runs', '$2')}
+     FOR UPDATE SKIP LOCKED`;
+
+/** A claim's hold on PostgreSQL: each list bound as a text array, from $3 on (store/rules/claim-hold.ts). */
+const HOLD_SQL: HoldDialect = {
+  inList: (column, list) => `${column} = ANY($${3 + HOLD_LISTS.indexOf(list)}::text[])`,
+  hasPrefix: (column, list) =>
+    `EXISTS (SELECT 1 FROM unnest($${3 + HOLD_LISTS.indexOf(list)}::text[]) p WHERE starts_with(${column}, p))`,
+};
+
+/**
+ * The claimable heads when the claim holds some runs back: held heads may be many (a provider's
+ * every run), so each source's heads are filtered inside its lateral read, joined to runs,
+ * before its LIMIT — which is then $1 alone. A statement of its own, so a claim without a
+ * hold costs what it always did.
+ */
+const CLAIMABLE_HEADS_HELD = `
+  ${HEAD_SOURCES_CTE}
+  SELECT seq, source FROM runs
+   WHERE seq = ANY(ARRAY(
+           SELECT c.seq FROM sources CROSS JOIN LATERAL (
+             SELECT h.seq FROM run_heads h JOIN runs r ON r.seq = h.seq
+              WHERE h.source = sources.source
+                AND (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < $2))
+                AND ${dueSql('r', '$2')} AND ${notHeldSql('r', HOLD_SQL)}
+              ORDER BY h.seq LIMIT $1::int) c
+            WHERE sources.source IS NOT NULL))
+     AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
+     AND ${dueSql('runs', '$2')}
      FOR UPDATE SKIP LOCKED`;
 
 /**
@@ -65,11 +104,11 @@ const CLAIMABLE_HEADS = `
  */
 const LEASE = `
   UPDATE runs SET status = 'running', lease_owner = $1, lease_until = $3,
-                  started_at = COALESCE(started_at, $2), attempts = attempts + 1
+                  started_at = COALESCE(started_at, $2), attempts = attempts + 1, not_before = NULL
    WHERE seq = ANY($4::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
   RETURNING id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds,
             wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at, started_at, attempts, seq,
-            trace_parent, attachments, stream, hook_id, token_id`;
+            trace_parent, attachments, stream, held_ms, hook_id, token_id`;
 
 type Counted = pg.QueryResult<{ source: string; n: number }>;
 
@@ -91,7 +130,9 @@ export function sendClaimReads(tx: Pipeline, request: ClaimRequest): ClaimReads 
   return {
     request,
     running: tx.send(RUNNING_BY_SOURCE, [request.now]),
-    heads: tx.send(CLAIMABLE_HEADS, [request.limit, request.now]),
+    heads: holdsAny(request.hold)
+      ? tx.send(CLAIMABLE_HEADS_HELD, [request.limit, request.now, ...holdValues(request.hold)])
+      : tx.send(CLAIMABLE_HEADS, [request.limit, request.now]),
   };
 }
 

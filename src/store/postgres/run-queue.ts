@@ -26,12 +26,14 @@ import type pg from 'pg';
 import type { CommitSignals } from '../commit-signals.js';
 import { noCaps, type RunCaps } from '../fair-share.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
+import { deferRunSql, deferral, nextNotBeforeSql } from '../rules/claim-hold.js';
 import { type CompletionItem, claimsOf, outcomesOf, planCompletions } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import {
   type AlertOutcome,
   type Attachment,
   type ClaimedRun,
+  type ClaimHold,
   type ClaimRequest,
   type CompletionOutcome,
   type RunCompletion,
@@ -69,6 +71,9 @@ const MOVE_HEADS = `
 
 const NOTIFY_WORK = `SELECT pg_notify('${WORK_CHANNEL}', '')`;
 
+const DEFER_RUN = deferRunSql((n) => `$${n}`, 'GREATEST');
+const NEXT_NOT_BEFORE = nextNotBeforeSql('$1');
+
 /** What a completion batch leaves for after its COMMIT: which were recorded, and each owner's leased runs. */
 interface BatchRecord {
   recorded: boolean[];
@@ -98,10 +103,11 @@ export class PgRunQueue implements RunQueueStore {
     leaseMs: number,
     limit: number,
     caps: RunCaps = noCaps,
+    hold?: ClaimHold,
   ): Promise<ClaimedRun[]> {
     if (limit <= 0) return [];
     const lease = await inPipelinedTransaction(this.pool, async (tx) => {
-      const reads = sendClaimReads(tx, { now, leaseMs, limit, caps });
+      const reads = sendClaimReads(tx, { now, leaseMs, limit, caps, ...(hold ? { hold } : {}) });
       await tx.flush();
       return sendLease(tx, owner, reads);
     });
@@ -130,6 +136,22 @@ export class PgRunQueue implements RunQueueStore {
     this.signals.runsRequeued(released ? 1 : 0);
     if (released) await this.pool.query(NOTIFY_WORK).catch(() => {});
     return released;
+  }
+
+  async deferRun(runId: string, owner: string, notBefore: number, now: number): Promise<boolean> {
+    const { heldMs } = deferral(now, notBefore);
+    // No NOTIFY: the run is not claimable before notBefore, when every replica's timer
+    // (nextNotBefore, read at its scans) looks again.
+    const result = await inTransaction(this.pool, (tx) =>
+      tx.query(DEFER_RUN, [notBefore, heldMs, runId, owner]),
+    );
+    return result.rowCount === 1;
+  }
+
+  async nextNotBefore(now: number): Promise<number | null> {
+    const rows = await readPrepared<{ at: number | string | null }>(this.pool, NEXT_NOT_BEFORE, [now]);
+    const at = rows[0]?.at;
+    return at === null || at === undefined ? null : Number(at);
   }
 
   /**

@@ -10,6 +10,17 @@ import type { CommitSignals } from '../commit-signals.js';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
 import { planSpend } from '../rules/budgets.js';
+import {
+  deferRunSql,
+  deferral,
+  dueSql,
+  HOLD_LISTS,
+  type HoldDialect,
+  holdsAny,
+  holdValues,
+  nextNotBeforeSql,
+  notHeldSql,
+} from '../rules/claim-hold.js';
 import { type CompletionItem, claimsOf, outcomesOf, planCompletions } from '../rules/completion.js';
 import { GroupCommit } from '../rules/group-commit.js';
 import { USAGE_COLUMNS, usageValues } from '../rules/usage.js';
@@ -17,6 +28,7 @@ import { type QueuedRow, toClaimedRun } from '../run-rows.js';
 import {
   type Attachment,
   type ClaimedRun,
+  type ClaimHold,
   type ClaimRequest,
   type CompletionOutcome,
   type RunCompletion,
@@ -29,7 +41,20 @@ import type { SqliteTxWriter } from './tx-writer.js';
 /** The columns of a `QueuedRow`, for a lease's RETURNING (which sees the row as the lease left it). */
 const QUEUED_COLUMNS = `id, agent_id, session_key, main_session_key, name, message, model,
   thinking, timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-  started_at, attempts, trace_parent, attachments, stream, hook_id, token_id`;
+  started_at, attempts, trace_parent, attachments, stream, held_ms, hook_id, token_id`;
+
+/** A claim's hold on SQLite: each list bound as a JSON array, by name (store/rules/claim-hold.ts). */
+const HOLD_SQL: HoldDialect = {
+  inList: (column, list) => `${column} IN (SELECT value FROM json_each(@${list}))`,
+  hasPrefix: (column, list) =>
+    `EXISTS (SELECT 1 FROM json_each(@${list}) p WHERE substr(${column}, 1, length(p.value)) = p.value)`,
+};
+
+/** The hold's lists as `runnableHeld` binds them. */
+function holdParams(hold: ClaimHold): Record<string, string> {
+  const values = holdValues(hold);
+  return Object.fromEntries(HOLD_LISTS.map((list, index) => [list, JSON.stringify(values[index])]));
+}
 
 export class SqliteRunQueue implements RunQueueStore {
   private readonly s;
@@ -58,13 +83,27 @@ export class SqliteRunQueue implements RunQueueStore {
       // first: reads that source's heads in order, so a hot key with thousands queued costs one row.
       // Only the seq: the columns of the heads picked come back from their lease below (reading
       // every column of every candidate made this query 3× slower, measured).
+      // A run deferred past now is left (store/rules/claim-hold.ts).
       runnable: db
-        .prepare<[string, number, number], number>(
+        .prepare<[string, number, number, number], number>(
           `SELECT r.seq FROM run_heads h JOIN runs r ON r.seq = h.seq
             WHERE h.source = ? AND (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < ?))
+              AND ${dueSql('r', '?')}
             ORDER BY h.seq LIMIT ${BOUND_LIMIT}`,
         )
         .pluck(),
+      // The same, leaving the runs a claim's hold names too: a statement of its own, so a claim
+      // without a hold reads as it always did.
+      runnableHeld: db
+        .prepare<[Record<string, string | number>], number>(
+          `SELECT r.seq FROM run_heads h JOIN runs r ON r.seq = h.seq
+            WHERE h.source = @source AND (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < @now))
+              AND ${dueSql('r', '@now')} AND ${notHeldSql('r', HOLD_SQL)}
+            ORDER BY h.seq LIMIT CAST(@room AS INTEGER)`,
+        )
+        .pluck(),
+      defer: db.prepare(deferRunSql(() => '?', 'MAX')),
+      nextNotBefore: db.prepare<[number], { at: number | null }>(nextNotBeforeSql('?')),
       dropHead: db.prepare('DELETE FROM run_heads WHERE session_key = ?'),
       nextHead: db.prepare(
         `INSERT OR IGNORE INTO run_heads (session_key, seq, source)
@@ -73,7 +112,7 @@ export class SqliteRunQueue implements RunQueueStore {
       ),
       lease: db.prepare<[string, number, number, number], QueuedRow>(
         `UPDATE runs SET status = 'running', lease_owner = ?, lease_until = ?,
-                         started_at = COALESCE(started_at, ?), attempts = attempts + 1
+                         started_at = COALESCE(started_at, ?), attempts = attempts + 1, not_before = NULL
           WHERE seq = ? RETURNING ${QUEUED_COLUMNS}`,
       ),
       renew: db.prepare(
@@ -119,9 +158,10 @@ export class SqliteRunQueue implements RunQueueStore {
     leaseMs: number,
     limit: number,
     caps: RunCaps = noCaps,
+    hold?: ClaimHold,
   ): Promise<ClaimedRun[]> {
     if (limit <= 0) return [];
-    return this.claim.immediate({ now, leaseMs, limit, caps }, owner);
+    return this.claim.immediate({ now, leaseMs, limit, caps, ...(hold ? { hold } : {}) }, owner);
   }
 
   /** Leases up to `request.limit` runnable heads to `owner`, inside the caller's transaction. */
@@ -129,10 +169,15 @@ export class SqliteRunQueue implements RunQueueStore {
     const { now, leaseMs, limit } = request;
     const caps = request.caps ?? noCaps;
     const running = new Map(this.s.runningBySource.all(now).map((row) => [row.source, row.n]));
+    const held = holdsAny(request.hold) ? holdParams(request.hold) : undefined;
+    const runnable = (source: string, room: number) =>
+      held
+        ? this.s.runnableHeld.all({ ...held, source, now, room })
+        : this.s.runnable.all(source, now, now, room);
     const candidates = this.s.headSources.all().map(({ source }) => {
       const cap = caps(source);
       const room = cap === undefined ? limit : Math.min(limit, cap - (running.get(source) ?? 0));
-      return { source, heads: room > 0 ? this.s.runnable.all(source, now, room) : [] };
+      return { source, heads: room > 0 ? runnable(source, room) : [] };
     });
     return pickFairly(candidates, running, caps, limit, (seq) => seq).map((seq) => {
       return toClaimedRun(this.s.lease.get(owner, now + leaseMs, now, seq) as QueuedRow);
@@ -152,6 +197,17 @@ export class SqliteRunQueue implements RunQueueStore {
     const released = this.s.release.run(runId, owner).changes === 1;
     this.signals.runsRequeued(released ? 1 : 0);
     return released;
+  }
+
+  async deferRun(runId: string, owner: string, notBefore: number, now: number): Promise<boolean> {
+    const { heldMs } = deferral(now, notBefore);
+    // Not a requeue signal: the run is not claimable before notBefore, when the worker's
+    // timer (nextNotBefore) looks again.
+    return this.s.defer.run(notBefore, heldMs, runId, owner).changes === 1;
+  }
+
+  async nextNotBefore(now: number): Promise<number | null> {
+    return this.s.nextNotBefore.get(now)?.at ?? null;
   }
 
   async requeueOrphans(isOwnerAlive: (owner: string) => boolean): Promise<string[]> {
