@@ -12,7 +12,13 @@
  */
 import type { Logger } from '../log.js';
 import { ScanLoop } from '../loops/scan-loop.js';
-import type { BudgetStore, BudgetWindow, CommittedSignal, SpendAmount, SpendCounter } from '../store/types.js';
+import type {
+  BudgetStore,
+  BudgetWindow,
+  CommittedSignal,
+  SpendAmount,
+  SpendCounter,
+} from '../store/types.js';
 import type { Clock } from '../util/clock.js';
 import { type Budget, counterOf, countersFor, endOf, reached } from './scopes.js';
 
@@ -112,14 +118,18 @@ export class BudgetBook {
     return until;
   }
 
-  /** Reads every budget's current window again; a failed read keeps the last states. */
-  async refresh(): Promise<void> {
+  /**
+   * Reads every budget's current window again; a failed read keeps the last states (with
+   * `strict`, it throws: an answer must not show a stale spend as current).
+   */
+  async refresh(options: { strict?: boolean } = {}): Promise<void> {
     const now = this.deps.clock.now();
     const counters = this.budgets.map((budget) => counterOf(budget, now));
     let spent: SpendAmount[];
     try {
       spent = await this.deps.store.budgets.readSpend(counters);
     } catch (error) {
+      if (options.strict) throw error;
       this.deps.log.warn({ err: error }, 'reading the budgets’ spend failed; retrying');
       return;
     }

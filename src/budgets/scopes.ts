@@ -40,7 +40,11 @@ export function budgetsOf(config: readonly BudgetConfig[]): Budget[] {
 }
 
 /** The scopes a run counts toward. */
-export function runScopes(run: { agentId: string; hookId?: string | null; tokenId?: string | null }): string[] {
+export function runScopes(run: {
+  agentId: string;
+  hookId?: string | null;
+  tokenId?: string | null;
+}): string[] {
   const scopes = [ALL_SCOPE, agentScope(run.agentId)];
   if (run.hookId) scopes.push(hookScope(run.hookId));
   if (run.tokenId) scopes.push(tokenScope(run.tokenId));
@@ -76,7 +80,11 @@ export const endOf = (counter: SpendCounter): number => windowEnd(counter.window
  * The counters a spend at `at` in these scopes is added to: one per scope and window that some
  * budget limits (two budgets of one scope and window share it); empty when none does.
  */
-export function countersFor(budgets: readonly Budget[], scopes: readonly string[], at: number): SpendCounter[] {
+export function countersFor(
+  budgets: readonly Budget[],
+  scopes: readonly string[],
+  at: number,
+): SpendCounter[] {
   const counters = new Map<string, SpendCounter>();
   for (const budget of budgets) {
     if (!scopes.includes(budget.scope)) continue;

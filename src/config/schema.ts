@@ -8,9 +8,9 @@ import { PROVIDER_CONFIGS } from '../agents/providers/index.js';
 import { type AnyPlatform, CHANNEL_IDS, PLATFORMS } from '../channels/platforms/index.js';
 import { RETENTION_DEFAULTS } from '../store/driver.js';
 import { storeConfigSchema } from '../store/drivers/registry.js';
-import { budgetsSchema } from './budget-rules.js';
 import { ALERT_EVENTS } from '../store/types.js';
 import { agentToolsSchema, mappingToolsSchema, TOOLS_DEFAULTS, toolsSchema } from '../tools/config.js';
+import { budgetsSchema } from './budget-rules.js';
 
 /** The platforms' ids, in the registry's order (`channel: "last"`'s fallback order). */
 export { CHANNEL_IDS, type ChannelId } from '../channels/platforms/index.js';

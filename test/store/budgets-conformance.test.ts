@@ -205,7 +205,9 @@ describe.each(DRIVERS)('Store conformance, budgets: $name', (driver) => {
     expect(await store.budgets.alertOnce('github-daily', 'day', DAY, alert('again'), T0 + 1)).toBeUndefined();
     expect(await store.budgets.alertOnce('other', 'day', DAY, alert('other'), T0 + 2)).toBe('queued');
     const next = DAY + 86_400_000;
-    expect(await store.budgets.alertOnce('github-daily', 'day', next, alert('next day'), next)).toBe('queued');
+    expect(await store.budgets.alertOnce('github-daily', 'day', next, alert('next day'), next)).toBe(
+      'queued',
+    );
     expect((await store.counts()).deliveriesPending).toBe(3);
     const [head] = await store.outbox.deliveryHeads(10);
     expect(head).toMatchObject({ kind: 'alert', text: 'first' });
