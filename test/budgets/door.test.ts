@@ -3,12 +3,14 @@
  * `agent` hook's daily token budget; from then on POST /hooks/agent is 429 `budget_exceeded`
  * with Retry-After (the seconds to the UTC day's end) and stores nothing, while a hook of
  * another scope is still accepted; GET /api/budgets shows the spend; one `budget.exceeded`
- * alert reaches the alert route, however many requests are refused.
+ * alert reaches the alert route, however many requests are refused; `agentgate budgets` lists them.
  */
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../fakes/openai.js';
 import { startFakeTelegram } from '../fakes/telegram.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -103,5 +105,23 @@ describe('budgets at the door', () => {
     await sleep(300);
     expect(alerts()).toHaveLength(1);
     expect(alerts()[0]).toContain('budget agent-daily (hook:agent) is spent for this day');
+
+    // `agentgate budgets` shows the same, as a table.
+    const env = {
+      AGENTGATE_CONFIG: '',
+      AGENTGATE_HOME: '',
+      HOME: join(gw.dir, 'home'),
+      AGENTGATE_LOG_LEVEL: 'warn',
+    };
+    const listedByCli = await runCliInProcess(
+      ['budgets', '--config', join(gw.dir, 'agentgate.json5'), '--url', gw.url],
+      env,
+    );
+    expect(listedByCli.code, listedByCli.stderr).toBe(0);
+    const lines = listedByCli.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^BUDGET +SCOPE +WINDOW +SPENT \/ LIMIT +RESETS +STATE$/);
+    expect(lines[1]).toMatch(/^agent-daily +hook:agent +day +15 \/ 15 tokens +\S+ +spent$/);
+    expect(lines[2]).toMatch(/^wake-hourly +hook:wake +hour +\$0\.\d+ \/ \$1\.00 +\S+ +ok$/);
+    expect(listedByCli.stdout).not.toContain(ADMIN_TOKEN);
   });
 });
