@@ -12,6 +12,7 @@
  * a grace period, then are aborted and put back in the queue for the next start.
  */
 
+import { runScopes } from '../budgets/scopes.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import { InFlight } from '../loops/in-flight.js';
@@ -28,6 +29,7 @@ import {
   type DeliveryRecord,
   type NewAlert,
   type RunCompletion,
+  type SpendCounter,
   type Store,
   StoreUnavailableError,
 } from '../store/types.js';
@@ -127,6 +129,16 @@ export interface WorkerDeps {
    * config the worker was built with.
    */
   currentConfig?: () => ResolvedConfig;
+  /** The budgets (docs/budgets.md); absent with none configured: no check, no spend written. */
+  budgets?: RunBudgets;
+}
+
+/** What the worker asks of the budgets (budgets/book.ts). */
+export interface RunBudgets {
+  /** When a run in these scopes may start, read from the store now; undefined: it may now. */
+  holdUntil(scopes: readonly string[], now: number): Promise<number | undefined>;
+  /** The counters a run's usage is added to with its completion. */
+  countersFor(scopes: readonly string[], at: number): SpendCounter[];
 }
 
 /** What the worker asks of alerts (alerts/alerts.ts). */
@@ -314,6 +326,7 @@ export class RunWorker {
   ): Promise<ClaimedRun[] | undefined> {
     const { store, log, owner } = this.deps;
     if (run.attempts > MAX_INTERRUPTED_ATTEMPTS) return this.giveUp(run, span);
+    if (await this.heldByBudget(run, span)) return undefined;
     const agent =
       this.agents.get(run.agentId) ??
       (this.agents.get(this.deps.config.agents.defaultAgentId) as ResolvedAgent);
@@ -441,6 +454,26 @@ export class RunWorker {
     return true;
   }
 
+  /**
+   * A run in a scope whose budget is spent for its window waits, queued, until that window ends
+   * (docs/budgets.md): put back before any model call, not counted as an attempt, not claimed
+   * again before then. The spend is read from the store now (one read), so the budget book's
+   * lag never lets a run start over a spent budget. A budget's wait is not a provider's hold:
+   * the run's held time (docs/agent-runs.md, "Provider limits") does not grow by it.
+   */
+  private async heldByBudget(run: ClaimedRun, span: WorkSpan | undefined): Promise<boolean> {
+    const { budgets, store, log, owner } = this.deps;
+    if (!budgets) return false;
+    const until = await budgets.holdUntil(runScopes(run), this.clock.now());
+    if (until === undefined) return false;
+    const deferred = await store.runs.deferRun(run.id, owner, until, until);
+    span?.setAttributes({ 'agentgate.budget_wait_until': new Date(until).toISOString() });
+    if (deferred)
+      log.info({ runId: run.id, until: new Date(until).toISOString() }, 'run waits: its budget is spent');
+    else log.warn({ runId: run.id }, 'run lost its lease while waiting for its budget');
+    return true;
+  }
+
   /** Fails a run that was interrupted too often, without calling the model again. */
   private async giveUp(run: ClaimedRun, span: WorkSpan | undefined): Promise<ClaimedRun[] | undefined> {
     const error =
@@ -500,6 +533,8 @@ export class RunWorker {
     };
     const used = usage?.result();
     if (used) completion.usage = used;
+    const spend = this.deps.budgets?.countersFor(runScopes(run), finishedAt);
+    if (spend && spend.length > 0) completion.spend = spend;
     const alert = status === 'succeeded' ? undefined : this.deps.alerts?.forRun(run, status, error);
     if (alert) completion.alert = alert;
     const { recorded, next, alert: alerted } = await this.commitCompletion(completion);

@@ -37,6 +37,16 @@ export interface AlertsDeps {
   metrics?: { alertCounted(status: AlertStatus, count?: number): void };
 }
 
+/** A budget spent for its window, as a budget.exceeded alert names it. */
+export interface ExceededBudget {
+  id: string;
+  scope: string;
+  window: 'hour' | 'day';
+  limit: { usd?: number; tokens?: number };
+  spent: { usd: number; tokens: number };
+  resetsAt: number;
+}
+
 /** The run a run.failed (or approval.requested) alert is about. */
 export interface FailedRun {
   id: string;
@@ -63,6 +73,22 @@ export class Alerts {
     return (
       alert && { ...alert, text: `${alert.text}; approve or deny: agentgate runs approve|deny ${run.id}` }
     );
+  }
+
+  /**
+   * The alert of a budget spent for its window (docs/budgets.md): its id, scope, spend and limit,
+   * and when it resets. Every value is the operator's or the gateway's own.
+   */
+  forBudget(budget: ExceededBudget): NewAlert | undefined {
+    const { limit, spent } = budget;
+    const amounts = [
+      ...(limit.usd !== undefined ? [`$${round(spent.usd)} of $${limit.usd}`] : []),
+      ...(limit.tokens !== undefined ? [`${spent.tokens} of ${limit.tokens} tokens`] : []),
+    ].join(', ');
+    const subject =
+      `budget ${budget.id} (${budget.scope}) is spent for this ${budget.window}: ${amounts}; ` +
+      `new requests in it get 429 and its queued runs wait until ${new Date(budget.resetsAt).toISOString()}`;
+    return this.alert('budget.exceeded', budget.id, subject, null);
   }
 
   /** The alert of a reply whose delivery ended failed; never one for an alert message. */
@@ -175,6 +201,9 @@ export function summaryText(counts: AlertCounts, total: number): string {
   const failures = total === 1 ? 'failure' : 'failures';
   return `⚠️ agentgate: ${total} more ${failures} in the last hour (over alerts.maxPerHour, not sent one by one): ${kinds}; see the dashboard's Failures view`;
 }
+
+/** Dollars to the cent, or to four decimals under a cent. */
+const round = (usd: number): string => (usd >= 0.01 ? usd.toFixed(2) : usd.toFixed(4));
 
 const hookOf = (run: { source: string; name?: string | null }) =>
   inertLinks(run.name ? `${run.source}, ${run.name}` : run.source);

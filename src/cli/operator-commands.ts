@@ -6,7 +6,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_MAX_WAIT_S, DEFAULT_PROBE_TIMEOUT_S, RUN_STATUSES, WAKE_MODES } from './defaults.js';
 import type { CliIo } from './io.js';
-import { registerUsageCommand } from './usage-command.js';
+import { registerBudgetsCommand, registerUsageCommand } from './usage-command.js';
 
 // Each command's module is loaded only when that command runs: `agentgate status` need not load
 // the store drivers doctor uses, and none of them the gateway itself.
@@ -42,6 +42,7 @@ export function registerOperatorCommands(program: Command, io: CliIo): void {
     .action(lazy(io, async () => (await import('./commands/status.js')).statusCommand));
   registerRunsCommands(program, io);
   registerUsageCommand(program, io);
+  registerBudgetsCommand(program, io);
   registerSendCommands(program, io);
   registerDoctorCommand(program, io);
 }

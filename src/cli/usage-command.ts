@@ -27,3 +27,17 @@ export function registerUsageCommand(program: Command, io: CliIo): void {
     .option('--json', "print the API's answer as JSON")
     .action(async (options) => (await import('./commands/usage.js')).usageCommand(io, options));
 }
+
+/** `agentgate budgets` (docs/budgets.md): each budget's spend in its current window. */
+export function registerBudgetsCommand(program: Command, io: CliIo): void {
+  program
+    .command('budgets')
+    .description('each budget in its current UTC hour or day: spend against limit, when it resets')
+    .option('-c, --config <file>', 'config file (else $AGENTGATE_CONFIG, $AGENTGATE_HOME, ~/.agentgate)')
+    .option(
+      '--url <url>',
+      'the gateway address, instead of gateway.bind/gateway.port (e.g. when run with --port)',
+    )
+    .option('--json', "print the API's answer as JSON")
+    .action(async (options) => (await import('./commands/budgets.js')).budgetsCommand(io, options));
+}

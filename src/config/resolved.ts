@@ -63,6 +63,8 @@ export interface ResolvedConfig {
   alerts?: AlertsConfig;
   /** MCP servers and approval (docs/tools.md). */
   tools: RawConfig['tools'];
+  /** Spend caps (docs/budgets.md); empty for none. */
+  budgets: RawConfig['budgets'];
 }
 
 export function mainSessionKeyOf(agentId: string): string {

@@ -12,6 +12,7 @@ import { RETENTION_DEFAULTS } from '../store/driver.js';
 import { storeConfigSchema } from '../store/drivers/registry.js';
 import { ALERT_EVENTS } from '../store/types.js';
 import { agentToolsSchema, mappingToolsSchema, TOOLS_DEFAULTS, toolsSchema } from '../tools/config.js';
+import { budgetsSchema } from './budget-rules.js';
 
 /** The platforms' ids, in the registry's order (`channel: "last"`'s fallback order). */
 export { CHANNEL_IDS, type ChannelId } from '../channels/platforms/index.js';
@@ -321,6 +322,8 @@ export const configSchema = z.strictObject({
   }),
   channels: channelsSchema.default({}),
   alerts: alertsSchema.optional(),
+  /** Spend caps per hook, hook token, agent or all (docs/budgets.md); empty: none. */
+  budgets: budgetsSchema.default([]),
   /** MCP servers and approval (docs/tools.md). */
   tools: toolsSchema.default({ servers: {}, approvalTimeout: TOOLS_DEFAULTS.approvalTimeout }),
 });

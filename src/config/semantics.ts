@@ -6,6 +6,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { resolveStore } from '../store/drivers/registry.js';
 import { resolveToolPaths, toolConfigRules } from '../tools/config-rules.js';
+import { budgetConfigProblems } from './budget-rules.js';
 import { callbackConfigProblems } from './callback-rules.js';
 import {
   hookTokenRules,
@@ -78,7 +79,17 @@ export function checkConfig(
     channels: raw.channels,
     alerts: raw.alerts,
     tools: resolveToolPaths(raw.tools, ctx.resolvePath),
+    budgets: raw.budgets,
   };
+  // --- budgets: the hooks, tokens and agents they name exist (docs/budgets.md) ---------
+  found.problems.push(
+    ...budgetConfigProblems(raw.budgets, {
+      mappingIds: hooks.mappings.map((mapping, index) => mapping.id ?? `mapping-${index}`),
+      presets: hooks.presets,
+      tokenIds: config.hooks.tokens.map((token) => token.id),
+      agentIds: agents.map((agent) => agent.id),
+    }),
+  );
   return { config, problems: found.problems, warnings: found.warnings };
 }
 

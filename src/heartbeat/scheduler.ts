@@ -17,13 +17,15 @@ import type { ProviderError } from '../agents/providers/types.js';
 import { wrapUntrusted } from '../agents/safety.js';
 import { type RetryPolicy, runTurn } from '../agents/turn.js';
 import { meterFor, UsageMeter, type UsageMetrics } from '../agents/usage-meter.js';
+import type { RunBudgets } from '../agents/worker.js';
 import { HEARTBEAT_FILE, readWorkspaceFile } from '../agents/workspace.js';
+import { heartbeatScopes } from '../budgets/scopes.js';
 import type { ResolvedAgent, ResolvedConfig } from '../config/resolved.js';
 import type { Logger } from '../log.js';
 import { InFlight } from '../loops/in-flight.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { type SpanStarter, traced, type WorkSpan } from '../observability/work-span.js';
-import type { DeliveryRecord, PendingEvent, RunUsage, Store } from '../store/types.js';
+import type { DeliveryRecord, PendingEvent, RunUsage, SpendCounter, Store } from '../store/types.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
 import { uuidv7 } from '../util/ids.js';
@@ -55,6 +57,8 @@ export interface HeartbeatDeps {
    * the events it sees (docs/tracing.md).
    */
   tracing?: SpanStarter;
+  /** The budgets (docs/budgets.md); absent with none configured. */
+  budgets?: RunBudgets;
 }
 
 interface SessionState {
@@ -63,6 +67,8 @@ interface SessionState {
   cancelTimer?: () => void;
   /** Asked for again while a heartbeat of the session was running: one more after it. */
   again: boolean;
+  /** Cancels the request at the end of a spent budget's window (docs/budgets.md). */
+  cancelBudgetWait?: () => void;
 }
 
 /** One heartbeat, as its turn and its record see it. */
@@ -74,6 +80,8 @@ interface Beat {
   span: WorkSpan | undefined;
   /** Its model calls' usage (docs/usage.md), recorded with it whatever its outcome. */
   usage: UsageMeter;
+  /** Its budgets' counters at a time (docs/budgets.md): none without budgets. */
+  spend: (at: number) => SpendCounter[];
 }
 
 export class HeartbeatScheduler {
@@ -169,6 +177,7 @@ export class HeartbeatScheduler {
     const events = fitEvents(await store.sessions.pendingEvents(sessionKey, MAX_EVENTS));
     const standing = await readWorkspaceFile(agent.workspace, HEARTBEAT_FILE);
     if (events.length === 0 && standing === undefined) return; // nothing to look at
+    if (await this.heldByBudget(agent)) return;
 
     const startedAt = this.clock.now();
     const id = `hb_${uuidv7(startedAt)}`;
@@ -182,6 +191,30 @@ export class HeartbeatScheduler {
     );
   }
 
+  /**
+   * A heartbeat whose budget (`all`, its agent's, the `wake` hook's: docs/budgets.md) is spent
+   * for its window waits for the window's end: no model call now, its events stay pending, and
+   * it is asked for again then.
+   */
+  private async heldByBudget(agent: ResolvedAgent): Promise<boolean> {
+    const now = this.clock.now();
+    const until = await this.deps.budgets?.holdUntil(heartbeatScopes(agent.id), now);
+    if (until === undefined) return false;
+    const sessionKey = agent.mainSessionKey;
+    this.deps.log.info(
+      { session: sessionKey, until: new Date(until).toISOString() },
+      'heartbeat waits: its budget is spent',
+    );
+    const state = this.sessions.get(sessionKey);
+    if (state && !state.cancelBudgetWait) {
+      state.cancelBudgetWait = this.clock.setTimeout(() => {
+        state.cancelBudgetWait = undefined;
+        this.request(sessionKey);
+      }, until - now);
+    }
+    return true;
+  }
+
   /** The heartbeat's turn and its record; inside its span when tracing is on. */
   private async turn(
     agent: ResolvedAgent,
@@ -193,7 +226,9 @@ export class HeartbeatScheduler {
     span: WorkSpan | undefined,
   ): Promise<void> {
     const usage = new UsageMeter(meterFor(this.deps.metrics));
-    const beat: Beat = { id, sessionKey: agent.mainSessionKey, startedAt, events, span, usage };
+    const scopes = heartbeatScopes(agent.id);
+    const spend = (at: number) => this.deps.budgets?.countersFor(scopes, at) ?? [];
+    const beat: Beat = { id, sessionKey: agent.mainSessionKey, startedAt, events, span, usage, spend };
     const prompt = heartbeatPrompt(events, standing, new Date(startedAt));
     const timeoutSeconds = this.deps.config.agents.defaults.timeoutSeconds;
     const timeout = new AbortController();
@@ -250,18 +285,19 @@ export class HeartbeatScheduler {
       'heartbeat turn failed; events stay pending',
     );
     beat.span?.fail(message, timedOut ? 'timeout' : 'failed');
+    const finishedAt = this.clock.now();
     await this.deps.store.sessions.recordHeartbeat({
       id,
       sessionKey,
       startedAt: beat.startedAt,
-      finishedAt: this.clock.now(),
+      finishedAt,
       status: 'failed',
       eventIds: events.map((e) => e.id),
       reply: null,
       error: message,
       transcript: [],
       delivery: { status: 'skipped', channel: null, to: null, reason: 'the heartbeat failed' },
-      ...usageOf(beat),
+      ...usageOf(beat, finishedAt),
     });
     this.deps.metrics?.heartbeatFinished('failed');
   }
@@ -277,11 +313,12 @@ export class HeartbeatScheduler {
           reason: 'the reply was only a heartbeat acknowledgement',
         }
       : { status: 'pending', channel: 'last', to: null, reason: null };
+    const finishedAt = this.clock.now();
     await this.deps.store.sessions.recordHeartbeat({
       id,
       sessionKey,
       startedAt: beat.startedAt,
-      finishedAt: this.clock.now(),
+      finishedAt,
       status: 'succeeded',
       eventIds: events.map((e) => e.id),
       reply,
@@ -292,7 +329,7 @@ export class HeartbeatScheduler {
       ],
       delivery,
       traceParent: beat.span?.traceparent ?? null,
-      ...usageOf(beat),
+      ...usageOf(beat, finishedAt),
     });
     this.deps.metrics?.heartbeatFinished('succeeded');
     this.deps.log.info(
@@ -309,15 +346,18 @@ export class HeartbeatScheduler {
     for (const state of this.sessions.values()) {
       state.cancelTimer?.();
       state.cancelTimer = undefined;
+      state.cancelBudgetWait?.();
+      state.cancelBudgetWait = undefined;
     }
     await this.beats.drain(graceMs);
   }
 }
 
-/** The `usage` of a heartbeat's record: present when its turn resolved a model. */
-function usageOf(beat: Beat): { usage?: RunUsage } {
+/** The `usage` of a heartbeat's record (present when its turn resolved a model), and its budgets' counters. */
+function usageOf(beat: Beat, finishedAt: number): { usage?: RunUsage; spend?: SpendCounter[] } {
   const usage = beat.usage.result();
-  return usage ? { usage } : {};
+  const spend = beat.spend(finishedAt);
+  return { ...(usage ? { usage } : {}), ...(spend.length > 0 ? { spend } : {}) };
 }
 
 /** The oldest pending events that fit one prompt; only these are consumed by the turn. */

@@ -17,6 +17,8 @@ export interface ActionContext {
   source: string;
   /** The id of the hook token that opened the request (docs/senders.md); absent when none did. */
   tokenId?: string;
+  /** The hook the request came to (its target's name: `agent`, a mapping's id): a budget's scope. */
+  hookId?: string;
   /** `hooks.attachments.maxBytes`: the files of one run together, decoded (docs/attachments.md). */
   attachmentMaxBytes?: number;
 }
@@ -78,6 +80,7 @@ export function agentAction(request: AgentRequest, ctx: ActionContext, defaults:
     createdAt: ctx.now,
     callbackUrl: request.callbackUrl ?? defaults.callbackUrl ?? null,
     tokenId: ctx.tokenId ?? null,
+    ...(ctx.hookId ? { hookId: ctx.hookId } : {}),
     attachments: decodeAttachments(request.attachments),
   };
   return request.waitForCompletion ? { kind: 'agent', run, waitForCompletion: true } : { kind: 'agent', run };

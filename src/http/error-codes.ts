@@ -34,6 +34,8 @@ export const ERROR_STATUS = {
   model_not_allowed: 400,
   channel_not_configured: 400,
   callback_not_allowed: 400,
+  // A budget spent for its window (docs/budgets.md), with Retry-After:
+  budget_exceeded: 429,
   // Streamed answers over their caps (docs/callers.md, "Streamed answers"):
   too_many_streams: 429,
   streams_full: 503,

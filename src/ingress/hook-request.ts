@@ -12,6 +12,7 @@ import type { Span } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
 import type { HookToken } from '../auth/hook-tokens.js';
+import type { BudgetBook } from '../budgets/book.js';
 import type { HookTarget } from '../hook-model/targets.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
@@ -39,6 +40,8 @@ export interface HookDoor {
   readonly streamKeepAliveMs: number;
   /** The store's `getRun`, for a stream to read its run (bound once, not per stream). */
   readonly readRun: (runId: string) => Promise<RunView | undefined>;
+  /** The budgets (docs/budgets.md); undefined with none configured (no check at all). */
+  readonly budgets: Pick<BudgetBook, 'refusal'> | undefined;
 }
 
 /** One hook request, from its token to its answer. */

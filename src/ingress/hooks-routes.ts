@@ -10,9 +10,10 @@
  * 4. target (stage-target.ts): 400 `invalid_json` → mapping by payload 404 → scope 403 → 413;
  * 5. actions (stage-actions.ts): `invalid_payload`, the policy's 400s, a signature's 401,
  *    a transform's 500 `mapping_failed`;
- * 6. commit (stage-commit.ts): idempotency key 400, stream caps 429/503, the durable commit
+ * 6. budget (stage-budget.ts): 429 `budget_exceeded` in a scope whose budget is spent;
+ * 7. commit (stage-commit.ts): idempotency key 400, stream caps 429/503, the durable commit
  *    (503 when the store cannot take it), 409 for a reused key;
- * 7. answer (stage-answer.ts): a stream, a wait for the runs, or the accept answer.
+ * 8. answer (stage-answer.ts): a stream, a wait for the runs, or the accept answer.
  *
  * A good request allocates its state once, in the token stage; the stages are plain
  * functions, and the handler awaits only where the work is asynchronous (a mapping's
@@ -20,6 +21,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
+import type { BudgetBook } from '../budgets/book.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { type Built, FILTERED } from '../hook-model/targets.js';
 import { refuseOverlongSegment } from '../http/path-length.js';
@@ -38,6 +40,7 @@ import { registerRunStatusRoute } from './run-status-route.js';
 import { actionsBuilt, answerFiltered, buildActions, refuseSignature } from './stage-actions.js';
 import { sendAnswer, streamedRunId, streamOptions, waitForRuns, waitsForCompletion } from './stage-answer.js';
 import { malformedContentTypeIsAbsent, readHookBody } from './stage-body.js';
+import { refuseOverBudget } from './stage-budget.js';
 import { commitActions, prepareCommit, recordCommit } from './stage-commit.js';
 import { takeTarget } from './stage-target.js';
 import { openHookRequest, signedSender } from './stage-token.js';
@@ -73,6 +76,8 @@ export interface IngressDeps {
   streamKeepAliveMs?: number;
   /** The open streams, counted against `hooks.streams` (absent: a count of its own). */
   streamSlots?: StreamSlots;
+  /** The budgets (docs/budgets.md); absent with none configured. */
+  budgets?: Pick<BudgetBook, 'refusal'>;
 }
 
 /** The hook routes' handler: the stages after the token's, once the body is read. */
@@ -89,6 +94,7 @@ async function handleHook(door: HookDoor, request: DoorRequest, reply: FastifyRe
   const actions = built;
   actionsBuilt(door, state, request, actions);
   if (actions.length === 0) return reply.code(204).send();
+  refuseOverBudget(door, state, door.now());
 
   prepareCommit(door, state, request, reply);
   let result: AcceptResult;
@@ -134,6 +140,7 @@ function openDoor(deps: IngressDeps): HookDoor {
     streamSlots: deps.streamSlots ?? new StreamSlots(),
     streamKeepAliveMs: deps.streamKeepAliveMs ?? STREAM_KEEP_ALIVE_MS,
     readRun: (runId) => store.getRun(runId),
+    budgets: deps.budgets,
   };
 }
 

@@ -32,6 +32,7 @@ export function buildActions(state: TargetedHook, request: DoorRequest, at: numb
     now: at,
     source: target.source,
     tokenId: state.token.id,
+    hookId: target.name,
     attachmentMaxBytes: hooks.config.hooks.attachments?.maxBytes,
   });
   const { deliveryId } = target;

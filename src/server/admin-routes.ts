@@ -4,9 +4,11 @@
  * /api route takes only `Authorization: Bearer <gateway.auth.token>`; failures
  * count toward the same per-address lockout as the hooks.
  */
+
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { type ZodType, z } from 'zod';
+import type { BudgetBook } from '../budgets/book.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { isImageType, isTextType } from '../hook-model/attachments.js';
 import { echoed, HttpError, invalidPayload } from '../http/errors.js';
@@ -21,6 +23,7 @@ import {
   RunDetail,
   TranscriptAnswer,
 } from './admin-schemas.js';
+import { registerBudgetRoutes } from './budget-routes.js';
 import type { CommitCheck } from './commit-check.js';
 import { registerReadiness } from './readiness.js';
 import { registerRunAdminRoutes } from './run-admin-routes.js';
@@ -40,6 +43,8 @@ export interface AdminDeps {
   isRunning?: () => boolean;
   /** Whether the store can commit, for /readyz (told of failed writes by the error handler). */
   commits?: CommitCheck;
+  /** The budgets (docs/budgets.md); absent with none configured. */
+  budgets?: Pick<BudgetBook, 'refresh' | 'states'>;
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
@@ -73,6 +78,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     registerRunAdminRoutes(scope, { store });
     registerRunStepsRoutes(scope, { store });
     registerUsageRoutes(scope, { store });
+    registerBudgetRoutes(scope, { budgets: deps.budgets });
 
     registerRunReadRoutes(scope, store);
     registerSessionRoutes(scope, store);

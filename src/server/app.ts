@@ -12,6 +12,7 @@ import type { AuthLimiter } from '../auth/auth-limiter.js';
 import { rejectQueryToken } from '../auth/guards.js';
 import { tokenAuth } from '../auth/plugin.js';
 import { tokenMatcher } from '../auth/token.js';
+import type { BudgetBook } from '../budgets/book.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { registerDashboard } from '../dashboard/plugin.js';
 import { jsonErrorAnswers } from '../http/error-answers.js';
@@ -47,6 +48,8 @@ export interface AppDeps {
   deltas?: IngressDeps['deltas'];
   /** Keep-alive comments of a streamed answer (tests make them frequent). */
   streamKeepAliveMs?: number;
+  /** The budgets (docs/budgets.md): the door's check, `GET /api/budgets`; absent with none configured. */
+  budgets?: BudgetBook;
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {

@@ -63,7 +63,7 @@ async function reloadHooks(
   if (next.hooks.path !== path || next.hooks.enabled !== enabled) {
     log.warn('config reload: hooks.path and hooks.enabled take effect on restart');
   }
-  const restartOnly = (['gateway', 'store', 'models', 'agents', 'channels'] as const).filter(
+  const restartOnly = (['gateway', 'store', 'models', 'agents', 'channels', 'budgets'] as const).filter(
     (key) => JSON.stringify(next[key]) !== JSON.stringify(current[key]),
   );
   if (restartOnly.length > 0)

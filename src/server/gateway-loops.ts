@@ -13,6 +13,7 @@ import { RunWorker } from '../agents/worker.js';
 import type { Alerts } from '../alerts/alerts.js';
 import { AlertSummaries, type AlertSummariesOptions } from '../alerts/summaries.js';
 import type { AuthLimiter } from '../auth/auth-limiter.js';
+import type { BudgetBook } from '../budgets/book.js';
 import type { SelfEndpoint } from '../callbacks/address-guard.js';
 import { CallbackEngine, type CallbackEngineOptions } from '../callbacks/engine.js';
 import { DeliveryEngine } from '../channels/delivery.js';
@@ -60,6 +61,8 @@ export interface LoopDeps {
   self: () => readonly SelfEndpoint[];
   /** A run this process recorded as finished (its waiting requests and streams answer). */
   onRunFinished: (runId: string) => void;
+  /** The budgets (docs/budgets.md); absent with none configured. */
+  budgets?: BudgetBook;
 }
 
 export type GatewayLoops = ReturnType<typeof buildLoops>;
@@ -134,6 +137,7 @@ function agentLoops(deps: LoopDeps, options: LoopOptions) {
     providerRetry: options.providerRetry,
     metrics,
     tracing,
+    budgets: deps.budgets,
   });
   const worker = new RunWorker({
     store,
@@ -154,6 +158,7 @@ function agentLoops(deps: LoopDeps, options: LoopOptions) {
     approveTool: approvalHook(deps),
     toolMetrics: metrics,
     currentConfig: () => deps.ingress.state.config,
+    budgets: deps.budgets,
   });
   return { heartbeat, worker, tools };
 }

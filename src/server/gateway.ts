@@ -12,6 +12,9 @@ import { Alerts } from '../alerts/alerts.js';
 import type { AlertSummariesOptions } from '../alerts/summaries.js';
 import { AuthFailureLimiter, type AuthLimiter } from '../auth/auth-limiter.js';
 import { SharedLockout } from '../auth/shared-lockout.js';
+import { BudgetBook } from '../budgets/book.js';
+import { budgetAlerts } from '../budgets/budget-alerts.js';
+import { budgetsOf } from '../budgets/scopes.js';
 import type { SelfEndpoint } from '../callbacks/address-guard.js';
 import type { CallbackEngineOptions } from '../callbacks/engine.js';
 import { gatewayEndpoints } from '../callbacks/self.js';
@@ -26,6 +29,7 @@ import { startTracing } from '../observability/tracing.js';
 import { openStore } from '../store/drivers/registry.js';
 import type { Store } from '../store/types.js';
 import { DeltaHub } from '../streaming/run-deltas.js';
+import { systemClock } from '../util/clock.js';
 import { buildApp } from './app.js';
 import { closeServer } from './close-server.js';
 import { type AlertsSection, configWatcher } from './config-watcher.js';
@@ -94,6 +98,10 @@ export async function startGateway(
   const opened = await openParts(services, config, log, options);
   const built = buildParts(opened, config, log, options);
   await startHousekeeping(services, built.loops);
+  // Before the listener: the door checks the budgets from its first request.
+  const { budgets } = built;
+  if (budgets)
+    await services.start({ name: 'budgets', start: () => budgets.start(), stop: () => budgets.stop() });
   const listener = await listen(services, built.app, config, options);
   if (options.workers ?? true) {
     // Known now that the listener is bound (port 0 becomes the real port).
@@ -161,6 +169,8 @@ interface BuiltParts {
   self: { current: readonly SelfEndpoint[] };
   /** Every part started and none stopping (`/readyz`). */
   state: { running: boolean };
+  /** The budget book (docs/budgets.md); undefined with no `budgets`. */
+  budgets: BudgetBook | undefined;
 }
 
 /** The services on the opened store: metrics, alerts, the streams' waits, the loops and the HTTP app. */
@@ -178,6 +188,7 @@ function buildParts(
   const { completions, deltas } = buildStreams(store, owner, log, options);
   const self: BuiltParts['self'] = { current: [] };
   const state = { running: false };
+  const budgets = openBudgets(config, store, alerts, log);
   const loops = buildLoops(
     {
       ...opened,
@@ -189,6 +200,7 @@ function buildParts(
       owner,
       self: () => self.current,
       onRunFinished: (runId) => completions.notify(runId),
+      budgets,
     },
     options,
   );
@@ -205,8 +217,31 @@ function buildParts(
     tracing,
     deltas,
     streamKeepAliveMs: options.streamKeepAliveMs,
+    budgets,
   });
-  return { app, metrics, deltas, loops, alertsSection, self, state };
+  return { app, metrics, deltas, loops, alertsSection, self, state, budgets };
+}
+
+/**
+ * The budget book, when `budgets` has any (docs/budgets.md): read again after every local commit
+ * that added spend, every second where other replicas add to the same counters (PostgreSQL),
+ * and once a minute otherwise (a safety net: every commit on SQLite is this process's own).
+ * Read at start; a config reload does not change it.
+ */
+function openBudgets(
+  config: ResolvedConfig,
+  store: Store,
+  alerts: Alerts,
+  log: Logger,
+): BudgetBook | undefined {
+  if (config.budgets.length === 0) return undefined;
+  return new BudgetBook(budgetsOf(config.budgets), {
+    store,
+    clock: systemClock,
+    log,
+    pollMs: store.replicas.shared ? 1000 : 60_000,
+    onExceeded: budgetAlerts(alerts, store, systemClock),
+  });
 }
 
 /**

@@ -49,10 +49,12 @@ export class CommitSignals {
   ): void {
     let outbox = false;
     let callbacks = false;
+    let spend = false;
     const wakes = new Set<string>();
     for (const [index, { completion }] of batch.entries()) {
       const outcome = outcomes[index];
       if (!outcome?.recorded) continue;
+      if (completion.spend && completion.spend.length > 0) spend = true;
       if (completion.delivery.status === 'pending' || outcome.alert === 'queued') outbox = true;
       // A run with nothing to deliver has its callback due now (one waiting for a delivery is not yet).
       callbacks = true;
@@ -61,6 +63,7 @@ export class CommitSignals {
     if (outbox) this.commits.emit('outbox');
     if (callbacks) this.commits.emit('callbacks');
     if (wakes.size > 0) this.commits.emit('events', [...wakes]);
+    if (spend) this.commits.emit('spend');
   }
 
   /** Runs put back in the queue (a release at a clean stop, orphans of a previous process). */
@@ -71,6 +74,12 @@ export class CommitSignals {
   /** A heartbeat's record: a reply to deliver is in the outbox. */
   heartbeatRecorded(record: HeartbeatRecord): void {
     if (record.status === 'succeeded' && record.delivery.status === 'pending') this.commits.emit('outbox');
+    if (record.spend && record.spend.length > 0) this.commits.emit('spend');
+  }
+
+  /** A budget's alert, when this call was the one that raised it. */
+  budgetAlerted(outcome: AlertOutcome | undefined): void {
+    if (outcome === 'queued') this.commits.emit('outbox');
   }
 
   /** A delivery's end, with what became of its alert. */

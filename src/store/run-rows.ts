@@ -39,6 +39,9 @@ export interface QueuedRow {
   stream?: Flag;
   /** runs.held_ms (store/rules/claim-hold.ts); absent where a query does not read it. */
   held_ms?: number | string;
+  /** runs.hook_id and runs.token_id (a budget's scopes: docs/budgets.md); absent where not read. */
+  hook_id?: string | null;
+  token_id?: string | null;
 }
 
 export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
@@ -65,13 +68,15 @@ export const toClaimedRun = (row: QueuedRow): ClaimedRun => ({
   heldMs: Number(row.held_ms ?? 0),
   // Only when set, so a run that does not stream looks as it always did.
   ...(isSet(row.stream) ? { stream: true } : {}),
+  // Likewise: a budget's scopes (docs/budgets.md), only when the run has them.
+  ...(row.hook_id ? { hookId: row.hook_id } : {}),
+  ...(row.token_id ? { tokenId: row.token_id } : {}),
 });
 
 /** A run as an admin read takes it back (`runs.*` and its callback's URL), for a retry. */
 export type StoredRunRow = QueuedRow & {
   status: RunStatus;
   retry_of: string | null;
-  token_id: string | null;
   callback_url: string | null;
 };
 

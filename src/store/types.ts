@@ -28,6 +28,14 @@ export {
   type AlertSummaryText,
   type NewAlert,
 } from './contract/alerts.js';
+export {
+  BUDGET_WINDOW_MS,
+  BUDGET_WINDOWS,
+  type BudgetStore,
+  type BudgetWindow,
+  type SpendAmount,
+  type SpendCounter,
+} from './contract/budgets.js';
 export type { CallbackAttempt, CallbackItem, CallbackOutboxStore } from './contract/callbacks.js';
 export type { CommittedListener, CommittedSignal, WorkKind } from './contract/committed.js';
 export type {

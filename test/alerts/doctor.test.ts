@@ -37,7 +37,7 @@ describe('doctor: the alerts line', () => {
       name: 'alerts',
       status: 'ok',
       message:
-        'to telegram -1001234567890 on run.failed, delivery.failed, callback.failed, approval.requested; at most 20 an hour, then one summary',
+        'to telegram -1001234567890 on run.failed, delivery.failed, callback.failed, approval.requested, budget.exceeded; at most 20 an hour, then one summary',
     });
     expect(
       check({

@@ -115,7 +115,13 @@ describe('alert messages', () => {
   it('the summary: the total and each kind that occurred', () => {
     expect(
       summaryText(
-        { 'run.failed': 10, 'delivery.failed': 0, 'callback.failed': 2, 'approval.requested': 0 },
+        {
+          'run.failed': 10,
+          'delivery.failed': 0,
+          'callback.failed': 2,
+          'approval.requested': 0,
+          'budget.exceeded': 0,
+        },
         12,
       ),
     ).toBe(
@@ -123,7 +129,13 @@ describe('alert messages', () => {
     );
     expect(
       summaryText(
-        { 'run.failed': 0, 'delivery.failed': 1, 'callback.failed': 0, 'approval.requested': 0 },
+        {
+          'run.failed': 0,
+          'delivery.failed': 1,
+          'callback.failed': 0,
+          'approval.requested': 0,
+          'budget.exceeded': 0,
+        },
         1,
       ),
     ).toContain('1 more failure in the last hour');

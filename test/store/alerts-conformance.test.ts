@@ -268,6 +268,7 @@ describe.each(DRIVERS)('Store conformance, alerts: $name', (driver) => {
       'delivery.failed': 0,
       'callback.failed': 1,
       'approval.requested': 0,
+      'budget.exceeded': 0,
     });
     expect(await store.outbox.summarizeAlerts(T0 + 2000 + HOUR + 1, summaryOf)).toBeUndefined();
     const texts = (await alertHeads(store)).map((a) => a.text);
@@ -309,7 +310,13 @@ describe.each(DRIVERS)('Store conformance, alerts: $name', (driver) => {
       ]);
       // One replica made the summary, of the other seven; the other found none left.
       expect([a, b].filter(Boolean)).toEqual([
-        { 'run.failed': 7, 'delivery.failed': 0, 'callback.failed': 0, 'approval.requested': 0 },
+        {
+          'run.failed': 7,
+          'delivery.failed': 0,
+          'callback.failed': 0,
+          'approval.requested': 0,
+          'budget.exceeded': 0,
+        },
       ]);
       expect(await alertHeads(store)).toHaveLength(4);
     });

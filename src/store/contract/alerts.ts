@@ -4,14 +4,16 @@
  */
 
 /**
- * The failures an alert is raised for (docs/alerts.md), and a tool call waiting for an
- * operator's decision (`approval.requested`).
+ * The failures an alert is raised for (docs/alerts.md), a tool call waiting for an
+ * operator's decision (`approval.requested`), and a budget spent for its window
+ * (`budget.exceeded`, docs/budgets.md).
  */
 export const ALERT_EVENTS = [
   'run.failed',
   'delivery.failed',
   'callback.failed',
   'approval.requested',
+  'budget.exceeded',
 ] as const;
 
 export type AlertEvent = (typeof ALERT_EVENTS)[number];

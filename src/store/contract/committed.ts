@@ -18,7 +18,9 @@ export type WorkKind =
   /** A completion callback that may be due: its run finished, or its delivery settled (the callback engine). */
   | 'callbacks'
   /** Pending events asking for a heartbeat now (`wakeMode: "now"`; the heartbeat scheduler). */
-  | 'events';
+  | 'events'
+  /** Spend added to a budget's counters: a run's completion, a heartbeat (the budget book: docs/budgets.md). */
+  | 'spend';
 
 /**
  * Called after a commit of its kind. `keys`: the main session keys it concerns

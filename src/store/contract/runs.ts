@@ -1,5 +1,6 @@
 /** The store's run queue part (docs/architecture.md, "The store's parts"): claims, leases, completions. */
 import type { AlertOutcome, NewAlert } from './alerts.js';
+import type { SpendCounter } from './budgets.js';
 import type { RunUsage } from './usage.js';
 import type {
   Attachment,
@@ -65,6 +66,11 @@ export interface RunCompletion {
    * committed before it. Absent: no call was made (the run's view shows zeros).
    */
   usage?: RunUsage;
+  /**
+   * The budgets' counters its usage is added to (docs/budgets.md), in the completion's
+   * transaction and only when it is recorded; absent or empty with no budget that counts it.
+   */
+  spend?: SpendCounter[];
 }
 
 /** The run queue: leases make sure a run is never executed twice at once. */

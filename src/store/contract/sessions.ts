@@ -2,6 +2,7 @@
  * The store's sessions part (docs/architecture.md, "The store's parts"): transcripts,
  * pending events, heartbeats and their leases, last routes.
  */
+import type { SpendCounter } from './budgets.js';
 import type { RunUsage, UsageView } from './usage.js';
 import type { DeliveryRecord, DeliveryRoute, TranscriptEntry, WakeMode } from './values.js';
 
@@ -31,6 +32,11 @@ export interface HeartbeatRecord {
   traceParent?: string | null;
   /** Its model calls' usage, summed (docs/usage.md); absent: none was made. */
   usage?: RunUsage;
+  /**
+   * The budgets' counters its usage is added to (docs/budgets.md), in the same transaction;
+   * absent or empty with no budget that counts it.
+   */
+  spend?: SpendCounter[];
 }
 
 export interface HeartbeatView {

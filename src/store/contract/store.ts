@@ -4,6 +4,7 @@
  * networked driver can implement the same interface.
  */
 import type { AdminStore } from './admin.js';
+import type { BudgetStore } from './budgets.js';
 import type { CallbackOutboxStore } from './callbacks.js';
 import type { CommittedSignal } from './committed.js';
 import type {
@@ -41,6 +42,8 @@ export interface Store {
   readonly replicas: ReplicaStore;
   /** Each run's loop steps, and the runs waiting for an operator's decision on a tool call. */
   readonly steps: RunStepsStore;
+  /** Budgets' spend per scope and window, and their alerts (docs/budgets.md). */
+  readonly budgets: BudgetStore;
   accept(
     actions: Action[],
     render: (committed: Committed[]) => StoredAnswer,

@@ -76,6 +76,11 @@ export interface NewRun {
    */
   tokenId?: string | null;
   /**
+   * The hook that accepted it (docs/budgets.md): `agent`, a mapping's id, a preset's name; a
+   * retry keeps its original's. Absent or null for none. Its budgets' scope `hook:<id>`.
+   */
+  hookId?: string | null;
+  /**
    * The W3C `traceparent` of the hook request's span, for the worker to continue its trace
    * (docs/tracing.md); absent or null when tracing was off (and for a retry).
    */

@@ -84,7 +84,7 @@ const INSERT_RUNS = `
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                        $8::text[], $9::float8[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::bool[],
                        $15::text[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[],
-                       $22::text[], $23::text[], $24::bool[])
+                       $22::text[], $23::text[], $24::bool[], $25::text[])
          WITH ORDINALITY AS t(${RUN_COLUMNS}, n)
    ORDER BY n
   RETURNING session_key, seq, source`;

@@ -108,7 +108,7 @@ const LEASE = `
    WHERE seq = ANY($4::int8[]) AND (status = 'queued' OR (status = 'running' AND lease_until < $2))
   RETURNING id, agent_id, session_key, main_session_key, name, message, model, thinking, timeout_seconds,
             wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at, started_at, attempts, seq,
-            trace_parent, attachments, stream, held_ms`;
+            trace_parent, attachments, stream, held_ms, hook_id, token_id`;
 
 type Counted = pg.QueryResult<{ source: string; n: number }>;
 

@@ -27,6 +27,7 @@ import {
   toRunView,
 } from '../rows.js';
 import { GroupCommit } from '../rules/group-commit.js';
+import type { BudgetStore } from '../types.js';
 import {
   type AcceptResult,
   type Action,
@@ -51,6 +52,7 @@ import {
 import { acceptBatch, type PendingAccept } from './accept.js';
 import { PgAdmin } from './admin.js';
 import { afterReady } from './after-ready.js';
+import { PgBudgets } from './budgets.js';
 import { PgCallbacks, pruneCallbacksInTx } from './callbacks.js';
 import { createPool, inPipelinedTransaction, inTransaction, type PoolSettings, read } from './db.js';
 import { migrate } from './migrations.js';
@@ -91,6 +93,7 @@ export class PgStore implements Store {
   readonly callbacks: CallbackOutboxStore;
   readonly admin: AdminStore;
   readonly steps: RunStepsStore;
+  readonly budgets: BudgetStore;
   /** The run queue itself, for close (its group commit drains). */
   private readonly runQueue: PgRunQueue;
   private readonly retention: PgRetention;
@@ -130,6 +133,7 @@ export class PgStore implements Store {
     this.callbacks = afterReady(this.ready, new PgCallbacks(this.pool, signals));
     this.admin = afterReady(this.ready, new PgAdmin(this.pool, signals));
     this.steps = afterReady(this.ready, new PgSteps(this.pool, (kind) => this.commits.emit(kind)));
+    this.budgets = afterReady(this.ready, new PgBudgets(this.pool, signals));
     this.retention = new PgRetention(this.pool);
     const outbox = new PgOutbox(
       this.pool,

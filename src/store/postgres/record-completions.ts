@@ -8,6 +8,7 @@
  * run costs the store"). The statement answers the ids of the runs recorded.
  */
 import { uuidv7 } from '../../util/ids.js';
+import { SPEND_ADD, SPEND_COLUMNS, SPEND_ORDER, spendEntries } from '../rules/budgets.js';
 import type { CompletionWrites } from '../rules/completion.js';
 import type { RunCompletion } from '../types.js';
 
@@ -133,6 +134,26 @@ export function recordCompletions(
         )}
              AS u(run_id, now, trace_parent)
        WHERE c.run_id = u.run_id AND c.status = 'waiting' AND u.run_id IN (SELECT id FROM done))`);
+  }
+  const spent = spendEntries(batch);
+  if (spent.length > 0) {
+    // Summed per counter over the completions recorded, in SPEND_ORDER (docs/budgets.md).
+    ctes.push(`spent AS (
+      INSERT INTO budget_spend (${SPEND_COLUMNS})
+      SELECT scope, win, start, max(ends_at), sum(usd), sum(tokens)
+        FROM ${v.unnest(
+          [of(spent, (s) => s.runId), 'text'],
+          [of(spent, (s) => s.row.scope), 'text'],
+          [of(spent, (s) => s.row.window), 'text'],
+          [of(spent, (s) => s.row.start), 'int8'],
+          [of(spent, (s) => s.row.endsAt), 'int8'],
+          [of(spent, (s) => s.row.usd), 'float8'],
+          [of(spent, (s) => s.row.tokens), 'int8'],
+        )} AS s(run_id, scope, win, start, ends_at, usd, tokens)
+       WHERE run_id IN (SELECT id FROM done)
+       GROUP BY scope, win, start
+       ORDER BY ${SPEND_ORDER}
+      ${SPEND_ADD})`);
   }
   return { text: `WITH ${ctes.join(',\n')}\nSELECT id FROM done`, values: v.values };
 }

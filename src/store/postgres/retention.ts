@@ -15,6 +15,7 @@
  * locks long; the table then settles at its live size plus the dead tuples of
  * about one autovacuum threshold (20 % by default), instead of growing.
  */
+
 import type pg from 'pg';
 import {
   prunableEventsSql,
@@ -25,6 +26,7 @@ import {
   SETTLED_CALLBACK,
   SETTLED_DELIVERY,
 } from '../retention-rules.js';
+import { PRUNE_BUDGET_ALERTS, PRUNE_SPEND } from '../rules/budgets.js';
 import type { PruneBatch, PruneKind } from '../types.js';
 import { inTransaction, type Tx } from './db.js';
 
@@ -73,6 +75,9 @@ export class PgRetention {
 async function runsBatch(tx: Tx, olderThan: number, limit: number): Promise<PruneBatch> {
   const runs = await count(tx, PRUNE_RUNS, [olderThan, limit]);
   const transcripts = (await tx.query(PRUNE_TRANSCRIPTS, [olderThan, limit])).rowCount ?? 0;
+  // Budgets' counters and alert claims of windows over before the horizon: a handful of rows a day.
+  await tx.query(PRUNE_SPEND('$1'), [olderThan]);
+  await tx.query(PRUNE_BUDGET_ALERTS('$1'), [olderThan]);
   return { deleted: runs, more: runs === limit || transcripts === limit };
 }
 

@@ -6,7 +6,13 @@
 import type pg from 'pg';
 import type { CommitSignals } from '../commit-signals.js';
 import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
-import { HEARTBEAT_COLUMNS, HEARTBEAT_WIDTH, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
+import {
+  HEARTBEAT_COLUMNS,
+  HEARTBEAT_WIDTH,
+  heartbeatSpend,
+  heartbeatValues,
+  planHeartbeat,
+} from '../rules/heartbeat.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -60,9 +66,10 @@ export class PgSessions implements SessionStore {
   async recordHeartbeat(r: HeartbeatRecord): Promise<void> {
     await inTransaction(this.pool, async (tx) => {
       await tx.query(INSERT_HEARTBEAT, heartbeatValues(r));
+      const writer = new PgTxWriter(tx);
+      await writer.addSpend(heartbeatSpend(r));
       const writes = planHeartbeat(r);
       if (!writes) return;
-      const writer = new PgTxWriter(tx);
       await writer.consumeEvents(r.sessionKey, writes.consumed, r.finishedAt);
       await writer.appendTranscript(writes.transcript);
       if (writes.delivery) await writer.enqueueDelivery(writes.delivery, r.finishedAt);

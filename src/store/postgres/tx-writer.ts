@@ -5,6 +5,7 @@
  */
 import { type NewOutboxItem, OUTBOX_COLUMNS, outboxValues } from '../rows.js';
 import { EVENT_COLUMNS, eventValues } from '../rules/accept.js';
+import { SPEND_ADD, SPEND_COLUMNS, SPEND_ORDER, type SpendRow, spendValues } from '../rules/budgets.js';
 import type { TranscriptRow } from '../rules/completion.js';
 import type { TxWriter } from '../rules/tx-writer.js';
 import type { AlertOutcome, DeliveryRoute, NewAlert, NewEvent } from '../types.js';
@@ -46,6 +47,17 @@ const CONSUME_EVENTS = `
 const ENQUEUE_DELIVERY = `
   INSERT INTO deliveries (${OUTBOX_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
 
+const SPEND_WIDTH = SPEND_COLUMNS.split(',').length;
+
+/** Adds to budgets' counters, in one statement: rows from `planSpend` (one per counter), in `SPEND_ORDER`. */
+export const ADD_SPEND = `
+  INSERT INTO budget_spend (${SPEND_COLUMNS})
+  SELECT ${SPEND_COLUMNS}
+    FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::float8[], $6::int8[])
+         AS t(${SPEND_COLUMNS})
+   ORDER BY ${SPEND_ORDER}
+  ${SPEND_ADD}`;
+
 export class PgTxWriter implements TxWriter<'async'> {
   constructor(private readonly tx: Tx) {}
 
@@ -81,6 +93,10 @@ export class PgTxWriter implements TxWriter<'async'> {
 
   armCallback(runId: string, now: number, traceParent: string | null): Promise<void> {
     return armCallbackInTx(this.tx, runId, now, traceParent);
+  }
+
+  async addSpend(rows: readonly SpendRow[]): Promise<void> {
+    if (rows.length > 0) await this.tx.query(ADD_SPEND, columnsOf(rows.map(spendValues), SPEND_WIDTH));
   }
 
   async enqueueAlert(alert: NewAlert, now: number): Promise<AlertOutcome> {

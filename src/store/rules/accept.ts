@@ -101,7 +101,7 @@ export function eventValues(e: NewEvent): unknown[] {
 /** The columns of an accepted run's row, in the order of `runValues`. */
 export const RUN_COLUMNS = `id, agent_id, session_key, main_session_key, name, message, model, thinking,
   timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-  delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, stream`;
+  delivery_status, delivery_channel, delivery_to, retry_of, token_id, trace_parent, attachments, stream, hook_id`;
 
 /** A run's row; `flag` writes a boolean as the driver's flag column holds it (store/rows.ts). */
 export function runValues(r: NewRun, flag: (value: boolean) => Flag): unknown[] {
@@ -131,5 +131,6 @@ export function runValues(r: NewRun, flag: (value: boolean) => Flag): unknown[] 
     r.traceParent ?? null,
     attachmentsColumn(r),
     flag(r.stream === true),
+    r.hookId ?? null,
   ];
 }

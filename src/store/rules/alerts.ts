@@ -33,6 +33,7 @@ export function countAlerts(events: readonly string[]): AlertCounts {
     'delivery.failed': 0,
     'callback.failed': 0,
     'approval.requested': 0,
+    'budget.exceeded': 0,
   };
   for (const event of events) {
     if (event in counts) counts[event as AlertEvent]++;

@@ -3,12 +3,14 @@
  * store's rules, written once"): the driver inserts the heartbeat's row (`HEARTBEAT_COLUMNS`,
  * `heartbeatValues`) and writes what `planHeartbeat` returns, in the same transaction.
  *
- * A failed heartbeat writes its row only: its events stay pending for the next one. A
- * succeeded one consumes its events, appends its turn to the main session's transcript, and
+ * Every heartbeat adds its usage to its budgets' counters (`heartbeatSpend`: a failed turn's
+ * calls cost as much). A failed heartbeat writes nothing else: its events stay pending for
+ * the next one. A succeeded one consumes its events, appends its turn to the main session's transcript, and
  * puts its reply in the outbox when it has one to deliver.
  */
 import type { NewOutboxItem } from '../rows.js';
 import type { HeartbeatRecord } from '../types.js';
+import { planSpend, type SpendRow } from './budgets.js';
 import type { TranscriptRow } from './completion.js';
 import { USAGE_COLUMNS, usageValues } from './usage.js';
 
@@ -47,7 +49,10 @@ export interface HeartbeatWrites {
   delivery: NewOutboxItem | null;
 }
 
-/** What follows the heartbeat's row; null when nothing does (it failed). */
+/** What the heartbeat adds to its budgets' counters (docs/budgets.md), whatever its outcome. */
+export const heartbeatSpend = (r: HeartbeatRecord): SpendRow[] => planSpend([r]);
+
+/** What follows the heartbeat's row besides its spend; null when nothing does (it failed). */
 export function planHeartbeat(r: HeartbeatRecord): HeartbeatWrites | null {
   if (r.status !== 'succeeded') return null;
   return {

@@ -11,6 +11,7 @@
  */
 import type { NewOutboxItem } from '../rows.js';
 import type { AlertOutcome, DeliveryRoute, NewAlert, NewEvent } from '../types.js';
+import type { SpendRow } from './budgets.js';
 import type { TranscriptRow } from './completion.js';
 
 export type TxMode = 'sync' | 'async';
@@ -33,4 +34,6 @@ export interface TxWriter<Mode extends TxMode> {
   armCallback(runId: string, now: number, traceParent: string | null): TxResult<Mode, void>;
   /** Enqueues an alert message under the hour's cap (docs/alerts.md). */
   enqueueAlert(alert: NewAlert, now: number): TxResult<Mode, AlertOutcome>;
+  /** Adds to budgets' counters (docs/budgets.md; rows from `planSpend`); nothing for none. */
+  addSpend(rows: readonly SpendRow[]): TxResult<Mode, void>;
 }

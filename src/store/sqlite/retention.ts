@@ -20,6 +20,7 @@ import {
   SETTLED_CALLBACK,
   SETTLED_DELIVERY,
 } from '../retention-rules.js';
+import { PRUNE_BUDGET_ALERTS, PRUNE_SPEND } from '../rules/budgets.js';
 import type { PruneBatch, PruneKind } from '../types.js';
 import { BOUND_LIMIT } from './bound-limit.js';
 
@@ -50,6 +51,8 @@ export class SqliteRetention {
         `DELETE FROM deliveries WHERE ref_id = ? AND kind = 'heartbeat' AND ${SETTLED_DELIVERY}`,
       ),
       heartbeat: db.prepare('DELETE FROM heartbeats WHERE seq = ?'),
+      spend: db.prepare(PRUNE_SPEND('?')),
+      budgetAlerts: db.prepare(PRUNE_BUDGET_ALERTS('?')),
     };
   }
 
@@ -73,6 +76,9 @@ export class SqliteRetention {
       this.s.run.run(run.seq);
     }
     const transcripts = this.s.transcripts.run(olderThan, limit).changes;
+    // Budgets' counters and alert claims of windows over before the horizon: a handful of rows a day.
+    this.s.spend.run(olderThan);
+    this.s.budgetAlerts.run(olderThan);
     return {
       batch: { deleted: runs.length, more: runs.length === limit || transcripts === limit },
       transcripts,

@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3';
 import type { CommitSignals } from '../commit-signals.js';
 import { HEAD_SOURCES_SQL, noCaps, pickFairly, type RunCaps } from '../fair-share.js';
 import { ATTACHMENT_COLUMNS, type AttachmentRow, toAttachment } from '../rows.js';
+import { planSpend } from '../rules/budgets.js';
 import {
   deferRunSql,
   deferral,
@@ -40,7 +41,7 @@ import type { SqliteTxWriter } from './tx-writer.js';
 /** The columns of a `QueuedRow`, for a lease's RETURNING (which sees the row as the lease left it). */
 const QUEUED_COLUMNS = `id, agent_id, session_key, main_session_key, name, message, model,
   thinking, timeout_seconds, wake_mode, deliver, channel, recipient, allow_unsafe, source, created_at,
-  started_at, attempts, trace_parent, attachments, stream, held_ms`;
+  started_at, attempts, trace_parent, attachments, stream, held_ms, hook_id, token_id`;
 
 /** A claim's hold on SQLite: each list bound as a JSON array, by name (store/rules/claim-hold.ts). */
 const HOLD_SQL: HoldDialect = {
@@ -258,7 +259,8 @@ export class SqliteRunQueue implements RunQueueStore {
           c.owner,
         ).changes === 1,
     );
-    const writes = planCompletions(batch.filter((_, index) => recorded[index]));
+    const recordedOnes = batch.filter((_, index) => recorded[index]);
+    const writes = planCompletions(recordedOnes);
     for (const key of writes.headKeys) {
       this.s.dropHead.run(key);
       this.s.nextHead.run(key);
@@ -268,6 +270,7 @@ export class SqliteRunQueue implements RunQueueStore {
     w.insertEvents(writes.events);
     for (const { item, now } of writes.deliveries) w.enqueueDelivery(item, now);
     for (const { runId, now, traceParent } of writes.callbacksDue) w.armCallback(runId, now, traceParent);
+    w.addSpend(planSpend(recordedOnes));
     const alerts = batch.map((c, index) =>
       recorded[index] && c.alert ? w.enqueueAlert(c.alert, c.finishedAt) : undefined,
     );

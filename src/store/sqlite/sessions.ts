@@ -5,7 +5,13 @@
 import type Database from 'better-sqlite3';
 import type { CommitSignals } from '../commit-signals.js';
 import { type HeartbeatRow, type PendingEventRow, toHeartbeatView, toPendingEvent } from '../rows.js';
-import { HEARTBEAT_COLUMNS, HEARTBEAT_WIDTH, heartbeatValues, planHeartbeat } from '../rules/heartbeat.js';
+import {
+  HEARTBEAT_COLUMNS,
+  HEARTBEAT_WIDTH,
+  heartbeatSpend,
+  heartbeatValues,
+  planHeartbeat,
+} from '../rules/heartbeat.js';
 import type {
   DeliveryRoute,
   HeartbeatRecord,
@@ -76,6 +82,7 @@ export class SqliteSessions implements SessionStore {
     this.db
       .transaction(() => {
         this.s.insertHeartbeat.run(heartbeatValues(r));
+        this.writer.addSpend(heartbeatSpend(r));
         const writes = planHeartbeat(r);
         if (!writes) return;
         this.writer.consumeEvents(r.sessionKey, writes.consumed, r.finishedAt);

@@ -70,6 +70,7 @@ import {
 import { SqliteAdmin } from './admin.js';
 import { SqliteAlerts } from './alerts.js';
 import { BOUND_LIMIT } from './bound-limit.js';
+import { SqliteBudgets } from './budgets.js';
 import { SqliteCallbacks } from './callbacks.js';
 import { CheckpointsOnDemand } from './checkpoints-on-demand.js';
 import { MIGRATIONS } from './migrations.js';
@@ -130,6 +131,7 @@ export class SqliteStore implements Store {
   readonly callbacks: SqliteCallbacks;
   readonly admin: SqliteAdmin;
   readonly steps: SqliteSteps;
+  readonly budgets: SqliteBudgets;
   /** One process per file: it is the only replica (replicas.ts). */
   readonly replicas = SOLE_REPLICA;
   private readonly retention: SqliteRetention;
@@ -195,7 +197,7 @@ export class SqliteStore implements Store {
       ),
       insertEvent: db.prepare(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
       insertRun: db.prepare(
-        `INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertAttachment: db.prepare(
         'INSERT INTO run_attachments (run_id, idx, name, media_type, bytes, data) VALUES (?, ?, ?, ?, ?, ?)',
@@ -238,6 +240,7 @@ export class SqliteStore implements Store {
     this.retention = new SqliteRetention(db, () => sessions.forgetCachedTranscripts());
     this.runs = new SqliteRunQueue(db, writer, signals);
     this.steps = new SqliteSteps(db, writer, (kind) => this.commits.emit(kind));
+    this.budgets = new SqliteBudgets(db, writer, signals);
     const commitBatch = db.transaction((batch: readonly PendingAccept[]) =>
       batch.map((item) => this.acceptInTransaction(item)),
     );

@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { type NewOutboxItem, OUTBOX_COLUMNS, outboxValues } from '../rows.js';
+import { SPEND_ADD, SPEND_COLUMNS, type SpendRow, spendValues } from '../rules/budgets.js';
 import type { TranscriptRow } from '../rules/completion.js';
 import type { TxWriter } from '../rules/tx-writer.js';
 import type { AlertOutcome, DeliveryRoute, NewAlert, NewEvent } from '../types.js';
@@ -34,6 +35,9 @@ export class SqliteTxWriter implements TxWriter<'sync'> {
       ),
       enqueueDelivery: db.prepare(
         `INSERT INTO deliveries (${OUTBOX_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      addSpend: db.prepare(
+        `INSERT INTO budget_spend (${SPEND_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ${SPEND_ADD}`,
       ),
     };
   }
@@ -69,5 +73,9 @@ export class SqliteTxWriter implements TxWriter<'sync'> {
 
   enqueueAlert(alert: NewAlert, now: number): AlertOutcome {
     return this.alerts.enqueue(alert, now);
+  }
+
+  addSpend(rows: readonly SpendRow[]): void {
+    for (const row of rows) this.s.addSpend.run(spendValues(row));
   }
 }
