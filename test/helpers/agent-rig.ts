@@ -98,8 +98,13 @@ export function rig(baseUrl: string, override: Record<string, unknown> = {}): Ri
   });
   const loaded = loadConfigFile(path, process.env);
   if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
-  // No WAL sync per commit: what a turn does is tested here, not durability (gateway.ts, withTestStore).
-  const store = new SqliteStore({ path: join(dir, `${randomUUID()}.db`), synchronous: 'normal' });
+  // No WAL sync per commit: what a turn does is tested here, not durability (gateway.ts, withTestStore);
+  // no checkpointer thread either (gateway.ts, withoutCheckpointThread).
+  const store = new SqliteStore({
+    path: join(dir, `${randomUUID()}.db`),
+    synchronous: 'normal',
+    checkpointThread: false,
+  });
   return {
     dir,
     config: loaded.config,

@@ -76,8 +76,13 @@ function sqliteDriver(): Driver {
       dir = tempDir('agentgate-conformance-');
     },
     open() {
-      // The contract is tested here, not durability: no WAL sync per commit (createTestDatabase).
-      const store = new SqliteStore({ path: join(dir, 'state', 'agentgate.db'), synchronous: 'normal' });
+      // The contract is tested here, not durability: no WAL sync per commit (createTestDatabase),
+      // and no checkpointer thread (test/helpers/gateway.ts, withoutCheckpointThread).
+      const store = new SqliteStore({
+        path: join(dir, 'state', 'agentgate.db'),
+        synchronous: 'normal',
+        checkpointThread: false,
+      });
       stores.push(store);
       return store;
     },

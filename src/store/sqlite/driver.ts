@@ -33,6 +33,8 @@ export interface ResolvedSqliteStore {
   path: string;
   synchronous: 'normal' | 'full';
   retention: ResolvedRetention;
+  /** Test hook, never read from a config file: see SqliteStoreOptions. */
+  checkpointThread?: boolean;
 }
 
 export const sqliteDriver: StoreDriver<z.infer<typeof sqliteConfigSchema>, ResolvedSqliteStore> = {
@@ -45,7 +47,11 @@ export const sqliteDriver: StoreDriver<z.infer<typeof sqliteConfigSchema>, Resol
   }),
   async open(config) {
     const { SqliteStore } = await import('./sqlite-store.js');
-    return new SqliteStore({ path: config.path, synchronous: config.synchronous });
+    return new SqliteStore({
+      path: config.path,
+      synchronous: config.synchronous,
+      checkpointThread: config.checkpointThread,
+    });
   },
   check: async (config) => checkFile(config.path),
 };

@@ -88,6 +88,13 @@ export interface SqliteStoreOptions {
   synchronous?: 'normal' | 'full';
   /** How long a write waits for a lock held by another process before giving up (ms). */
   busyTimeoutMs?: number;
+  /**
+   * Test hook: false leaves the WAL to the connection's own autocheckpoint at
+   * `SAFETY_NET_PAGES`, with no thread. Starting and stopping the thread was about
+   * half the CPU of a test gateway's start and stop; the thread is tested on its
+   * own (docs/development.md, "How the tests run"). Default true.
+   */
+  checkpointThread?: boolean;
 }
 
 /** WAL size (pages, 8 MiB) at which the checkpointer thread gets the WAL started over; see the header comment. */
@@ -103,7 +110,7 @@ const sqliteFlag = (value: boolean) => (value ? 1 : 0);
 export class SqliteStore implements Store {
   private readonly writerLock: WriterLock;
   private readonly db: Database.Database;
-  private readonly checkpointer: WalCheckpointer;
+  private readonly checkpointer: WalCheckpointer | undefined;
   private readonly statements;
   /** Accepts arriving in the same event-loop turn commit together. */
   private readonly accepts: GroupCommit<PendingAccept, AcceptResult>;
@@ -163,7 +170,10 @@ export class SqliteStore implements Store {
     }
 
     // After the migrations: the thread's connection finds the database in WAL mode.
-    this.checkpointer = new WalCheckpointer({ path: options.path, synchronous, restartPages: RESTART_PAGES });
+    this.checkpointer =
+      options.checkpointThread === false
+        ? undefined
+        : new WalCheckpointer({ path: options.path, synchronous, restartPages: RESTART_PAGES });
     const db = this.db;
     this.statements = {
       findIdempotency: db.prepare<
@@ -356,7 +366,7 @@ export class SqliteStore implements Store {
     await this.accepts.drain();
     await this.runs.drain();
     // First, so the gateway's connection is the last one and its close checkpoints the rest.
-    await this.checkpointer.stop();
+    await this.checkpointer?.stop();
     if (this.db.open) this.db.close();
     // Only once the database is closed (and checkpointed) may the next gateway open it.
     this.writerLock.release();
