@@ -22,6 +22,10 @@ export default defineConfig({
     // a time. Most files spend their time waiting on real servers, processes and timers, not on
     // the CPU, so three at a time: 282 s for the suite on the quiet 2-core machine. In `.ci/run`,
     // where the other Nodes are compiled beside it on one core, it took 421 s (422 s at two).
+    // Since then `.ci/run` no longer compiles them beside it once ~/.cache/agentgate-ci holds their
+    // node_modules (.ci/other-nodes.sh: a warm prepare is 10–30 s of CPU, a cold one ~344 s), and a
+    // SQLite store starts its checkpointer thread only once its WAL holds 1 MiB, which test
+    // gateways never reach (start and stop 202 → 75 ms of CPU); docs/development.md has the figures.
     maxWorkers: Math.max(3, availableParallelism() - 1),
     // The longest files start first, so none of them is left running alone at the end.
     sequence: { sequencer: SlowFirst },

@@ -13,13 +13,17 @@
 #      Node, better-sqlite3 built from source by node-gyp (no prebuilt binary is
 #      downloadable here) against the headers of <major>.0.0, as its prebuilt
 #      binaries are (npm_config_nodedir; see prepare_major for why not the newest's);
+#      the installed node_modules is kept in <cache>/modules/, keyed by the Node, the
+#      headers and the hash of package-lock.json, and a later run with the same three
+#      hard-links it into the copy instead (no install, no compile; modules_cache_dir);
 #   4. builds (`npm run build`) and runs a subset of the tests under that Node (the
 #      store conformance on SQLite and PostgreSQL, the ingress over real HTTP, the
 #      real CLI end to end; $AGENTGATE_CI_NODE_TESTS replaces the list).
 # Steps 1-3 and the build are `prepare`, the tests are `test`; with no argument
 # (`all`) both run. `.ci/run` prepares in the background while the main suite runs
-# (compiling better-sqlite3 is one core's work for about a minute per Node), then
-# tests. `test` prepares a major that was not prepared.
+# (compiling better-sqlite3 is one core's work for about a minute per Node, when the
+# cache has no node_modules for it), then tests. `test` prepares a major that was not
+# prepared.
 # Every major is tried even when an earlier one fails; the exit status is 1 if any
 # failed. A summary with the time of each phase and the tests passed per file ends
 # the output of `test` and `all`.
@@ -94,6 +98,71 @@ copy_checkout() {
   [ -f "$dest/package.json" ] || die "copying the checkout into $dest failed"
 }
 
+# Prints the cache folder of the installed node_modules for Node $1 (v22.23.5),
+# better-sqlite3 compiled against the headers of $2 (v22.0.0), and the lockfile of
+# the copy $3: <cache>/modules/node<version>-headers<version>-<sha256 of
+# package-lock.json, 16 hex>. The lockfile pins every package installed and is
+# rewritten by npm whenever package.json's dependencies change; the Node and the
+# headers decide the compiled better-sqlite3. Another of them is another folder.
+modules_cache_dir() {
+  local lock_hash
+  lock_hash="$(sha256sum "$3/package-lock.json" | cut -c1-16)" ||
+    die "cannot hash $3/package-lock.json"
+  printf '%s\n' "$cache/modules/node${1#v}-headers${2#v}-$lock_hash"
+}
+
+# Keeps the node_modules that npm installed in the copy $3 (better-sqlite3 loaded
+# under its Node) as the cache folder $2 of major $1, and removes that major's other
+# folders (older Nodes, older lockfiles). Written beside it and renamed, the folder is
+# whole or absent; `complete` marks it. A failure costs the next run a compile, never
+# this run.
+store_modules() {
+  local major="$1" modules="$2" work="$3" tmp
+  mkdir -p "$cache/modules" || return 0
+  tmp="$(mktemp -d "$cache/modules/.store-XXXXXX")" || return 0
+  if cp -al "$work/node_modules" "$tmp/node_modules" && touch "$tmp/complete"; then
+    find "$cache/modules" -mindepth 1 -maxdepth 1 -type d -name "node$major.*" -exec rm -rf {} +
+    mv "$tmp" "$modules" && log "cached node_modules in $modules" && return 0
+  fi
+  log "could not cache node_modules in $modules; the next run installs again"
+  rm -rf "$tmp"
+}
+
+# Prints a hash of what `npm run build` in the copy $1 reads: the sources, the
+# tsconfig, the build script and the lockfile (TypeScript's version). tsc's output
+# does not depend on the Node it runs under, so the first major built reuses it for
+# the others, and a run on the same sources for all.
+build_inputs_hash() {
+  (cd "$1" && find src tsconfig.json package.json package-lock.json -type f -print0 |
+    LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+}
+
+# Keeps the dist/ just built in the copy $2 as the cache folder $1, whole or absent,
+# and the newest four such folders only.
+store_dist() {
+  local built="$1" work="$2" tmp
+  mkdir -p "$cache/dist" || return 0
+  tmp="$(mktemp -d "$cache/dist/.store-XXXXXX")" || return 0
+  if cp -al "$work/dist" "$tmp/dist" && touch "$tmp/complete" && rm -rf "$built" && mv "$tmp" "$built"; then
+    find "$cache/dist" -mindepth 1 -maxdepth 1 -type d ! -name '.*' -printf '%T@ %p\n' |
+      sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -rf
+    return 0
+  fi
+  rm -rf "$tmp"
+}
+
+# Whether better-sqlite3 loads and answers in the copy $1 under the Node on PATH.
+sqlite_loads() {
+  # shellcheck disable=SC2016 # JavaScript, not shell
+  (cd "$1" && node -e '
+    const Database = require("better-sqlite3");
+    const db = new Database(":memory:");
+    const { v } = db.prepare("select sqlite_version() as v").get();
+    db.close();
+    console.error(`[other-nodes] better-sqlite3 loads under ${process.version} (ABI ${process.versions.modules}), SQLite ${v}`);
+  ')
+}
+
 # Under Node $1: fetch that Node, copy the checkout, install (better-sqlite3 from
 # source), build. Records what it did in <cache>/work/node<major>.prepared, which
 # test_major reads; a failed step leaves no such file.
@@ -141,33 +210,52 @@ prepare_major() {
   [ "$(node --version)" = "$version" ] || die "PATH does not lead to $home/bin/node"
 
   phase_start="$(now)"
-  log "Node $version: npm install (better-sqlite3 from source for ABI $(node -p process.versions.modules), headers of $("$headers/bin/node" --version))"
-  (cd "$work" && "$npm_bin" install --no-audit --no-fund) ||
-    die "Node $version: npm install failed in $work (see above)"
-  # shellcheck disable=SC2016 # JavaScript, not shell
-  (cd "$work" && node -e '
-    const Database = require("better-sqlite3");
-    const db = new Database(":memory:");
-    const { v } = db.prepare("select sqlite_version() as v").get();
-    db.close();
-    console.error(`[other-nodes] better-sqlite3 loads under ${process.version} (ABI ${process.versions.modules}), SQLite ${v}`);
-  ') || die "Node $version: better-sqlite3 was installed but does not load under $version"
+  local modules installed_from
+  modules="$(modules_cache_dir "$version" "$("$headers/bin/node" --version)" "$work")"
+  installed_from=npm
+  if [ -f "$modules/complete" ]; then
+    # Hard links: a second or less for the ~15,000 files, where a copy takes several.
+    # Nothing writes into an installed package's files; what the build and the tests
+    # write into node_modules (vitest's results in .vite/) is a new file in the copy.
+    log "Node $version: node_modules from the cache $modules (no install, no compile)"
+    if cp -al "$modules/node_modules" "$work/node_modules" && sqlite_loads "$work"; then
+      installed_from=cache
+    else
+      log "Node $version: the cached node_modules does not serve; removing it and installing"
+      rm -rf "$modules" "$work/node_modules"
+    fi
+  fi
+  if [ "$installed_from" = npm ]; then
+    log "Node $version: npm install (better-sqlite3 from source for ABI $(node -p process.versions.modules), headers of $("$headers/bin/node" --version))"
+    (cd "$work" && "$npm_bin" install --no-audit --no-fund) ||
+      die "Node $version: npm install failed in $work (see above)"
+    sqlite_loads "$work" || die "Node $version: better-sqlite3 was installed but does not load under $version"
+    store_modules "$major" "$modules" "$work"
+  fi
   t_install=$(($(now) - phase_start))
 
   phase_start="$(now)"
-  log "Node $version: npm run build"
-  (cd "$work" && "$npm_bin" run build) || die "Node $version: npm run build failed"
+  local built
+  built="$cache/dist/$(build_inputs_hash "$work")"
+  if [ -f "$built/complete" ] && cp -al "$built/dist" "$work/dist"; then
+    log "Node $version: dist/ from the cache $built (built from the same sources)"
+  else
+    rm -rf "$work/dist"
+    log "Node $version: npm run build"
+    (cd "$work" && "$npm_bin" run build) || die "Node $version: npm run build failed"
+    store_dist "$built" "$work"
+  fi
   t_build=$(($(now) - phase_start))
 
-  printf 'home=%s\nversion=%s\nheaders_version=%s\nt_prepare=%s\nt_fetch=%s\nt_install=%s\nt_build=%s\n' \
-    "$home" "$version" "$("$headers/bin/node" --version)" "$(($(now) - started))" "$t_fetch" "$t_install" "$t_build" \
+  printf 'home=%s\nversion=%s\nheaders_version=%s\nt_prepare=%s\nt_fetch=%s\nt_install=%s\nt_build=%s\ninstalled_from=%s\n' \
+    "$home" "$version" "$("$headers/bin/node" --version)" "$(($(now) - started))" "$t_fetch" "$t_install" "$t_build" "$installed_from" \
     >"$work.prepared"
 }
 
 # Under Node $1: the tests, in the copy prepare_major made (preparing it first when
 # it has not been). Appends its summary lines to $summary.
 test_major() {
-  local major="$1" work report phase_start home version headers_version t_prepare t_fetch t_install t_build t_tests
+  local major="$1" work report phase_start home version headers_version t_prepare t_fetch t_install t_build t_tests installed_from
   work="$cache/work/node$major"
   report="$cache/work/node$major-vitest.json"
   [ -f "$work.prepared" ] || prepare_major "$major"
@@ -178,6 +266,7 @@ test_major() {
   t_fetch="$(sed -n 's/^t_fetch=//p' "$work.prepared")"
   t_install="$(sed -n 's/^t_install=//p' "$work.prepared")"
   t_build="$(sed -n 's/^t_build=//p' "$work.prepared")"
+  installed_from="$(sed -n 's/^installed_from=//p' "$work.prepared")"
   export PATH="$home/bin:$PATH"
   [ "$(node --version)" = "$version" ] || die "PATH does not lead to $home/bin/node"
 
@@ -189,9 +278,11 @@ test_major() {
   t_tests=$(($(now) - phase_start))
 
   {
-    printf 'Node %s (better-sqlite3 built against the %s headers): %s in %ss (prepared in %ss: node %ss, install+better-sqlite3 %ss, build %ss; tests %ss)\n' \
+    printf 'Node %s (better-sqlite3 built against the %s headers): %s in %ss (prepared in %ss: node %ss, %s %ss, build %ss; tests %ss)\n' \
       "$version" "$headers_version" "$([ "$status" -eq 0 ] && echo passed || echo FAILED)" "$((t_prepare + t_tests))" \
-      "$t_prepare" "$t_fetch" "$t_install" "$t_build" "$t_tests"
+      "$t_prepare" "$t_fetch" \
+      "$([ "$installed_from" = cache ] && echo 'node_modules from the cache' || echo 'install+better-sqlite3')" \
+      "$t_install" "$t_build" "$t_tests"
     # shellcheck disable=SC2016 # JavaScript, not shell
     node -e '
       const fs = require("fs");

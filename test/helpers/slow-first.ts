@@ -7,28 +7,28 @@
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-/** The slowest files of a full run on the 2-core machine, under load (seconds, indicative), longest first. */
+/** The slowest files of a full run on the 2-core machine, under load (load average 7–14; seconds, indicative), longest first. */
 const SLOWEST: Record<string, number> = {
-  'test/e2e/platforms.test.ts': 69,
-  'test/store/conformance.test.ts': 66,
-  'test/e2e/agent-loop.test.ts': 49,
-  'test/e2e/cli-config.test.ts': 41,
-  'test/dashboard/dashboard.test.ts': 29,
-  'test/e2e/durability.test.ts': 22,
-  'test/observability/export-failures.test.ts': 19,
-  'test/gmail/google.test.ts': 18,
-  'test/e2e/one-writer.test.ts': 18,
-  'test/mappings/transform-runaway.test.ts': 16,
-  'test/observability/trace-takeover.test.ts': 16,
-  'test/e2e/tools.test.ts': 16,
-  'test/e2e/cli-operator.test.ts': 14,
-  'test/server/admin-runs.test.ts': 14,
-  'test/tools/mcp-stdio.test.ts': 14,
-  'test/agents/safety.test.ts': 13,
-  'test/dashboard/failures.test.ts': 12,
-  'test/mappings/transform-isolation.test.ts': 12,
-  'test/mappings/transforms.test.ts': 12,
-  'test/server/readyz.test.ts': 12,
+  'test/e2e/platforms.test.ts': 153,
+  'test/e2e/cli-config.test.ts': 120,
+  'test/e2e/agent-loop.test.ts': 93,
+  'test/e2e/durability.test.ts': 73,
+  'test/gmail/google.test.ts': 67,
+  'test/observability/export-failures.test.ts': 67,
+  'test/store/conformance.test.ts': 61,
+  'test/e2e/one-writer.test.ts': 50,
+  'test/dashboard/dashboard.test.ts': 39,
+  'test/mappings/transforms.test.ts': 39,
+  'test/tools/mcp-stdio.test.ts': 39,
+  'test/agents/safety.test.ts': 36,
+  'test/e2e/tools.test.ts': 33,
+  'test/observability/trace-takeover.test.ts': 30,
+  'test/ingress/lockout.test.ts': 28,
+  'test/server/admin-runs.test.ts': 27,
+  'test/store/sqlite-store.test.ts': 27,
+  'test/mappings/transform-isolation.test.ts': 26,
+  'test/agents/injection-corpus.test.ts': 23,
+  'test/deploy/systemd.test.ts': 23,
 };
 
 export class SlowFirst extends BaseSequencer {
