@@ -29,7 +29,7 @@ import type { Logger } from '../log.js';
 import { SignatureRejected } from '../mappings/mapped-target.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { Tracing } from '../observability/tracing.js';
-import type { AcceptResult, Action, Store } from '../store/types.js';
+import type { AcceptResult, Store } from '../store/types.js';
 import { DeltaHub } from '../streaming/run-deltas.js';
 import { BODY_TIMEOUT_MS } from './body.js';
 import type { HookIngress } from './hook-ingress.js';
