@@ -239,8 +239,9 @@ describe('neutraliseMarkers: marker look-alikes are defused', () => {
       console.log(
         `neutraliseMarkers, 4 MiB of ${name}: ${whole.toFixed(0)} ms CPU (1 MiB: ${quarter.toFixed(0)})`,
       );
-      // Below ~50 ms the ratio is noise; such a figure is fast enough whatever its shape.
-      if (whole > 50) expect(whole / Math.max(quarter, 1), name).toBeLessThan(8);
+      // Below ~50 ms the ratio is noise; such a figure is fast enough whatever its shape. Linear is
+      // ~4×, quadratic ~16×: the bound sits between them, clear of both under a loaded machine.
+      if (whole > 50) expect(whole / Math.max(quarter, 1), name).toBeLessThan(10);
       expect(whole, name).toBeLessThan(10_000);
     }
   });
