@@ -18,6 +18,7 @@
 //                    [--gateway-dir <checkout>]... [--json <file>]
 //                    [--store sqlite|postgres] [--replicas 1|2|...] [--pg-url <admin url>]
 //                    [--scrape-metrics] [--hook-tokens N] [--tracing off|on]
+//                    [--with-budgets <gateway dir>]...
 //
 // --tracing on starts a local OTLP/HTTP receiver (bench/otlp-sink.mjs) and points every
 // gateway at it (OTEL_EXPORTER_OTLP_ENDPOINT; http/protobuf, every request sampled), to
@@ -87,6 +88,7 @@ const { values } = parseArgs({
     drain: { type: 'boolean', default: false },
     'hook-tokens': { type: 'string', default: '1' },
     tracing: { type: 'string', default: 'off' },
+    'with-budgets': { type: 'string', multiple: true },
   },
 });
 if (!['off', 'on'].includes(values.tracing)) {
@@ -146,6 +148,15 @@ function gitRevision(dir) {
 }
 
 const gatewayDirs = (values['gateway-dir'] ?? [benchRoot]).map((dir) => resolve(dir));
+// --with-budgets DIR: that gateway runs with budgets no load reaches (docs/budgets.md), one per
+// scope the door checks, so their cost on the hook path shows beside a gateway without them.
+const budgetDirs = new Set((values['with-budgets'] ?? []).map((dir) => resolve(dir)));
+const BENCH_BUDGETS = [
+  { id: 'all', perDay: { usd: 1_000_000, tokens: 1e15 } },
+  { id: 'agent-hook', hook: 'agent', perHour: { tokens: 1e15 } },
+  { id: 'bench-token', tokenId: 'default', perDay: { usd: 1_000_000 } },
+  { id: 'main-agent', agent: 'main', perHour: { usd: 1_000_000 } },
+];
 for (const dir of gatewayDirs) {
   if (!existsSync(join(dir, 'dist/cli/main.js'))) {
     log(`no ${join(dir, 'dist/cli/main.js')}: run \`npm run build\` in ${dir} first`);
@@ -206,6 +217,7 @@ function gatewayOf(dir, index) {
       models: { providers: { echo: { api: 'echo' } } },
       agents: { defaults: { model: 'echo/echo' } },
       ...(pg ? { store: { driver: 'postgres', url: pg.url } } : {}),
+      ...(budgetDirs.has(dir) ? { budgets: BENCH_BUDGETS } : {}),
     }),
     { mode: 0o600 },
   );
@@ -213,7 +225,7 @@ function gatewayOf(dir, index) {
   return {
     dir,
     revision,
-    name: `${gatewayDirs.length > 1 ? ` · ${basename(dir)}@${revision}` : ''}${pg ? ` · postgres${replicaCount > 1 ? ` ×${replicaCount} replicas` : ''}` : ''}`,
+    name: `${gatewayDirs.length > 1 ? ` · ${basename(dir)}@${revision}` : ''}${budgetDirs.has(dir) ? ' · budgets' : ''}${pg ? ` · postgres${replicaCount > 1 ? ` ×${replicaCount} replicas` : ''}` : ''}`,
     pg,
     configPath,
     dbPath: join(home, 'state/agentgate.db'),
