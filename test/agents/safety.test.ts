@@ -210,6 +210,7 @@ describe('neutraliseMarkers: marker look-alikes are defused', () => {
     expect(neutraliseMarkers('Do not SEND_EXTERNAL_UNTRUSTED_CONTENT.')).toBe(`Do not S${MARKER_REMOVED}.`);
   });
 
+  // CPU-bound (six 4 MiB bodies, three tries each): on a loaded machine it outlasts the 30 s default.
   it('stays linear: 4 MiB bodies (the gmail limit) cost about four times 1 MiB, not sixteen', () => {
     const size = 4 * 1024 * 1024;
     const fill = (unit: string) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
@@ -244,7 +245,7 @@ describe('neutraliseMarkers: marker look-alikes are defused', () => {
       if (whole > 50) expect(whole / Math.max(quarter, 1), name).toBeLessThan(10);
       expect(whole, name).toBeLessThan(10_000);
     }
-  });
+  }, 120_000);
 
   it('is fast on hostile input', () => {
     const inputs = [

@@ -129,7 +129,7 @@ describe('agentgate config check', () => {
     expect(result.code).toBe(1);
     const errors = lines(result.stderr);
     expect(errors).toContain(
-      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens, or a mapping with auth: "signature")',
     );
     expect(errors).toContain('hooks.path: must not be "/"');
     expect(errors.some((l) => l.startsWith('hooks.defaultSessionKey: "x" is outside'))).toBe(true);
@@ -378,7 +378,7 @@ describe('agentgate run with an invalid config', () => {
     expect(`${result.stdout}${result.stderr}`).not.toMatch(/listening/);
     const errors = lines(result.stderr);
     expect(errors).toContain(
-      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens, or a mapping with auth: "signature")',
     );
     expect(errors).toContain('hooks.path: must not be "/"');
     // Nothing was opened: the store does not exist.
@@ -403,7 +403,7 @@ describe('agentgate run with an invalid config', () => {
     [
       'hooks.enabled without hooks.token',
       () => ({ hooks: { enabled: true, token: undefined } }),
-      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens)',
+      'hooks.token: required when hooks.enabled is true (or an entry in hooks.tokens, or a mapping with auth: "signature")',
     ],
     [
       'a hook token under 16 characters',

@@ -369,6 +369,8 @@ describe('the database file', () => {
       )
       .all();
     expect(tables.map((t) => (t as { name: string }).name)).toEqual([
+      'budget_alerts',
+      'budget_spend',
       'callbacks',
       'deliveries',
       'events',
