@@ -17,36 +17,15 @@ import type {
   Store,
 } from '../../src/store/types.js';
 import { DRIVERS } from './drivers.js';
+import { newRunFactory } from './new-runs.js';
 
 const MAIN = 'agent:main:main';
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
 const HOUR = windowStart('hour', T0);
 const DAY = windowStart('day', T0);
 const LEASE = 60_000;
-let counter = 0;
-const nextId = (prefix: string) => `${prefix}_bg${String(++counter).padStart(6, '0')}`;
-
-function agent(): NewRun {
-  return {
-    id: nextId('run'),
-    agentId: 'main',
-    sessionKey: nextId('hook:bg'),
-    mainSessionKey: MAIN,
-    name: null,
-    message: 'm',
-    model: null,
-    thinking: null,
-    timeoutSeconds: 600,
-    wakeMode: 'next-heartbeat',
-    deliver: false,
-    channel: 'last',
-    to: null,
-    allowUnsafeExternalContent: false,
-    source: 'hook:github',
-    hookId: 'github',
-    createdAt: T0,
-  };
-}
+const { nextId, newRun } = newRunFactory('bg', T0);
+const agent = (): NewRun => newRun({ source: 'hook:github', hookId: 'github' });
 
 const usage = (costUsd: number | null, inputTokens = 1000, outputTokens = 100): RunUsage => ({
   model: 'claude/claude-sonnet-4-5',

@@ -10,34 +10,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelStep, NewRun, RunCompletion, RunUsage, Store } from '../../src/store/types.js';
 import { DRIVERS } from './drivers.js';
+import { newRunFactory } from './new-runs.js';
 
 const MAIN = 'agent:main:main';
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
 const LEASE = 60_000;
-let counter = 0;
-const nextId = (prefix: string) => `${prefix}_us${String(++counter).padStart(6, '0')}`;
-
-function agent(overrides: Partial<NewRun> = {}): NewRun {
-  return {
-    id: nextId('run'),
-    agentId: 'main',
-    sessionKey: nextId('hook:us'),
-    mainSessionKey: MAIN,
-    name: null,
-    message: 'm',
-    model: null,
-    thinking: null,
-    timeoutSeconds: 600,
-    wakeMode: 'next-heartbeat',
-    deliver: false,
-    channel: 'last',
-    to: null,
-    allowUnsafeExternalContent: false,
-    source: 'hook:agent',
-    createdAt: T0,
-    ...overrides,
-  };
-}
+const { nextId, newRun: agent } = newRunFactory('us', T0);
 
 function completion(run: NewRun, usage: RunUsage | undefined, finishedAt = T0 + 5000): RunCompletion {
   return {
