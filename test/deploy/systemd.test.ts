@@ -51,11 +51,28 @@ const ADMIN_TOKEN = 'admin-token-for-the-systemd-test-0123456789';
 
 const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
 const NO_ANALYZE = hasSystemdAnalyze ? '' : ' (skipped: systemd-analyze is not on PATH)';
-/** As root with setpriv, the gateway runs as an unprivileged user without capabilities; else as this user. */
-const privileged = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
+/**
+ * As root with setpriv, the gateway runs as an unprivileged user without capabilities — when that
+ * user can read this checkout's dist/ (a checkout under a 0700 folder, as `mktemp -d` makes,
+ * it cannot); else as this user.
+ */
+const canSetpriv = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
+const checkoutReadable =
+  canSetpriv &&
+  spawnSync('setpriv', [
+    `--reuid=${DYNAMIC_UID}`,
+    `--regid=${DYNAMIC_UID}`,
+    '--clear-groups',
+    'test',
+    '-r',
+    `${REPO}/package.json`,
+  ]).status === 0;
+const privileged = canSetpriv && checkoutReadable;
 const AS_WHOM = privileged
   ? `as uid ${DYNAMIC_UID} without capabilities`
-  : 'as this user (not root, or no setpriv)';
+  : canSetpriv
+    ? `as this user (uid ${DYNAMIC_UID} cannot read this checkout)`
+    : 'as this user (not root, or no setpriv)';
 
 /** The [Service] section's settings, each key with its values in order (Environment= repeats). */
 function serviceSettings(text: string): Map<string, string[]> {
